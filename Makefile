@@ -1,0 +1,40 @@
+# Thin wrapper around CMake + CTest. `make` builds build/libheapsift.so and build/heapsift.
+PREFIX ?= /usr/local
+BUILD ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# CI builds with -Werror (CI=true is set there).
+WERROR := $(if $(CI),ON,OFF)
+
+.PHONY: all configure setup demo test install format format-check clean bench
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+configure:
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) \
+	    -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DHS_WERROR=$(WERROR)
+
+setup:
+	@sh scripts/setup.sh
+
+demo: setup all
+	@sh examples/demo.sh $(BUILD)
+
+test: setup all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+install: all
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cc')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cc')
+
+bench: setup all
+	sh bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

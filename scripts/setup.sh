@@ -1,0 +1,24 @@
+#!/bin/sh
+# Installs the Debian packages heapsift's build, tests and demo need, only those missing.
+# Idempotent: a machine that has everything installs nothing and prints nothing.
+# Called by `make demo` and `make test`; run it by hand with `sh scripts/setup.sh`.
+set -eu
+
+need="cmake make gcc g++ pkg-config binutils zlib1g-dev libdw-dev libelf-dev \
+libunwind-dev golang-go libjemalloc2 libtcmalloc-minimal4"
+
+missing=""
+for p in $need; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "heapsift setup: installing$missing" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,16 @@
+/*
+ * The heapsift command's verbs. main.c dispatches argv[1] to one of these; each verb owns
+ * its option parsing and returns the process exit status (0 ok, 1 usage, 2 bad input,
+ * 3 I/O; `run` returns the profiled program's own status, 127 when it cannot be found).
+ */
+#ifndef HS_CLI_H
+#define HS_CLI_H
+
+/* argv[0] is the verb name. */
+int hs_cmd_run(int argc, char **argv);
+int hs_cmd_top(int argc, char **argv);
+
+/* Prints "heapsift: error: <formatted>" and a newline on stderr. */
+void hs_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * Memory mappings of a process (/proc/PID/maps), with the GNU build id of each mapped
+ * ELF file: the raw material of pprof's Mapping table. Reads only /proc and the files'
+ * ELF notes; allocates with malloc (callers in the profiled process hold the guard).
+ */
+#ifndef HS_MAPS_H
+#define HS_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct {
+    uint64_t start, limit; /* [start, limit) */
+    uint64_t offset;       /* file offset of start */
+    char *path;            /* "" for anonymous mappings, "[stack]" etc. for special ones */
+    char build_id[65];     /* lowercase hex, "" when absent */
+    bool readable, writable, executable;
+} hs_map_t;
+
+typedef struct {
+    hs_map_t *maps;
+    size_t n;
+} hs_maps_t;
+
+/* Reads /proc/PID/maps (pid 0 = self). Build ids are read once per distinct file.
+ * Returns 0 or -errno. */
+int hs_maps_read(pid_t pid, hs_maps_t *out);
+/* The mapping containing addr, or NULL. Requires out sorted by start (as read). */
+const hs_map_t *hs_maps_find(const hs_maps_t *m, uint64_t addr);
+void hs_maps_free(hs_maps_t *m);
+
+/* Reads the GNU build id note of the ELF file path into hex (65 bytes). true if found. */
+bool hs_elf_build_id(const char *path, char *hex, size_t hexlen);
+
+#endif

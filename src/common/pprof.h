@@ -1,0 +1,34 @@
+/*
+ * pprof wire format: encode a profile to profile.proto bytes and decode them back, plus
+ * the file-level helpers (gzip on write, auto-detected gzip on read, atomic writes).
+ */
+#ifndef HS_PPROF_H
+#define HS_PPROF_H
+
+#include "buf.h"
+#include "profile.h"
+
+/* Appends the protobuf encoding of p to out. Returns 0 or -ENOMEM. */
+int hs_pprof_encode(const hs_profile_t *p, hs_buf_t *out);
+
+/* Decodes protobuf bytes (not gzipped). On failure returns a negative errno (-EINVAL for
+ * malformed input) and writes a one-line reason to err. */
+int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *err,
+                    size_t errlen);
+
+/* Gzip-compresses data and appends the result to out. Returns 0 or a negative errno. */
+int hs_gzip(const uint8_t *data, size_t len, int level, hs_buf_t *out);
+/* If data starts with the gzip magic, inflates it into out; else copies it. 0 or -errno. */
+int hs_gunzip_auto(const uint8_t *data, size_t len, hs_buf_t *out, char *err, size_t errlen);
+
+/* Reads a whole file into out. 0 or -errno. */
+int hs_read_file(const char *path, hs_buf_t *out);
+/* Writes data to path.tmp.<pid> then renames it over path. 0 or -errno. */
+int hs_write_file_atomic(const char *path, const void *data, size_t len);
+
+/* Reads path (gzipped or not) and decodes it. err gets "<path>: <reason>" on failure. */
+int hs_pprof_read_file(const char *path, hs_profile_t **out, char *err, size_t errlen);
+/* Encodes, gzips and writes p atomically to path. */
+int hs_pprof_write_file(const hs_profile_t *p, const char *path);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * The one data model: a pprof profile (profile.proto from google/pprof), in memory.
+ * Readers produce it, writers and views consume it. Strings live in an interned string
+ * table (index 0 is ""), as on the wire; ids of mappings, functions and locations are
+ * 1-based and equal to their index + 1 when built with the add functions below.
+ * Not thread-safe; the caller owns the profile and frees it with hs_profile_free.
+ */
+#ifndef HS_PROFILE_H
+#define HS_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int64_t type; /* string index */
+    int64_t unit; /* string index */
+} hs_value_type_t;
+
+typedef struct {
+    uint64_t id;
+    uint64_t memory_start, memory_limit, file_offset;
+    int64_t filename; /* string index */
+    int64_t build_id; /* string index */
+    bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+} hs_mapping_t;
+
+typedef struct {
+    uint64_t id;
+    int64_t name, system_name, filename; /* string indices */
+    int64_t start_line;
+} hs_function_t;
+
+typedef struct {
+    uint64_t function_id;
+    int64_t line;
+} hs_line_t;
+
+/* lines[0] is the innermost (inlined) function, the last is the caller that holds it. */
+typedef struct {
+    uint64_t id;
+    uint64_t mapping_id;
+    uint64_t address;
+    hs_line_t *lines;
+    size_t nlines;
+    bool is_folded;
+} hs_location_t;
+
+typedef struct {
+    int64_t key, str; /* string indices */
+    int64_t num, num_unit;
+} hs_label_t;
+
+/* location_ids[0] is the leaf. values has one entry per sample type. */
+typedef struct {
+    uint64_t *location_ids;
+    size_t nlocs;
+    int64_t *values;
+    hs_label_t *labels;
+    size_t nlabels;
+} hs_sample_t;
+
+typedef struct hs_strtab hs_strtab_t;
+
+typedef struct {
+    hs_value_type_t *sample_types;
+    size_t ntypes;
+    hs_sample_t *samples;
+    size_t nsamples, samples_cap;
+    hs_mapping_t *mappings;
+    size_t nmappings, mappings_cap;
+    hs_location_t *locations;
+    size_t nlocations, locations_cap;
+    hs_function_t *functions;
+    size_t nfunctions, functions_cap;
+    char **strings;
+    size_t nstrings, strings_cap;
+    hs_strtab_t *strtab; /* interning index; NULL until first hs_profile_str */
+    int64_t drop_frames, keep_frames; /* string indices */
+    int64_t time_nanos, duration_nanos;
+    hs_value_type_t period_type;
+    int64_t period;
+    int64_t *comments; /* string indices */
+    size_t ncomments;
+    int64_t default_sample_type; /* string index */
+} hs_profile_t;
+
+/* Returns a new empty profile (string 0 = ""), or NULL on ENOMEM. */
+hs_profile_t *hs_profile_new(void);
+void hs_profile_free(hs_profile_t *p);
+
+/* Interns s; returns its string index, or -1 on ENOMEM. NULL interns "". */
+int64_t hs_profile_str(hs_profile_t *p, const char *s);
+/* The string at index i, or "" when out of range. */
+const char *hs_profile_get_str(const hs_profile_t *p, int64_t i);
+
+int hs_profile_add_sample_type(hs_profile_t *p, const char *type, const char *unit);
+/* Each returns the new id (>= 1) or 0 on ENOMEM. */
+uint64_t hs_profile_add_mapping(hs_profile_t *p, const hs_mapping_t *m);
+/* Functions are interned on (name, system_name, filename, start_line). */
+uint64_t hs_profile_add_function(hs_profile_t *p, const char *name, const char *system_name,
+                                 const char *filename, int64_t start_line);
+uint64_t hs_profile_add_location(hs_profile_t *p, uint64_t mapping_id, uint64_t address,
+                                 const hs_line_t *lines, size_t nlines);
+/* values: p->ntypes entries, copied. Returns 0 or -ENOMEM. */
+int hs_profile_add_sample(hs_profile_t *p, const uint64_t *location_ids, size_t nlocs,
+                          const int64_t *values);
+int hs_profile_add_comment(hs_profile_t *p, const char *text);
+
+/* Lookups by id; NULL when absent. O(1) when ids are dense (index + 1), else a scan. */
+const hs_location_t *hs_profile_location(const hs_profile_t *p, uint64_t id);
+const hs_function_t *hs_profile_function(const hs_profile_t *p, uint64_t id);
+const hs_mapping_t *hs_profile_mapping(const hs_profile_t *p, uint64_t id);
+
+/* Index of the sample type named name, or -1. */
+int hs_profile_sample_type_index(const hs_profile_t *p, const char *name);
+
+#endif

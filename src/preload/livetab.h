@@ -1,0 +1,69 @@
+/*
+ * Live table: sampled address -> (stack id, requested size, weight), for the objects
+ * sampled and not yet freed. In front of it sits a counting filter indexed by a hash of
+ * the address, read without a lock by every free: a zero counter proves the pointer was
+ * never sampled, so the non-sampled free path costs one load from a small array. Storage
+ * comes from mmap, never malloc. The table is sharded by address, one mutex per shard
+ * (rank 2 in lock order, after the stack table).
+ */
+#ifndef HS_LIVETAB_H
+#define HS_LIVETAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uintptr_t addr;
+    uint64_t size; /* requested bytes */
+    double weight; /* objects this sample stands for */
+    int32_t stack_id;
+} hs_live_t;
+
+#define HS_FILTER_BITS 16
+#define HS_FILTER_SIZE (1u << HS_FILTER_BITS)
+
+extern uint8_t hs_live_filter[HS_FILTER_SIZE];
+
+static inline size_t hs_filter_index(uintptr_t p)
+{
+    /* Fibonacci hash of the 16-byte granule: neighbouring objects land apart. */
+    return (size_t)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - HS_FILTER_BITS));
+}
+
+/* Lock-free: false means p is certainly not in the table (nor a bootstrap block). */
+static inline bool hs_livetab_maybe(const void *p)
+{
+    return __atomic_load_n(&hs_live_filter[hs_filter_index((uintptr_t)p)], __ATOMIC_RELAXED) != 0;
+}
+
+/* Counter updates (saturating at 255, never decremented once saturated). Used by the
+ * table itself and by the bootstrap pool for its blocks. */
+void hs_filter_mark(uintptr_t p);
+void hs_filter_unmark(uintptr_t p);
+
+int hs_livetab_init(void);
+/* Inserts e (e->addr must not be present). Returns 0 or -ENOMEM. */
+int hs_livetab_insert(const hs_live_t *e);
+/* Removes addr; true and *out filled if it was present. */
+bool hs_livetab_remove(uintptr_t addr, hs_live_t *out);
+
+/* Totals of the live set. */
+typedef struct {
+    uint64_t samples;
+    double objects, bytes;
+} hs_live_totals_t;
+
+/*
+ * Adds each live entry's weight to objects[stack_id] and weight * size to bytes[stack_id]
+ * (ids >= nstacks are ignored), locking one shard at a time. totals may be NULL.
+ */
+void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks,
+                          hs_live_totals_t *totals);
+uint64_t hs_livetab_count(void);
+
+/* For fork handlers: take and release every shard lock, in shard order. */
+void hs_livetab_lock_all(void);
+void hs_livetab_unlock_all(void);
+
+#endif

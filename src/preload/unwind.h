@@ -1,0 +1,34 @@
+/*
+ * Stack capture for the sampled allocation path. One small table of unwinder variants
+ * (unwind_libunwind.c, unwind_libgcc.c, unwind_fp.c), chosen once by HEAPSIFT_UNWIND.
+ * Called with the reentrancy guard held (a variant may allocate on first use), before
+ * any profiler lock is taken. Never called on the non-sampled path.
+ */
+#ifndef HS_UNWIND_H
+#define HS_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HS_MAX_DEPTH 256
+
+/* Selects the variant by name ("libunwind", "libgcc", "fp"; NULL or "" = the default,
+ * libunwind). Returns 0, or -EINVAL for an unknown name. */
+int hs_unwind_init(const char *method);
+const char *hs_unwind_method(void);
+
+/* Frames whose return address lies in [lo, hi) are dropped from the top of every
+ * captured stack (the profiler's own code). lo == hi disables it. */
+void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi);
+
+/* Captures up to max return addresses of the calling thread, innermost first, after
+ * dropping the leading frames inside the skip range. Returns the number stored. */
+size_t hs_unwind_capture(uintptr_t *pcs, size_t max);
+
+/* The variants, each filling pcs innermost first (the variant's own frame included or
+ * not: the skip range removes it). Exposed for the unit test that runs all of them. */
+size_t hs_unwind_libunwind(uintptr_t *pcs, size_t max);
+size_t hs_unwind_libgcc(uintptr_t *pcs, size_t max);
+size_t hs_unwind_fp(uintptr_t *pcs, size_t max);
+
+#endif
