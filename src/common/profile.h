@@ -75,7 +75,7 @@ typedef struct {
     size_t nfunctions, functions_cap;
     char **strings;
     size_t nstrings, strings_cap;
-    hs_strtab_t *strtab; /* interning index; NULL until first hs_profile_str */
+    hs_strtab_t *strtab;              /* interning index; NULL until first hs_profile_str */
     int64_t drop_frames, keep_frames; /* string indices */
     int64_t time_nanos, duration_nanos;
     hs_value_type_t period_type;
@@ -114,5 +114,21 @@ const hs_mapping_t *hs_profile_mapping(const hs_profile_t *p, uint64_t id);
 
 /* Index of the sample type named name, or -1. */
 int hs_profile_sample_type_index(const hs_profile_t *p, const char *name);
+
+/* Lower-level builders, for readers that must keep a file's own ids and string indices.
+ * hs_profile_push_str appends s[0..len) at the next index without deduplication (the
+ * interning index picks it up lazily; the first copy of a string wins) and returns its
+ * index or -1. The push_* functions append a zeroed element and return it, or NULL on
+ * ENOMEM; the pointer is valid until the next push of the same kind. The caller sets
+ * ids; lines and labels it sets must come from malloc (hs_profile_free frees them). */
+int64_t hs_profile_push_str(hs_profile_t *p, const char *s, size_t len);
+hs_mapping_t *hs_profile_push_mapping(hs_profile_t *p);
+hs_function_t *hs_profile_push_function(hs_profile_t *p);
+hs_location_t *hs_profile_push_location(hs_profile_t *p);
+hs_sample_t *hs_profile_push_sample(hs_profile_t *p);
+/* Adds a label to sample number idx (key and str interned; num_unit may be NULL).
+ * Returns 0, -ENOMEM or -EINVAL (idx out of range). */
+int hs_profile_add_label(hs_profile_t *p, size_t idx, const char *key, const char *str, int64_t num,
+                         const char *num_unit);
 
 #endif
