@@ -1,0 +1,543 @@
+/*
+ * Memory mappings of a process and the GNU build ids of the files behind them. Owns the
+ * parsing of /proc/PID/maps (read with plain read() into one growing malloc'd buffer, so
+ * no stdio buffer is shared with the host and a line is never cut by a short read) and a
+ * small ELF note reader (open/pread with bounds checks, 32- and 64-bit, either byte
+ * order; no libelf). It never writes anything and never trusts a length read from a file.
+ * Called at dump time inside the profiled process (the caller holds the reentrancy guard,
+ * so malloc is the real allocator) and by the CLI.
+ *
+ * Memory: hs_maps_read makes one allocation holding the hs_map_t array followed by every
+ * path string; the paths point into it, so hs_maps_free is a single free() and callers
+ * must not free or realloc individual paths.
+ */
+#define _GNU_SOURCE
+#include "maps.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* Notes segments larger than this are not read: a build id note sits in the first bytes. */
+#define HS_MAPS_NOTE_MAX (1u << 20)
+#define HS_MAPS_SHDR_MAX 4096
+
+/* ------------------------------------------------------------------ ELF notes ---- */
+
+/* An opened ELF file: enough of the header to walk program and section headers. */
+typedef struct {
+    int fd;
+    off_t size;
+    bool is64, swap;
+    uint64_t phoff, shoff;
+    unsigned phnum, phentsize, shnum, shentsize;
+} hs_elf_t;
+
+static uint16_t maps_rd16(const hs_elf_t *e, const unsigned char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof(v));
+    return e->swap ? __builtin_bswap16(v) : v;
+}
+
+static uint32_t maps_rd32(const hs_elf_t *e, const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return e->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint64_t maps_rd64(const hs_elf_t *e, const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return e->swap ? __builtin_bswap64(v) : v;
+}
+
+/* Reads exactly len bytes at off, refusing anything past the end of the file. */
+static bool maps_pread_all(const hs_elf_t *e, void *buf, size_t len, uint64_t off)
+{
+    if (off > (uint64_t)e->size || len > (uint64_t)e->size - off)
+        return false;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = pread(e->fd, (char *)buf + done, len - done, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return false;
+        done += (size_t)r;
+    }
+    return true;
+}
+
+static bool maps_elf_open(hs_elf_t *e, int fd)
+{
+    struct stat st;
+    unsigned char h[sizeof(Elf64_Ehdr)];
+    memset(e, 0, sizeof(*e));
+    e->fd = fd;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    e->size = st.st_size;
+    if (!maps_pread_all(e, h, EI_NIDENT, 0) || memcmp(h, ELFMAG, SELFMAG) != 0)
+        return false;
+    if (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64)
+        return false;
+    if (h[EI_DATA] != ELFDATA2LSB && h[EI_DATA] != ELFDATA2MSB)
+        return false;
+    e->is64 = h[EI_CLASS] == ELFCLASS64;
+    bool little = h[EI_DATA] == ELFDATA2LSB;
+    e->swap = little != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+    size_t ehsize = e->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+    if (!maps_pread_all(e, h, ehsize, 0))
+        return false;
+    if (e->is64) {
+        e->phoff = maps_rd64(e, h + offsetof(Elf64_Ehdr, e_phoff));
+        e->shoff = maps_rd64(e, h + offsetof(Elf64_Ehdr, e_shoff));
+        e->phentsize = maps_rd16(e, h + offsetof(Elf64_Ehdr, e_phentsize));
+        e->phnum = maps_rd16(e, h + offsetof(Elf64_Ehdr, e_phnum));
+        e->shentsize = maps_rd16(e, h + offsetof(Elf64_Ehdr, e_shentsize));
+        e->shnum = maps_rd16(e, h + offsetof(Elf64_Ehdr, e_shnum));
+    } else {
+        e->phoff = maps_rd32(e, h + offsetof(Elf32_Ehdr, e_phoff));
+        e->shoff = maps_rd32(e, h + offsetof(Elf32_Ehdr, e_shoff));
+        e->phentsize = maps_rd16(e, h + offsetof(Elf32_Ehdr, e_phentsize));
+        e->phnum = maps_rd16(e, h + offsetof(Elf32_Ehdr, e_phnum));
+        e->shentsize = maps_rd16(e, h + offsetof(Elf32_Ehdr, e_shentsize));
+        e->shnum = maps_rd16(e, h + offsetof(Elf32_Ehdr, e_shnum));
+    }
+    return true;
+}
+
+static void maps_hex(const unsigned char *p, size_t n, char *hex)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        hex[2 * i] = digits[p[i] >> 4];
+        hex[2 * i + 1] = digits[p[i] & 15];
+    }
+    hex[2 * n] = '\0';
+}
+
+/* Scans the notes in buf[0..len) (entries padded to align) for NT_GNU_BUILD_ID "GNU". */
+static bool maps_scan_notes(const hs_elf_t *e, const unsigned char *buf, size_t len, size_t align,
+                            char *hex, size_t hexlen)
+{
+    size_t pos = 0;
+    while (len - pos >= 12) {
+        uint32_t namesz = maps_rd32(e, buf + pos);
+        uint32_t descsz = maps_rd32(e, buf + pos + 4);
+        uint32_t type = maps_rd32(e, buf + pos + 8);
+        size_t name_off = pos + 12;
+        if (namesz > len - name_off)
+            return false;
+        size_t desc_off = name_off + ((namesz + align - 1) & ~(align - 1));
+        if (desc_off > len || descsz > len - desc_off)
+            return false;
+        if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(buf + name_off, "GNU", 4) == 0) {
+            if (descsz == 0 || 2 * (size_t)descsz + 1 > hexlen)
+                return false;
+            maps_hex(buf + desc_off, descsz, hex);
+            return true;
+        }
+        size_t next = desc_off + ((descsz + align - 1) & ~(align - 1));
+        if (next <= pos || next > len)
+            return false;
+        pos = next;
+    }
+    return false;
+}
+
+/* Reads the note area [off, off+size) and scans it. */
+static bool maps_note_area(const hs_elf_t *e, uint64_t off, uint64_t size, uint64_t align,
+                           char *hex, size_t hexlen)
+{
+    if (size < 12 || size > HS_MAPS_NOTE_MAX)
+        return false;
+    unsigned char *buf = malloc((size_t)size);
+    if (buf == NULL)
+        return false;
+    bool found = maps_pread_all(e, buf, (size_t)size, off) &&
+                 maps_scan_notes(e, buf, (size_t)size, align == 8 ? 8 : 4, hex, hexlen);
+    free(buf);
+    return found;
+}
+
+static bool maps_build_id_phdrs(const hs_elf_t *e, char *hex, size_t hexlen)
+{
+    size_t want = e->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr);
+    if (e->phnum == 0 || e->phentsize < want)
+        return false;
+    for (unsigned i = 0; i < e->phnum; i++) {
+        unsigned char ph[sizeof(Elf64_Phdr)];
+        if (!maps_pread_all(e, ph, want, e->phoff + (uint64_t)i * e->phentsize))
+            return false;
+        uint64_t off, size, align;
+        if (maps_rd32(e, ph) != PT_NOTE)
+            continue;
+        if (e->is64) {
+            off = maps_rd64(e, ph + offsetof(Elf64_Phdr, p_offset));
+            size = maps_rd64(e, ph + offsetof(Elf64_Phdr, p_filesz));
+            align = maps_rd64(e, ph + offsetof(Elf64_Phdr, p_align));
+        } else {
+            off = maps_rd32(e, ph + offsetof(Elf32_Phdr, p_offset));
+            size = maps_rd32(e, ph + offsetof(Elf32_Phdr, p_filesz));
+            align = maps_rd32(e, ph + offsetof(Elf32_Phdr, p_align));
+        }
+        if (maps_note_area(e, off, size, align, hex, hexlen))
+            return true;
+    }
+    return false;
+}
+
+/* Fallback for files without a PT_NOTE covering the note (e.g. some separate debug files). */
+static bool maps_build_id_shdrs(const hs_elf_t *e, char *hex, size_t hexlen)
+{
+    size_t want = e->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+    if (e->shnum == 0 || e->shnum > HS_MAPS_SHDR_MAX || e->shentsize < want)
+        return false;
+    for (unsigned i = 0; i < e->shnum; i++) {
+        unsigned char sh[sizeof(Elf64_Shdr)];
+        if (!maps_pread_all(e, sh, want, e->shoff + (uint64_t)i * e->shentsize))
+            return false;
+        if (maps_rd32(e, sh + 4) != SHT_NOTE) /* sh_type follows sh_name in both classes */
+            continue;
+        uint64_t off, size, align;
+        if (e->is64) {
+            off = maps_rd64(e, sh + offsetof(Elf64_Shdr, sh_offset));
+            size = maps_rd64(e, sh + offsetof(Elf64_Shdr, sh_size));
+            align = maps_rd64(e, sh + offsetof(Elf64_Shdr, sh_addralign));
+        } else {
+            off = maps_rd32(e, sh + offsetof(Elf32_Shdr, sh_offset));
+            size = maps_rd32(e, sh + offsetof(Elf32_Shdr, sh_size));
+            align = maps_rd32(e, sh + offsetof(Elf32_Shdr, sh_addralign));
+        }
+        if (maps_note_area(e, off, size, align, hex, hexlen))
+            return true;
+    }
+    return false;
+}
+
+/* Build id of the ELF file open on fd (position untouched). */
+static bool maps_build_id_fd(int fd, char *hex, size_t hexlen)
+{
+    hs_elf_t e;
+    if (hexlen == 0 || !maps_elf_open(&e, fd))
+        return false;
+    return maps_build_id_phdrs(&e, hex, hexlen) || maps_build_id_shdrs(&e, hex, hexlen);
+}
+
+bool hs_elf_build_id(const char *path, char *hex, size_t hexlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool found = maps_build_id_fd(fd, hex, hexlen);
+    close(fd);
+    if (!found && hexlen > 0)
+        hex[0] = '\0';
+    return found;
+}
+
+/* ------------------------------------------------------------ /proc/PID/maps ---- */
+
+/* What a maps line holds beyond hs_map_t: identity of the file, path before copying. */
+typedef struct {
+    uint64_t inode;
+    dev_t dev;
+    const char *path;
+    size_t pathlen;
+} hs_maps_line_t;
+
+/* Reads the whole file at path with read() into a NUL-terminated malloc'd buffer. */
+static int maps_slurp(const char *path, char **out, size_t *outlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t cap = 64 * 1024, len = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    for (;;) {
+        if (buf == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (cap - len < 4096 + 1) {
+            char *bigger = realloc(buf, cap * 2);
+            if (bigger == NULL) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = -errno;
+            goto out;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    *outlen = len;
+out:
+    close(fd);
+    if (rc != 0)
+        free(buf);
+    return rc;
+}
+
+static const char *maps_hexnum(const char *p, const char *end, uint64_t *v)
+{
+    const char *start = p;
+    uint64_t x = 0;
+    for (; p < end; p++) {
+        int d;
+        if (*p >= '0' && *p <= '9')
+            d = *p - '0';
+        else if (*p >= 'a' && *p <= 'f')
+            d = *p - 'a' + 10;
+        else if (*p >= 'A' && *p <= 'F')
+            d = *p - 'A' + 10;
+        else
+            break;
+        x = x * 16 + (uint64_t)d;
+    }
+    *v = x;
+    return p == start ? NULL : p;
+}
+
+static const char *maps_skip_spaces(const char *p, const char *end)
+{
+    while (p < end && *p == ' ')
+        p++;
+    return p;
+}
+
+/* Parses "start-limit perms offset major:minor inode   path" in [p, end). */
+static bool maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps_line_t *x)
+{
+    uint64_t major, minor, inode = 0;
+    memset(m, 0, sizeof(*m));
+    if ((p = maps_hexnum(p, end, &m->start)) == NULL || p >= end || *p++ != '-')
+        return false;
+    if ((p = maps_hexnum(p, end, &m->limit)) == NULL || end - p < 6 || *p++ != ' ')
+        return false;
+    m->readable = p[0] == 'r';
+    m->writable = p[1] == 'w';
+    m->executable = p[2] == 'x';
+    p = maps_skip_spaces(p + 4, end);
+    if ((p = maps_hexnum(p, end, &m->offset)) == NULL)
+        return false;
+    p = maps_skip_spaces(p, end);
+    if ((p = maps_hexnum(p, end, &major)) == NULL || p >= end || *p++ != ':')
+        return false;
+    if ((p = maps_hexnum(p, end, &minor)) == NULL)
+        return false;
+    p = maps_skip_spaces(p, end);
+    for (; p < end && *p >= '0' && *p <= '9'; p++)
+        inode = inode * 10 + (uint64_t)(*p - '0');
+    /* One space, then padding, then the path, which may itself contain spaces. */
+    p = maps_skip_spaces(p, end);
+    x->inode = inode;
+    x->dev = makedev((unsigned)major, (unsigned)minor);
+    x->path = p;
+    x->pathlen = (size_t)(end - p);
+    return m->start < m->limit;
+}
+
+/* Calls parse on each line; fills maps/lines when non-NULL; returns the count. */
+static size_t maps_parse_all(const char *buf, size_t len, hs_map_t *maps, hs_maps_line_t *lines,
+                             size_t *pathbytes)
+{
+    size_t n = 0, bytes = 0;
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *eol = nl ? nl : end;
+        hs_map_t m;
+        hs_maps_line_t x;
+        if (maps_parse_line(p, eol, &m, &x)) {
+            if (maps != NULL) {
+                maps[n] = m;
+                lines[n] = x;
+            }
+            bytes += x.pathlen + 1;
+            n++;
+        }
+        p = eol + 1;
+    }
+    *pathbytes = bytes;
+    return n;
+}
+
+static bool maps_is_deleted(const char *path)
+{
+    static const char suffix[] = " (deleted)";
+    size_t n = strlen(path), k = sizeof(suffix) - 1;
+    return n > k && memcmp(path + n - k, suffix, k) == 0;
+}
+
+/* The file really mapped at m, through /proc/PID/map_files (needs privileges on most
+ * kernels, so it is only the fallback for deleted or replaced files). */
+static int maps_open_mapped(pid_t pid, const hs_map_t *m)
+{
+    char path[96];
+    if (pid == 0)
+        snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)m->start,
+                 (unsigned long)m->limit);
+    else
+        snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", (int)pid,
+                 (unsigned long)m->start, (unsigned long)m->limit);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * Build id of the file behind m. A file replaced since it was mapped (same device,
+ * different inode) must not lend its build id to the old mapping. A different device too
+ * is what overlayfs shows, where maps names the lower layer's inode: the path is trusted.
+ */
+static void maps_build_id_of(pid_t pid, hs_map_t *m, const hs_maps_line_t *x)
+{
+    int fd = -1;
+    if (m->path[0] != '/')
+        return;
+    if (!maps_is_deleted(m->path)) {
+        struct stat st;
+        fd = open(m->path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && x->inode != 0 && fstat(fd, &st) == 0 && st.st_ino != x->inode &&
+            st.st_dev == x->dev) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd < 0)
+        fd = maps_open_mapped(pid, m);
+    if (fd < 0)
+        return;
+    if (!maps_build_id_fd(fd, m->build_id, sizeof(m->build_id)))
+        m->build_id[0] = '\0';
+    close(fd);
+}
+
+static uint64_t maps_hash(const char *s, uint64_t inode)
+{
+    uint64_t h = 1469598103934665603ull ^ inode;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Fills build ids, reading each distinct (path, inode) once: an open-addressing table of
+ * indexes into maps, sized to a power of two at least twice n. */
+static int maps_fill_build_ids(pid_t pid, hs_map_t *maps, const hs_maps_line_t *lines, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slots = malloc(cap * sizeof(*slots));
+    if (slots == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < cap; i++)
+        slots[i] = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (maps[i].path[0] != '/')
+            continue;
+        size_t h = (size_t)maps_hash(maps[i].path, lines[i].inode) & (cap - 1);
+        while (slots[h] != SIZE_MAX) {
+            size_t j = slots[h];
+            if (lines[j].inode == lines[i].inode && strcmp(maps[j].path, maps[i].path) == 0)
+                break;
+            h = (h + 1) & (cap - 1);
+        }
+        if (slots[h] == SIZE_MAX) {
+            slots[h] = i;
+            maps_build_id_of(pid, &maps[i], &lines[i]);
+        } else {
+            memcpy(maps[i].build_id, maps[slots[h]].build_id, sizeof(maps[i].build_id));
+        }
+    }
+    free(slots);
+    return 0;
+}
+
+int hs_maps_read(pid_t pid, hs_maps_t *out)
+{
+    char path[64], *buf = NULL;
+    size_t len = 0, bytes = 0;
+    hs_maps_line_t *lines = NULL;
+    int rc;
+
+    out->maps = NULL;
+    out->n = 0;
+    if (pid == 0)
+        snprintf(path, sizeof(path), "/proc/self/maps");
+    else
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    if ((rc = maps_slurp(path, &buf, &len)) != 0)
+        return rc;
+    size_t n = maps_parse_all(buf, len, NULL, NULL, &bytes);
+    hs_map_t *maps = malloc(n * sizeof(hs_map_t) + bytes + 1);
+    lines = malloc((n + 1) * sizeof(*lines));
+    if (maps == NULL || lines == NULL) {
+        free(maps);
+        rc = -ENOMEM;
+        goto out;
+    }
+    maps_parse_all(buf, len, maps, lines, &bytes);
+    char *strings = (char *)(maps + n);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(strings, lines[i].path, lines[i].pathlen);
+        strings[lines[i].pathlen] = '\0';
+        maps[i].path = strings;
+        strings += lines[i].pathlen + 1;
+    }
+    if ((rc = maps_fill_build_ids(pid, maps, lines, n)) != 0) {
+        free(maps);
+        goto out;
+    }
+    out->maps = maps;
+    out->n = n;
+out:
+    free(lines);
+    free(buf);
+    return rc;
+}
+
+const hs_map_t *hs_maps_find(const hs_maps_t *m, uint64_t addr)
+{
+    size_t lo = 0, hi = m->n; /* first mapping with start > addr lies in [lo, hi] */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->maps[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const hs_map_t *r = &m->maps[lo - 1];
+    return addr < r->limit ? r : NULL;
+}
+
+void hs_maps_free(hs_maps_t *m)
+{
+    if (m == NULL)
+        return;
+    free(m->maps);
+    m->maps = NULL;
+    m->n = 0;
+}

@@ -1,0 +1,161 @@
+/*
+ * Unit test of maps.c: reads this process's own /proc/self/maps, finds the mapping that
+ * holds one of the test's functions, and checks its permissions, its path (against
+ * readlink /proc/self/exe) and its GNU build id (against `readelf -n`, computed
+ * independently; that part is skipped when readelf is not installed). Exits non-zero
+ * with a message on the first failure.
+ */
+#define _GNU_SOURCE
+#include "maps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "test_maps: FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);             \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+__attribute__((noinline)) static int maps_probe(int x)
+{
+    __asm__ volatile("" ::: "memory");
+    return x * 3 + 1;
+}
+
+/* The build id as readelf prints it ("    Build ID: 1234..."), or false when unavailable. */
+static bool readelf_build_id(const char *path, char *hex, size_t hexlen)
+{
+    char cmd[4200], line[512];
+    bool found = false;
+    snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return false;
+    while (fgets(line, sizeof(line), p) != NULL) {
+        char *at = strstr(line, "Build ID: ");
+        if (at == NULL || found)
+            continue;
+        at += strlen("Build ID: ");
+        at[strcspn(at, " \r\n")] = '\0';
+        snprintf(hex, hexlen, "%s", at);
+        found = hex[0] != '\0';
+    }
+    pclose(p);
+    return found;
+}
+
+static void test_sorted_and_find(const hs_maps_t *m)
+{
+    CHECK(m->n > 5, "only %zu mappings", m->n);
+    for (size_t i = 1; i < m->n; i++)
+        CHECK(m->maps[i - 1].start < m->maps[i].start, "not sorted at %zu", i);
+    for (size_t i = 0; i < m->n; i++) {
+        const hs_map_t *a = &m->maps[i];
+        CHECK(hs_maps_find(m, a->start) == a, "start of %zu", i);
+        CHECK(hs_maps_find(m, a->limit - 1) == a, "end of %zu", i);
+    }
+    CHECK(hs_maps_find(m, 0) == NULL, "address 0 mapped");
+    CHECK(hs_maps_find(m, UINT64_MAX) == NULL, "address ~0 mapped");
+}
+
+static void test_self(const hs_maps_t *m)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    CHECK(n > 0, "readlink /proc/self/exe");
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    const hs_map_t *a = hs_maps_find(m, (uint64_t)(uintptr_t)&maps_probe);
+    CHECK(a != NULL, "no mapping for maps_probe");
+    if (a == NULL)
+        return;
+    CHECK(a->executable && a->readable && !a->writable, "perms of the text mapping");
+    CHECK(strcmp(a->path, exe) == 0, "path '%s' != exe '%s'", a->path, exe);
+    CHECK(strlen(a->build_id) >= 16, "build id '%s' too short", a->build_id);
+
+    char direct[65], expect[256];
+    CHECK(hs_elf_build_id(exe, direct, sizeof(direct)), "hs_elf_build_id(%s)", exe);
+    CHECK(strcmp(direct, a->build_id) == 0, "%s vs %s", direct, a->build_id);
+    if (readelf_build_id(exe, expect, sizeof(expect)))
+        CHECK(strcmp(expect, a->build_id) == 0, "readelf says %s, we say %s", expect, a->build_id);
+    else
+        fprintf(stderr, "test_maps: readelf unavailable, build id comparison skipped\n");
+}
+
+static void test_odd_inputs(const hs_maps_t *m)
+{
+    char hex[65] = "x";
+    CHECK(!hs_elf_build_id("/nonexistent/file", hex, sizeof(hex)), "nonexistent file");
+    CHECK(!hs_elf_build_id("/proc/self/maps", hex, sizeof(hex)), "not an ELF file");
+    CHECK(!hs_elf_build_id("/dev/null", hex, sizeof(hex)), "/dev/null");
+    CHECK(!hs_elf_build_id("/", hex, sizeof(hex)), "a directory");
+    char small[8];
+    CHECK(!hs_elf_build_id("/proc/self/exe", small, sizeof(small)), "hex buffer too small");
+    bool vdso = false, stack = false;
+    for (size_t i = 0; i < m->n; i++) {
+        vdso |= strcmp(m->maps[i].path, "[vdso]") == 0;
+        stack |= strcmp(m->maps[i].path, "[stack]") == 0;
+        if (m->maps[i].path[0] != '/')
+            CHECK(m->maps[i].build_id[0] == '\0', "build id on '%s'", m->maps[i].path);
+    }
+    CHECK(vdso && stack, "[vdso] %d [stack] %d", vdso, stack);
+}
+
+/* A path with spaces, mapped from a deleted file, keeps its spaces and its suffix. */
+static void test_spaces_and_deleted(void)
+{
+    char path[] = "/tmp/hs maps test XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return;
+    CHECK(ftruncate(fd, 4096) == 0, "ftruncate");
+    void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+    CHECK(p != MAP_FAILED, "mmap");
+    unlink(path);
+    close(fd);
+    if (p == MAP_FAILED)
+        return;
+    hs_maps_t m;
+    CHECK(hs_maps_read(0, &m) == 0, "hs_maps_read");
+    const hs_map_t *a = hs_maps_find(&m, (uint64_t)(uintptr_t)p);
+    char want[64];
+    snprintf(want, sizeof(want), "%s (deleted)", path);
+    CHECK(a != NULL && strcmp(a->path, want) == 0, "path '%s'", a ? a->path : "(none)");
+    CHECK(a != NULL && a->build_id[0] == '\0', "build id of a non-ELF file");
+    hs_maps_free(&m);
+    munmap(p, 4096);
+}
+
+int main(void)
+{
+    hs_maps_t m;
+    CHECK(maps_probe(1) == 4, "probe");
+    int rc = hs_maps_read(0, &m);
+    CHECK(rc == 0, "hs_maps_read: %d", rc);
+    if (rc != 0)
+        return 1;
+    test_sorted_and_find(&m);
+    test_self(&m);
+    test_odd_inputs(&m);
+    hs_maps_free(&m);
+    test_spaces_and_deleted();
+    CHECK(hs_maps_read(999999999, &m) < 0, "nonexistent pid");
+    if (failures) {
+        fprintf(stderr, "test_maps: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_maps: ok\n");
+    return 0;
+}
