@@ -25,6 +25,11 @@ void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi);
  * dropping the leading frames inside the skip range. Returns the number stored. */
 size_t hs_unwind_capture(uintptr_t *pcs, size_t max);
 
+/* Runs one capture with the selected variant so that its one-time work (libgcc_s lookup,
+ * libunwind's caches, the fp variant's stack bounds for this thread) happens now rather
+ * than inside the first sampled allocation. Call with the reentrancy guard held. */
+void hs_unwind_warmup(void);
+
 /* The variants, each filling pcs innermost first (the variant's own frame included or
  * not: the skip range removes it). Exposed for the unit test that runs all of them. */
 size_t hs_unwind_libunwind(uintptr_t *pcs, size_t max);

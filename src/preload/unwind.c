@@ -1,0 +1,107 @@
+/*
+ * Unwinder front end: owns the table of variants (libunwind, libgcc, fp), the variant
+ * chosen by HEAPSIFT_UNWIND, the skip range (the profiler's own text) and
+ * hs_unwind_capture, which the sampled allocation path calls with the reentrancy guard
+ * held and before taking any profiler lock. It never allocates and takes no lock itself;
+ * the variants may allocate on first use (routed to the real allocator by the guard).
+ * The selection and the skip range are set once at start-up and read with relaxed atomics.
+ */
+#include "unwind.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Frames an unwinder may report before reaching our own code (e.g. the frame inside
+ * libunwind's unw_backtrace, which lives in libunwind.so, outside the skip range). */
+#define HS_UNWIND_MAX_INTERNAL 6
+#define HS_UNWIND_SLACK 16
+
+typedef struct {
+    const char *name;
+    size_t (*capture)(uintptr_t *pcs, size_t max);
+} hs_unwind_variant_t;
+
+static const hs_unwind_variant_t hs_unwind_variants[] = {
+    {"libunwind", hs_unwind_libunwind}, /* default: fast thanks to its trace cache */
+    {"libgcc", hs_unwind_libgcc},
+    {"fp", hs_unwind_fp},
+};
+
+#define HS_UNWIND_NVARIANTS (sizeof(hs_unwind_variants) / sizeof(hs_unwind_variants[0]))
+
+static unsigned hs_unwind_selected; /* index into hs_unwind_variants */
+static uintptr_t hs_unwind_skip_lo, hs_unwind_skip_hi;
+
+int hs_unwind_init(const char *method)
+{
+    if (method == NULL || method[0] == '\0')
+        method = hs_unwind_variants[0].name;
+    for (unsigned i = 0; i < HS_UNWIND_NVARIANTS; i++) {
+        if (strcmp(method, hs_unwind_variants[i].name) == 0) {
+            __atomic_store_n(&hs_unwind_selected, i, __ATOMIC_RELAXED);
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+const char *hs_unwind_method(void)
+{
+    return hs_unwind_variants[__atomic_load_n(&hs_unwind_selected, __ATOMIC_RELAXED)].name;
+}
+
+void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi)
+{
+    __atomic_store_n(&hs_unwind_skip_lo, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&hs_unwind_skip_hi, hi, __ATOMIC_RELAXED);
+}
+
+/*
+ * Number of leading frames to drop: up to HS_UNWIND_MAX_INTERNAL frames of the unwinder
+ * itself that precede our first frame, then every frame inside [lo, hi). When none of
+ * the first frames is ours (no skip range, or a variant that starts elsewhere), nothing
+ * is dropped rather than guessing.
+ */
+static size_t hs_unwind_skip_count(const uintptr_t *pcs, size_t n)
+{
+    uintptr_t lo = __atomic_load_n(&hs_unwind_skip_lo, __ATOMIC_RELAXED);
+    uintptr_t hi = __atomic_load_n(&hs_unwind_skip_hi, __ATOMIC_RELAXED);
+    size_t i = 0;
+
+    if (lo >= hi)
+        return 0;
+    while (i < n && i < HS_UNWIND_MAX_INTERNAL && (pcs[i] < lo || pcs[i] >= hi))
+        i++;
+    if (i == n || i == HS_UNWIND_MAX_INTERNAL)
+        return 0;
+    while (i < n && pcs[i] >= lo && pcs[i] < hi)
+        i++;
+    return i;
+}
+
+size_t hs_unwind_capture(uintptr_t *pcs, size_t max)
+{
+    /* ~2 KiB of stack: room for the frames we drop without losing the outermost ones. */
+    uintptr_t buf[HS_MAX_DEPTH + HS_UNWIND_SLACK];
+    unsigned sel = __atomic_load_n(&hs_unwind_selected, __ATOMIC_RELAXED);
+    size_t n, skip;
+
+    if (max > HS_MAX_DEPTH)
+        max = HS_MAX_DEPTH;
+    if (max == 0)
+        return 0;
+    n = hs_unwind_variants[sel].capture(buf, max + HS_UNWIND_SLACK);
+    skip = hs_unwind_skip_count(buf, n);
+    n -= skip;
+    if (n > max)
+        n = max;
+    memcpy(pcs, buf + skip, n * sizeof(*pcs));
+    return n;
+}
+
+void hs_unwind_warmup(void)
+{
+    uintptr_t pcs[8];
+
+    (void)hs_unwind_capture(pcs, 8);
+}

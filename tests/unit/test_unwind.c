@@ -1,0 +1,474 @@
+/*
+ * Unit test of the unwinder variants (src/preload/unwind*.c). Every variant runs through
+ * the same call chains, compiled without frame pointers: main <- f3 <- f2 <- f1, and a
+ * chain that passes through glibc's qsort (built without frame pointers) by way of its
+ * comparator. libunwind and libgcc must find every chain function in order; fp need only
+ * not crash and return at least one frame, including when %rbp holds garbage. It also
+ * checks the skip range of hs_unwind_capture, runs the variants from several threads, and
+ * prints (never asserts) the median cost of a capture of a ~40-frame stack.
+ * Function extents come from the executable's own ELF symbol table (st_size), since the
+ * test's functions are not in the dynamic symbol table that dladdr reads.
+ */
+#define _GNU_SOURCE
+#include "unwind.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHAIN __attribute__((noipa, optimize("omit-frame-pointer")))
+/* Keeps a call from becoming a tail call, so the caller's frame stays on the stack. */
+#define KEEP(x) __asm__ volatile("" : "+r"(x)::"memory")
+
+typedef size_t (*variant_fn)(uintptr_t *pcs, size_t max);
+
+typedef struct {
+    const char *name;
+    variant_fn fn;
+    int must_be_exact; /* libunwind and libgcc: must find every chain function */
+} variant_t;
+
+static const variant_t variants[] = {
+    {"libunwind", hs_unwind_libunwind, 1},
+    {"libgcc", hs_unwind_libgcc, 1},
+    {"fp", hs_unwind_fp, 0},
+};
+#define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+static int failures;
+static int verbose; /* HS_TEST_VERBOSE=1 prints the captured stacks */
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* ---- function extents from the ELF symbol table of /proc/self/exe -------------------- */
+
+typedef struct {
+    const char *name;
+    uintptr_t lo, hi;
+} extent_t;
+
+static const Elf64_Ehdr *elf;
+static size_t elf_size;
+static uintptr_t elf_base;
+
+static int elf_open(void)
+{
+    struct stat st;
+    Dl_info info;
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return -errno;
+    elf_size = (size_t)st.st_size;
+    elf = mmap(NULL, elf_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (elf == MAP_FAILED)
+        return -errno;
+    if (memcmp(elf->e_ident, ELFMAG, SELFMAG) != 0 || elf->e_ident[EI_CLASS] != ELFCLASS64)
+        return -ENOEXEC;
+    if (elf->e_type == ET_DYN) {
+        if (dladdr((void *)(uintptr_t)elf_open, &info) == 0)
+            return -ENOENT;
+        elf_base = (uintptr_t)info.dli_fbase;
+    }
+    return 0;
+}
+
+/* Size of the STT_FUNC symbol that starts at fn, or 0. */
+static size_t elf_func_size(uintptr_t fn)
+{
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)((const char *)elf + elf->e_shoff);
+    uintptr_t rel = fn - elf_base;
+
+    for (unsigned i = 0; i < elf->e_shnum; i++) {
+        const Elf64_Sym *sym = (const Elf64_Sym *)((const char *)elf + sh[i].sh_offset);
+        size_t n = sh[i].sh_entsize ? sh[i].sh_size / sh[i].sh_entsize : 0;
+
+        if (sh[i].sh_type != SHT_SYMTAB)
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            if (ELF64_ST_TYPE(sym[j].st_info) == STT_FUNC && sym[j].st_value == rel &&
+                sym[j].st_size > 0)
+                return sym[j].st_size;
+        }
+    }
+    return 0;
+}
+
+static extent_t extent(const char *name, void *fn)
+{
+    extent_t e = {name, (uintptr_t)fn, (uintptr_t)fn + elf_func_size((uintptr_t)fn)};
+
+    if (e.hi == e.lo) {
+        fprintf(stderr, "FAIL: no symbol size for %s (stripped test binary?)\n", name);
+        exit(1);
+    }
+    return e;
+}
+
+/* A return address belongs to the function holding the call, i.e. the byte before it. */
+static int in_extent(uintptr_t pc, const extent_t *e)
+{
+    return pc - 1 >= e->lo && pc - 1 < e->hi;
+}
+
+/* True if every extent matches some frame, in order, innermost first. */
+static int find_in_order(const uintptr_t *pcs, size_t n, const extent_t *ex, size_t nex,
+                         const char **missing)
+{
+    size_t i = 0;
+
+    for (size_t k = 0; k < nex; k++) {
+        while (i < n && !in_extent(pcs[i], &ex[k]))
+            i++;
+        if (i == n) {
+            *missing = ex[k].name;
+            return 0;
+        }
+        i++;
+    }
+    return 1;
+}
+
+static void print_stack(const char *what, const uintptr_t *pcs, size_t n)
+{
+    fprintf(stderr, "  %s: %zu frames:", what, n);
+    for (size_t i = 0; i < n && i < 16; i++) {
+        Dl_info info;
+        const char *s = dladdr((void *)pcs[i], &info) && info.dli_sname ? info.dli_sname : "?";
+        fprintf(stderr, " %#lx(%s)", (unsigned long)pcs[i], s);
+    }
+    fputc('\n', stderr);
+}
+
+/* ---- chain 1: main <- f3 <- f2 <- f1 <- variant ---------------------------------------- */
+
+size_t f1(variant_fn v, uintptr_t *pcs);
+size_t f2(variant_fn v, uintptr_t *pcs);
+size_t f3(variant_fn v, uintptr_t *pcs);
+
+CHAIN size_t f1(variant_fn v, uintptr_t *pcs)
+{
+    size_t n = v(pcs, HS_MAX_DEPTH);
+    KEEP(n);
+    return n;
+}
+
+CHAIN size_t f2(variant_fn v, uintptr_t *pcs)
+{
+    size_t n = f1(v, pcs);
+    KEEP(n);
+    return n;
+}
+
+CHAIN size_t f3(variant_fn v, uintptr_t *pcs)
+{
+    size_t n = f2(v, pcs);
+    KEEP(n);
+    return n;
+}
+
+/* ---- chain 2: main <- q3 <- qsort (libc) <- q_cmp <- q1 <- variant ---------------------- */
+
+static variant_fn q_variant;
+static uintptr_t *q_pcs;
+static size_t q_n;
+
+size_t q1(variant_fn v, uintptr_t *pcs);
+int q_cmp(const void *a, const void *b);
+size_t q3(variant_fn v, uintptr_t *pcs);
+
+CHAIN size_t q1(variant_fn v, uintptr_t *pcs)
+{
+    size_t n = v(pcs, HS_MAX_DEPTH);
+    KEEP(n);
+    return n;
+}
+
+CHAIN int q_cmp(const void *a, const void *b)
+{
+    if (q_n == 0)
+        q_n = q1(q_variant, q_pcs);
+    return *(const int *)a - *(const int *)b;
+}
+
+CHAIN size_t q3(variant_fn v, uintptr_t *pcs)
+{
+    int arr[4] = {3, 1, 2, 0};
+
+    q_variant = v;
+    q_pcs = pcs;
+    q_n = 0;
+    qsort(arr, 4, sizeof(arr[0]), q_cmp);
+    KEEP(q_n);
+    return q_n;
+}
+
+/* ---- fp with garbage in %rbp ----------------------------------------------------------- */
+
+size_t fp_with_rbp(uintptr_t junk, uintptr_t *pcs);
+
+/* %rbp is callee-saved, so clobbering it makes the compiler save and restore it around
+ * this body; in between it holds junk when hs_unwind_fp saves it as "our caller's fp". */
+CHAIN size_t fp_with_rbp(uintptr_t junk, uintptr_t *pcs)
+{
+    size_t n;
+
+    __asm__ volatile("mov %0, %%rbp" : : "r"(junk) : "rbp");
+    n = hs_unwind_fp(pcs, HS_MAX_DEPTH);
+    KEEP(n);
+    return n;
+}
+
+static void test_fp_garbage(void)
+{
+    uintptr_t pcs[HS_MAX_DEPTH];
+    uintptr_t local[4] = {0, 0, 0, 0};
+    uintptr_t here = (uintptr_t)local;
+    uintptr_t junk[] = {0,
+                        1,
+                        8,
+                        ~(uintptr_t)0,
+                        ~(uintptr_t)0 - 15,
+                        here + 3,
+                        here - 4096,
+                        here + 64,
+                        (uintptr_t)&failures,
+                        (uintptr_t)pcs,
+                        (uintptr_t)0x00007fffffffe000,
+                        (uintptr_t)0xffff800000000000};
+
+    local[0] = here + 16; /* a chain that points upward into this very frame */
+    local[2] = here;      /* and one that would loop back down */
+    for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+        size_t n = fp_with_rbp(junk[i], pcs);
+        CHECK(n >= 1 && n <= HS_MAX_DEPTH, "fp with rbp=%#lx returned %zu frames",
+              (unsigned long)junk[i], n);
+    }
+}
+
+/* ---- the chains, for every variant ------------------------------------------------------ */
+
+static extent_t ex_f1, ex_f2, ex_f3, ex_main, ex_q1, ex_qcmp, ex_q3, ex_s1, ex_s2;
+
+static void test_variant(const variant_t *v)
+{
+    uintptr_t pcs[HS_MAX_DEPTH];
+    const extent_t chain[] = {ex_f1, ex_f2, ex_f3, ex_main};
+    const extent_t qchain[] = {ex_q1, ex_qcmp, ex_q3, ex_main};
+    const char *missing = NULL;
+    size_t n;
+
+    n = f3(v->fn, pcs);
+    CHECK(n >= 1 && n <= HS_MAX_DEPTH, "%s: chain returned %zu frames", v->name, n);
+    if (v->must_be_exact && !find_in_order(pcs, n, chain, 4, &missing)) {
+        CHECK(0, "%s: f1<-f2<-f3<-main not found in order (missing %s)", v->name, missing);
+        print_stack(v->name, pcs, n);
+    }
+    if (verbose)
+        print_stack(v->name, pcs, n);
+
+    n = q3(v->fn, pcs);
+    CHECK(n >= 1 && n <= HS_MAX_DEPTH, "%s: qsort chain returned %zu frames", v->name, n);
+    if (v->must_be_exact && !find_in_order(pcs, n, qchain, 4, &missing)) {
+        CHECK(0, "%s: q1<-q_cmp<-qsort<-q3<-main not found in order (missing %s)", v->name,
+              missing);
+        print_stack(v->name, pcs, n);
+    }
+    if (verbose)
+        print_stack(v->name, pcs, n);
+
+    n = v->fn(pcs, 1);
+    CHECK(n == 1, "%s: max=1 returned %zu frames", v->name, n);
+    n = v->fn(pcs, 0);
+    CHECK(n == 0, "%s: max=0 returned %zu frames", v->name, n);
+}
+
+/* ---- skip range ---------------------------------------------------------------------- */
+
+size_t s1(uintptr_t *pcs, size_t max);
+size_t s2(uintptr_t *pcs, size_t max);
+
+CHAIN size_t s1(uintptr_t *pcs, size_t max)
+{
+    size_t n = hs_unwind_capture(pcs, max);
+    KEEP(n);
+    return n;
+}
+
+CHAIN size_t s2(uintptr_t *pcs, size_t max)
+{
+    size_t n = s1(pcs, max);
+    KEEP(n);
+    return n;
+}
+
+static void test_capture(void)
+{
+    uintptr_t pcs[HS_MAX_DEPTH];
+    size_t n;
+
+    CHECK(hs_unwind_init("nonsense") == -EINVAL, "unknown method accepted");
+    CHECK(hs_unwind_init(NULL) == 0 && strcmp(hs_unwind_method(), "libunwind") == 0,
+          "default method is %s", hs_unwind_method());
+    for (size_t i = 0; i < NVARIANTS; i++) {
+        CHECK(hs_unwind_init(variants[i].name) == 0, "init(%s) failed", variants[i].name);
+        CHECK(strcmp(hs_unwind_method(), variants[i].name) == 0, "method %s after init(%s)",
+              hs_unwind_method(), variants[i].name);
+        hs_unwind_warmup();
+
+        /* Treat s1 as "the profiler": frames up to and including it must go. */
+        hs_unwind_set_skip_range(ex_s1.lo, ex_s1.hi);
+        n = s2(pcs, HS_MAX_DEPTH);
+        if (variants[i].must_be_exact) {
+            CHECK(n >= 2 && in_extent(pcs[0], &ex_s2), "%s: capture does not start in s2",
+                  variants[i].name);
+            if (n < 2 || !in_extent(pcs[0], &ex_s2))
+                print_stack(variants[i].name, pcs, n);
+        }
+        n = s2(pcs, 3);
+        CHECK(n >= 1 && n <= 3, "%s: capture with max 3 returned %zu", variants[i].name, n);
+
+        /* lo == hi: nothing dropped, so s1 is still on the stack. */
+        hs_unwind_set_skip_range(0, 0);
+        n = s2(pcs, HS_MAX_DEPTH);
+        if (variants[i].must_be_exact) {
+            const extent_t ex[] = {ex_s1, ex_s2};
+            const char *missing = NULL;
+            CHECK(find_in_order(pcs, n, ex, 2, &missing), "%s: no-skip capture lost %s",
+                  variants[i].name, missing);
+        }
+    }
+    hs_unwind_init(NULL);
+}
+
+/* ---- threads ------------------------------------------------------------------------- */
+
+static void *thread_main(void *arg)
+{
+    uintptr_t pcs[HS_MAX_DEPTH];
+    const variant_t *v = arg;
+    const extent_t chain[] = {ex_f1, ex_f2, ex_f3};
+    const char *missing = NULL;
+
+    for (int i = 0; i < 2000; i++) {
+        size_t n = f3(v->fn, pcs);
+        if (n == 0 || (v->must_be_exact && !find_in_order(pcs, n, chain, 3, &missing))) {
+            CHECK(0, "%s: bad capture in a thread (%zu frames)", v->name, n);
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t th[6];
+
+    for (size_t i = 0; i < 6; i++)
+        CHECK(pthread_create(&th[i], NULL, thread_main, (void *)&variants[i % NVARIANTS]) == 0,
+              "pthread_create");
+    for (size_t i = 0; i < 6; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* ---- cost of a ~40-frame capture ------------------------------------------------------- */
+
+size_t rec(int depth, variant_fn v, uint64_t *ns, size_t rounds);
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+CHAIN size_t rec(int depth, variant_fn v, uint64_t *ns, size_t rounds)
+{
+    uintptr_t pcs[HS_MAX_DEPTH];
+    size_t n = 0;
+
+    if (depth > 0) {
+        n = rec(depth - 1, v, ns, rounds);
+        KEEP(n);
+        return n;
+    }
+    for (size_t i = 0; i < rounds; i++) {
+        uint64_t t0 = now_ns();
+        n = v(pcs, HS_MAX_DEPTH);
+        ns[i] = now_ns() - t0;
+    }
+    return n;
+}
+
+static void bench(void)
+{
+    enum { ROUNDS = 4001 };
+    static uint64_t ns[ROUNDS];
+
+    for (size_t i = 0; i < NVARIANTS; i++) {
+        size_t n = rec(38, variants[i].fn, ns, ROUNDS);
+        qsort(ns, ROUNDS, sizeof(ns[0]), cmp_u64);
+        printf("unwind %-9s %3zu frames: median %6lu ns per capture (p90 %lu ns)\n",
+               variants[i].name, n, (unsigned long)ns[ROUNDS / 2],
+               (unsigned long)ns[ROUNDS * 9 / 10]);
+    }
+}
+
+int main(void)
+{
+    int rc = elf_open();
+
+    verbose = getenv("HS_TEST_VERBOSE") != NULL;
+
+    if (rc != 0) {
+        fprintf(stderr, "FAIL: cannot read /proc/self/exe: %s\n", strerror(-rc));
+        return 1;
+    }
+    ex_f1 = extent("f1", (void *)f1);
+    ex_f2 = extent("f2", (void *)f2);
+    ex_f3 = extent("f3", (void *)f3);
+    ex_main = extent("main", (void *)main);
+    ex_q1 = extent("q1", (void *)q1);
+    ex_qcmp = extent("q_cmp", (void *)q_cmp);
+    ex_q3 = extent("q3", (void *)q3);
+    ex_s1 = extent("s1", (void *)s1);
+    ex_s2 = extent("s2", (void *)s2);
+
+    for (size_t i = 0; i < NVARIANTS; i++)
+        test_variant(&variants[i]);
+    test_fp_garbage();
+    test_capture();
+    test_threads();
+    bench();
+    if (failures) {
+        fprintf(stderr, "test_unwind: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_unwind: ok\n");
+    return 0;
+}
