@@ -94,7 +94,7 @@ traces() {
 }
 
 HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/sites.pb.gz" LD_PRELOAD="$LIB" "$PROG" --expect >"$T/expect" \
-    2>"$T/stderr" || { cat "$T/stderr" >&2; echo "FAIL: sites exited with $?" >&2; exit 1; }
+    2>"$T/stderr" || { rc=$?; cat "$T/stderr" >&2; echo "FAIL: sites exited with status $rc" >&2; exit 1; }
 [ -s "$T/sites.pb.gz" ] || { cat "$T/stderr" >&2; echo "FAIL: no profile at $T/sites.pb.gz" >&2; exit 1; }
 [ -s "$T/expect" ] || { echo "FAIL: sites printed no expectations" >&2; exit 1; }
 
