@@ -1,0 +1,210 @@
+/*
+ * `heapsift run [options] [--] CMD [ARGS...]`: starts CMD with libheapsift.so preloaded.
+ * Every option mirrors one HEAPSIFT_* variable (the library reads and validates them);
+ * the program's exit status is passed through (128 + N when killed by signal N, 127 when
+ * CMD cannot be found, 126 when it cannot be executed), and the library says on stderr
+ * where each profile went.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *opt;   /* long option */
+    int short_opt;     /* 0 if none */
+    const char *env;   /* variable it sets */
+    const char *fixed; /* value for flag options, NULL when it takes an argument */
+    const char *help;
+} run_opt_t;
+
+static const run_opt_t run_opts[] = {
+    {"out", 'o', "HEAPSIFT_OUT", NULL, "output path pattern (%p pid, %n dump number)"},
+    {"rate", 'r', "HEAPSIFT_RATE", NULL, "mean bytes between samples (1 = all, 0 = off)"},
+    {"seed", 0, "HEAPSIFT_SEED", NULL, "seed for reproducible sampling"},
+    {"depth", 0, "HEAPSIFT_DEPTH", NULL, "frames per stack, 1 to 256"},
+    {"max-stacks", 0, "HEAPSIFT_MAX_STACKS", NULL, "bound on distinct stacks"},
+    {"unwind", 0, "HEAPSIFT_UNWIND", NULL, "unwinder: libunwind, libgcc or fp"},
+    {"no-children", 0, "HEAPSIFT_CHILDREN", "0", "do not profile programs CMD executes"},
+    {"children", 0, "HEAPSIFT_CHILDREN", "1", "profile programs CMD executes (default)"},
+    {"quiet", 'q', "HEAPSIFT_VERBOSE", "0", "do not say where profiles went"},
+};
+#define RUN_NOPTS (sizeof(run_opts) / sizeof(run_opts[0]))
+
+static void run_usage(FILE *f)
+{
+    fprintf(f, "usage: heapsift run [options] [--] CMD [ARGS...]\n\n"
+               "Runs CMD with libheapsift.so preloaded; it writes a gzipped pprof heap\n"
+               "profile when CMD exits (default heapsift.<pid>.pb.gz in the working\n"
+               "directory). Each option sets the HEAPSIFT_* variable named after it.\n\n");
+    for (size_t i = 0; i < RUN_NOPTS; i++) {
+        char left[48];
+        snprintf(left, sizeof(left), "%s%c%s--%s%s", run_opts[i].short_opt ? "-" : "",
+                 run_opts[i].short_opt ? run_opts[i].short_opt : ' ',
+                 run_opts[i].short_opt ? ", " : "  ", run_opts[i].opt,
+                 run_opts[i].fixed ? "" : " VALUE");
+        fprintf(f, "  %-28s %s [%s]\n", left, run_opts[i].help, run_opts[i].env);
+    }
+    fprintf(f, "  %-28s %s\n  %-28s %s\n", "    --lib PATH", "the libheapsift.so to preload",
+            "-h, --help", "show this help");
+}
+
+static bool run_exists(const char *dir, const char *rel, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/%s", dir, rel);
+    return access(out, R_OK) == 0;
+}
+
+/* The library: --lib, else next to this executable, else ../lib, else the install dir. */
+static const char *run_find_lib(const char *given, char *out, size_t cap)
+{
+    if (given)
+        return given;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *dir = dirname(exe);
+        if (run_exists(dir, "libheapsift.so", out, cap) ||
+            run_exists(dir, "../lib/libheapsift.so", out, cap) ||
+            run_exists(dir, "../lib/x86_64-linux-gnu/libheapsift.so", out, cap))
+            return out;
+    }
+    if (run_exists(HS_LIBDIR, "libheapsift.so", out, cap))
+        return out;
+    return "libheapsift.so";
+}
+
+static void run_set_preload(const char *lib)
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(lib) + (old ? strlen(old) : 0) + 2;
+    char *v = malloc(len);
+    if (!v)
+        return;
+    snprintf(v, len, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+    setenv("LD_PRELOAD", v, 1);
+    free(v);
+}
+
+/* Parses options into the environment. Returns the index of CMD, or -1/-2 (help/usage). */
+static int run_parse(int argc, char **argv, const char **lib)
+{
+    struct option longs[RUN_NOPTS + 3];
+    char shorts[32] = "+h";
+    size_t ns = 2;
+    for (size_t i = 0; i < RUN_NOPTS; i++) {
+        longs[i] =
+            (struct option){run_opts[i].opt, run_opts[i].fixed ? no_argument : required_argument,
+                            NULL, 1000 + (int)i};
+        if (run_opts[i].short_opt) {
+            shorts[ns++] = (char)run_opts[i].short_opt;
+            if (!run_opts[i].fixed)
+                shorts[ns++] = ':';
+        }
+    }
+    shorts[ns] = '\0';
+    longs[RUN_NOPTS] = (struct option){"lib", required_argument, NULL, 999};
+    longs[RUN_NOPTS + 1] = (struct option){"help", no_argument, NULL, 'h'};
+    longs[RUN_NOPTS + 2] = (struct option){NULL, 0, NULL, 0};
+    setenv("HEAPSIFT_VERBOSE", "1", 1);
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        if (c == 'h')
+            return -1;
+        if (c == 999) {
+            *lib = optarg;
+            continue;
+        }
+        size_t i = RUN_NOPTS;
+        if (c >= 1000)
+            i = (size_t)(c - 1000);
+        for (size_t k = 0; k < RUN_NOPTS && c < 1000; k++)
+            if (run_opts[k].short_opt == c)
+                i = k;
+        if (i == RUN_NOPTS)
+            return -2;
+        setenv(run_opts[i].env, run_opts[i].fixed ? run_opts[i].fixed : optarg, 1);
+    }
+    return optind;
+}
+
+static void run_exec_child(char **cmd)
+{
+    char pid[32];
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    setenv("HEAPSIFT_ROOT_PID", pid, 1);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    execvp(cmd[0], cmd);
+    int err = errno;
+    if (err == ENOENT)
+        fprintf(stderr, "heapsift: %s: command not found\n", cmd[0]);
+    else
+        fprintf(stderr, "heapsift: %s: %s\n", cmd[0], strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+}
+
+static int run_wait(pid_t child, const char *name)
+{
+    int status;
+    while (waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) {
+            hs_cli_error("waitpid: %s", strerror(errno));
+            return 3;
+        }
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        fprintf(stderr, "heapsift: %s killed by signal %d (%s); no profile at exit\n", name,
+                WTERMSIG(status), strsignal(WTERMSIG(status)));
+        return 128 + WTERMSIG(status);
+    }
+    return 1;
+}
+
+int hs_cmd_run(int argc, char **argv)
+{
+    const char *given = NULL;
+    char libbuf[PATH_MAX];
+    int first = run_parse(argc, argv, &given);
+    if (first == -1) {
+        run_usage(stdout);
+        return 0;
+    }
+    if (first < 0 || first >= argc) {
+        if (first >= argc)
+            hs_cli_error("run: no command given");
+        run_usage(stderr);
+        return 1;
+    }
+    const char *lib = run_find_lib(given, libbuf, sizeof(libbuf));
+    if (strchr(lib, '/') && access(lib, R_OK) != 0) {
+        hs_cli_error("%s: %s", lib, strerror(errno));
+        return 3;
+    }
+    run_set_preload(lib);
+    /* Like a shell waiting for a foreground job: the terminal's signals go to CMD. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    pid_t child = fork();
+    if (child < 0) {
+        hs_cli_error("fork: %s", strerror(errno));
+        return 3;
+    }
+    if (child == 0)
+        run_exec_child(argv + first);
+    return run_wait(child, argv[first]);
+}

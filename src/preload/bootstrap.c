@@ -1,0 +1,232 @@
+/*
+ * Bootstrap: finds the real allocator (the next definition of each entry point in symbol
+ * resolution: glibc, or a jemalloc/tcmalloc/mimalloc loaded after heapsift) and serves
+ * the allocations made while it looks (dlsym itself calls calloc) from a static pool.
+ * Pool blocks are marked in the live filter, so free() sends them to the slow path,
+ * which recognises them here: they never reach the real free. Until the lookup is done,
+ * hs_real points at trampolines that do it first.
+ */
+#define _GNU_SOURCE
+#include "core.h"
+#include "livetab.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HS_BOOT_POOL_SIZE (64 * 1024)
+#define HS_BOOT_HDR 16
+
+static _Alignas(64) unsigned char boot_pool[HS_BOOT_POOL_SIZE];
+static size_t boot_used;
+static int boot_resolved; /* 0 no, 1 in progress, 2 done */
+
+static void *boot_malloc(size_t n);
+static void boot_free_tramp(void *p);
+static void *boot_calloc(size_t n, size_t m);
+static void *boot_realloc(void *p, size_t n);
+static int boot_posix_memalign(void **out, size_t a, size_t n);
+static void *boot_aligned_alloc(size_t a, size_t n);
+static void *boot_memalign(size_t a, size_t n);
+static void *boot_valloc(size_t n);
+static void *boot_pvalloc(size_t n);
+static size_t boot_usable(void *p);
+
+hs_real_t hs_real = {boot_malloc,         boot_free_tramp,    boot_calloc,   boot_realloc,
+                     boot_posix_memalign, boot_aligned_alloc, boot_memalign, boot_valloc,
+                     boot_pvalloc,        boot_usable};
+
+/* Pool allocation: bump pointer, 16-byte header holding the size; zeroed memory. */
+static void *boot_pool_alloc(size_t align, size_t n)
+{
+    if (align < HS_BOOT_HDR)
+        align = HS_BOOT_HDR;
+    size_t start = (boot_used + HS_BOOT_HDR + align - 1) & ~(align - 1);
+    if (n > HS_BOOT_POOL_SIZE || start + n > HS_BOOT_POOL_SIZE)
+        return NULL;
+    boot_used = start + n;
+    unsigned char *p = boot_pool + start;
+    memcpy(p - HS_BOOT_HDR, &n, sizeof(n));
+    hs_filter_mark((uintptr_t)p);
+    return p;
+}
+
+bool hs_boot_owns(const void *p)
+{
+    return (const unsigned char *)p >= boot_pool &&
+           (const unsigned char *)p < boot_pool + HS_BOOT_POOL_SIZE;
+}
+
+size_t hs_boot_size(const void *p)
+{
+    size_t n;
+    memcpy(&n, (const unsigned char *)p - HS_BOOT_HDR, sizeof(n));
+    return n;
+}
+
+void hs_boot_free(void *p)
+{
+    hs_filter_unmark((uintptr_t)p); /* the block itself is never reused */
+}
+
+void *hs_real_sym(const char *name)
+{
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    void *f = dlsym(RTLD_NEXT, name);
+    hs_guard_exit(t);
+    return f;
+}
+
+/* dlsym(RTLD_NEXT), falling back to glibc's internal names when nothing comes next. */
+static void *boot_lookup(const char *name, const char *libc_name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f && libc_name)
+        f = dlsym(RTLD_DEFAULT, libc_name);
+    return f;
+}
+
+static void boot_do_resolve(void)
+{
+    hs_real_t r;
+    memset(&r, 0, sizeof(r));
+    r.malloc = boot_lookup("malloc", "__libc_malloc");
+    r.free = boot_lookup("free", "__libc_free");
+    r.calloc = boot_lookup("calloc", "__libc_calloc");
+    r.realloc = boot_lookup("realloc", "__libc_realloc");
+    r.memalign = boot_lookup("memalign", "__libc_memalign");
+    r.posix_memalign = boot_lookup("posix_memalign", NULL);
+    r.aligned_alloc = boot_lookup("aligned_alloc", NULL);
+    r.valloc = boot_lookup("valloc", "__libc_valloc");
+    r.pvalloc = boot_lookup("pvalloc", "__libc_pvalloc");
+    r.malloc_usable_size = boot_lookup("malloc_usable_size", NULL);
+    /* Publish one field at a time; each is a complete pointer. */
+#define HS_SET(f)                                                                                  \
+    if (r.f)                                                                                       \
+    __atomic_store_n(&hs_real.f, r.f, __ATOMIC_RELEASE)
+    HS_SET(malloc);
+    HS_SET(free);
+    HS_SET(calloc);
+    HS_SET(realloc);
+    HS_SET(memalign);
+    HS_SET(posix_memalign);
+    HS_SET(aligned_alloc);
+    HS_SET(valloc);
+    HS_SET(pvalloc);
+    HS_SET(malloc_usable_size);
+#undef HS_SET
+}
+
+int hs_bootstrap_resolve(void)
+{
+    hs_tls_t *t = &hs_tls;
+    int s = __atomic_load_n(&boot_resolved, __ATOMIC_ACQUIRE);
+    if (s == 2)
+        return 0;
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&boot_resolved, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        hs_guard_enter(t);
+        t->resolving = 1;
+        boot_do_resolve();
+        t->resolving = 0;
+        hs_guard_exit(t);
+        __atomic_store_n(&boot_resolved, 2, __ATOMIC_RELEASE);
+    } else if (t->resolving) {
+        return -EAGAIN; /* re-entered from dlsym: the caller uses the pool */
+    } else {
+        while (__atomic_load_n(&boot_resolved, __ATOMIC_ACQUIRE) != 2)
+            sched_yield();
+    }
+    return hs_real.malloc == boot_malloc ? -ENOENT : 0;
+}
+
+/* The trampolines: used only until the lookup is done (or for functions nothing
+ * defines, where they emulate the function with the ones that exist). */
+static void *boot_malloc(size_t n)
+{
+    if (hs_bootstrap_resolve() != 0)
+        return boot_pool_alloc(16, n);
+    return hs_real.malloc(n);
+}
+
+static void boot_free_tramp(void *p)
+{
+    if (!p || hs_boot_owns(p))
+        return;
+    if (hs_bootstrap_resolve() == 0 && hs_real.free != boot_free_tramp)
+        hs_real.free(p);
+}
+
+static void *boot_calloc(size_t n, size_t m)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, m, &total))
+        return errno = ENOMEM, NULL;
+    if (hs_bootstrap_resolve() != 0)
+        return boot_pool_alloc(16, total);
+    return hs_real.calloc(n, m);
+}
+
+static void *boot_realloc(void *p, size_t n)
+{
+    if (hs_bootstrap_resolve() != 0 || hs_real.realloc == boot_realloc) {
+        void *q = boot_pool_alloc(16, n);
+        if (q && p)
+            memcpy(q, p, hs_boot_owns(p) ? (hs_boot_size(p) < n ? hs_boot_size(p) : n) : 0);
+        return q;
+    }
+    return hs_real.realloc(p, n);
+}
+
+static void *boot_memalign(size_t a, size_t n)
+{
+    if (hs_bootstrap_resolve() != 0 || hs_real.memalign == boot_memalign)
+        return boot_pool_alloc(a, n);
+    return hs_real.memalign(a, n);
+}
+
+static int boot_posix_memalign(void **out, size_t a, size_t n)
+{
+    if (a < sizeof(void *) || (a & (a - 1)))
+        return EINVAL;
+    void *p = boot_memalign(a, n);
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+static void *boot_aligned_alloc(size_t a, size_t n)
+{
+    if (hs_bootstrap_resolve() == 0 && hs_real.aligned_alloc != boot_aligned_alloc)
+        return hs_real.aligned_alloc(a, n);
+    return boot_memalign(a, n);
+}
+
+static void *boot_valloc(size_t n)
+{
+    if (hs_bootstrap_resolve() == 0 && hs_real.valloc != boot_valloc)
+        return hs_real.valloc(n);
+    return boot_memalign((size_t)sysconf(_SC_PAGESIZE), n);
+}
+
+static void *boot_pvalloc(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    if (hs_bootstrap_resolve() == 0 && hs_real.pvalloc != boot_pvalloc)
+        return hs_real.pvalloc(n);
+    return boot_memalign(pg, (n + pg - 1) & ~(pg - 1));
+}
+
+static size_t boot_usable(void *p)
+{
+    if (p && hs_boot_owns(p))
+        return hs_boot_size(p);
+    if (hs_bootstrap_resolve() == 0 && hs_real.malloc_usable_size != boot_usable)
+        return hs_real.malloc_usable_size(p);
+    return 0;
+}

@@ -1,0 +1,190 @@
+/*
+ * The interposed allocation entry points: the only definitions of malloc, free and
+ * friends (C++ operator new/delete included) in libheapsift.so, and nothing but their
+ * fast paths. Everything rare (sampling, sampled frees, bootstrap blocks, errors) is in
+ * slowpath.c behind non-inlined calls. The real allocator is whatever comes next in
+ * symbol resolution (hs_real, bootstrap.c).
+ *
+ * Cost budget, kept true by bench/: a non-sampled malloc is one initial-exec TLS
+ * read-modify-write, one predicted branch and a tail call; a non-sampled free is a
+ * hash, one byte load from a 64 KiB filter, one predicted branch and a tail call.
+ * No lock, atomic read-modify-write, syscall or allocation on either.
+ */
+#include "core.h"
+#include "livetab.h"
+#include "slowpath.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+/* ~4 instructions: TLS subtract, compare, branch, jump. */
+HS_EXPORT void *malloc(size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+        return hs_real.malloc(n);
+    return hs_slow_alloc(HS_OP_MALLOC, 0, n);
+}
+
+/* ~8 instructions: hash, filter load, branch, jump. */
+HS_EXPORT void free(void *p)
+{
+    if (HS_UNLIKELY(hs_livetab_maybe(p)))
+        return hs_slow_free(p);
+    hs_real.free(p);
+}
+
+HS_EXPORT void *calloc(size_t n, size_t m)
+{
+    hs_tls_t *t = &hs_tls;
+    size_t total;
+    if (HS_UNLIKELY(__builtin_mul_overflow(n, m, &total)))
+        return hs_real.calloc(n, m); /* the real calloc reports the overflow */
+    if (HS_LIKELY((t->countdown -= (int64_t)total) > 0))
+        return hs_real.calloc(n, m);
+    return hs_slow_alloc(HS_OP_CALLOC, 0, total);
+}
+
+HS_EXPORT void *realloc(void *p, size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY(!hs_livetab_maybe(p)))
+        return hs_real.realloc(p, n);
+    return hs_slow_realloc(p, n);
+}
+
+HS_EXPORT void *reallocarray(void *p, size_t n, size_t m)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, m, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, total);
+}
+
+HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+        return hs_real.posix_memalign(out, align, n);
+    return hs_slow_posix_memalign(out, align, n);
+}
+
+HS_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+        return hs_real.aligned_alloc(align, n);
+    return hs_slow_alloc(HS_OP_ALIGNED_ALLOC, align, n);
+}
+
+HS_EXPORT void *memalign(size_t align, size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+        return hs_real.memalign(align, n);
+    return hs_slow_alloc(HS_OP_MEMALIGN, align, n);
+}
+
+HS_EXPORT void *valloc(size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+        return hs_real.valloc(n);
+    return hs_slow_alloc(HS_OP_VALLOC, 0, n);
+}
+
+HS_EXPORT void *pvalloc(size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+        return hs_real.pvalloc(n);
+    return hs_slow_alloc(HS_OP_PVALLOC, 0, n);
+}
+
+HS_EXPORT size_t malloc_usable_size(void *p)
+{
+    if (HS_UNLIKELY(p && hs_livetab_maybe(p) && hs_boot_owns(p)))
+        return hs_boot_size(p);
+    return hs_real.malloc_usable_size(p);
+}
+
+/* --- C++ operator new/delete: defined here so that an allocator that brings its own
+ * (tcmalloc, jemalloc's C++ build) is still seen; they share malloc's fast path. ----- */
+
+HS_EXPORT void *_Znwm(size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    void *p;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
+        return p;
+    return hs_slow_new(HS_NEW_PLAIN, 0, n);
+}
+
+HS_EXPORT void *_Znam(size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    void *p;
+    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
+        return p;
+    return hs_slow_new(HS_NEW_ARRAY, 0, n);
+}
+
+HS_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *tag)
+{
+    (void)tag;
+    return malloc(n);
+}
+
+HS_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *tag)
+{
+    (void)tag;
+    return malloc(n);
+}
+
+HS_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t align)
+{
+    return hs_slow_new(HS_NEW_ALIGNED, align, n);
+}
+
+HS_EXPORT void *_ZnamSt11align_val_t(size_t n, size_t align)
+{
+    return hs_slow_new(HS_NEW_ALIGNED_ARRAY, align, n);
+}
+
+HS_EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const void *tag)
+{
+    (void)tag;
+    return memalign(align, n);
+}
+
+HS_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const void *tag)
+{
+    (void)tag;
+    return memalign(align, n);
+}
+
+/* Every delete is free: the real allocator's free accepts any of these blocks. */
+#define HS_DELETE(sym, ...)                                                                        \
+    HS_EXPORT void sym(void *p, ##__VA_ARGS__)                                                     \
+    {                                                                                              \
+        free(p);                                                                                   \
+    }
+
+HS_DELETE(_ZdlPv)
+HS_DELETE(_ZdaPv)
+HS_DELETE(_ZdlPvm, size_t n __attribute__((unused)))
+HS_DELETE(_ZdaPvm, size_t n __attribute__((unused)))
+HS_DELETE(_ZdlPvRKSt9nothrow_t, const void *tag __attribute__((unused)))
+HS_DELETE(_ZdaPvRKSt9nothrow_t, const void *tag __attribute__((unused)))
+HS_DELETE(_ZdlPvSt11align_val_t, size_t a __attribute__((unused)))
+HS_DELETE(_ZdaPvSt11align_val_t, size_t a __attribute__((unused)))
+HS_DELETE(_ZdlPvmSt11align_val_t, size_t n __attribute__((unused)),
+          size_t a __attribute__((unused)))
+HS_DELETE(_ZdaPvmSt11align_val_t, size_t n __attribute__((unused)),
+          size_t a __attribute__((unused)))
+HS_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, size_t a __attribute__((unused)),
+          const void *tag __attribute__((unused)))
+HS_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t a __attribute__((unused)),
+          const void *tag __attribute__((unused)))

@@ -1,0 +1,211 @@
+/*
+ * The recorder: initialisation, the sampled path's shared steps (decide, capture,
+ * record), forgetting freed samples, fork handling, the exit dump and the public API.
+ * Called from slowpath.c on application threads; never on the non-sampled path. The
+ * stack is captured before any lock is taken; the tables never call malloc.
+ */
+#define _GNU_SOURCE
+#include "core.h"
+#include "livetab.h"
+#include "stacktab.h"
+#include "unwind.h"
+
+#include "heapsift.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+__thread hs_tls_t hs_tls __attribute__((tls_model("initial-exec")));
+int hs_state = HS_STATE_UNINIT;
+
+/* A fake return address standing for "stack table full": the profile names it. */
+const uintptr_t hs_overflow_pc = 1;
+static int hs_insert_failed;
+
+static int recorder_find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t *range = data;
+    uintptr_t me = (uintptr_t)&hs_init;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (me >= lo && me < lo + ph->p_memsz) {
+            range[0] = lo;
+            range[1] = lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void recorder_fork_prepare(void)
+{
+    hs_stacktab_lock();
+    hs_livetab_lock_all();
+}
+
+static void recorder_fork_parent(void)
+{
+    hs_livetab_unlock_all();
+    hs_stacktab_unlock();
+}
+
+static void recorder_fork_child(void)
+{
+    hs_livetab_unlock_all();
+    hs_stacktab_unlock();
+    hs_dump_after_fork();
+}
+
+/* Blanks libheapsift's entry out of LD_PRELOAD in place (no allocation), so programs
+ * this one execs are not profiled. */
+static void recorder_scrub_preload(void)
+{
+    Dl_info info;
+    char *env = getenv("LD_PRELOAD");
+    if (!env || !dladdr((void *)&hs_init, &info) || !info.dli_fname)
+        return;
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    for (char *tok = env; *tok;) {
+        size_t len = strcspn(tok, ": ");
+        const char *slash = memrchr(tok, '/', len);
+        const char *tb = slash ? slash + 1 : tok;
+        if ((size_t)(tok + len - tb) == strlen(base) && memcmp(tb, base, strlen(base)) == 0)
+            memset(tok, ' ', len);
+        tok += len;
+        tok += strspn(tok, ": ");
+    }
+}
+
+static int recorder_setup(void)
+{
+    uintptr_t self[2] = {0, 0};
+    int rc = hs_unwind_init(hs_opt.unwind);
+    if (rc == 0)
+        rc = hs_stacktab_init(hs_opt.max_stacks);
+    if (rc == 0)
+        rc = hs_livetab_init();
+    if (rc != 0)
+        return rc;
+    dl_iterate_phdr(recorder_find_self, self);
+    hs_unwind_set_skip_range(self[0], self[1]);
+    /* Stack id 0 is the overflow stack, so it always has a slot. */
+    hs_stacktab_record(&hs_overflow_pc, 1, 0, 0);
+    return pthread_atfork(recorder_fork_prepare, recorder_fork_parent, recorder_fork_child);
+}
+
+void hs_init(void)
+{
+    int expected = HS_STATE_UNINIT;
+    if (!__atomic_compare_exchange_n(&hs_state, &expected, HS_STATE_INITING, false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    hs_tls_t *t = &hs_tls;
+    int next = HS_STATE_OFF;
+    hs_guard_enter(t);
+    if (hs_bootstrap_resolve() != 0) {
+        hs_log("cannot find the real allocator; profiling disabled");
+    } else if (hs_options_load() == 0) {
+        if (!hs_opt.children)
+            recorder_scrub_preload();
+        int rc = hs_opt.rate ? recorder_setup() : 0;
+        if (rc != 0)
+            hs_log("initialisation failed (%s); profiling disabled", strerror(-rc));
+        else if (hs_opt.rate)
+            next = HS_STATE_ON;
+    }
+    hs_guard_exit(t);
+    __atomic_store_n(&hs_state, next, __ATOMIC_RELEASE);
+}
+
+bool hs_sample_begin(hs_tls_t *t, uint64_t n)
+{
+    if (t->guard)
+        return false; /* the countdown is restored when the guard is released */
+    int s = __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE);
+    if (HS_UNLIKELY(s != HS_STATE_ON)) {
+        if (s == HS_STATE_UNINIT) {
+            hs_init();
+            s = __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE);
+        }
+        if (s == HS_STATE_OFF)
+            t->countdown = INT64_MAX / 2;
+        if (s != HS_STATE_ON)
+            return false;
+    }
+    if (HS_UNLIKELY(t->rng == 0)) {
+        /* A new thread: its first sample point, then this allocation is judged. */
+        hs_sampler_seed_thread(t, hs_opt.seed);
+        t->countdown = hs_sampler_next(t, hs_opt.rate) - (int64_t)n;
+        if (t->countdown > 0)
+            return false;
+    }
+    t->countdown = hs_sampler_next(t, hs_opt.rate);
+    return true;
+}
+
+void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
+{
+    if (!p)
+        return;
+    uintptr_t pcs[HS_MAX_DEPTH];
+    hs_guard_enter(t);
+    size_t depth = hs_unwind_capture(pcs, hs_opt.depth);
+    double w = hs_sampler_weight(n, hs_opt.rate);
+    int32_t id = hs_stacktab_record(pcs, (uint32_t)depth, w, w * (double)n);
+    if (id < 0)
+        id = hs_stacktab_record(&hs_overflow_pc, 1, w, w * (double)n);
+    if (id >= 0) {
+        hs_live_t e = {.addr = (uintptr_t)p, .size = n, .weight = w, .stack_id = id};
+        if (hs_livetab_insert(&e) != 0)
+            hs_log_once(hs_insert_failed, "live table full: some live samples are not tracked");
+    }
+    hs_guard_exit(t);
+}
+
+void hs_forget(void *p)
+{
+    hs_live_t e;
+    hs_livetab_remove((uintptr_t)p, &e);
+}
+
+void hs_unforget(const void *entry)
+{
+    hs_livetab_insert((const hs_live_t *)entry);
+}
+
+__attribute__((constructor)) static void recorder_ctor(void)
+{
+    hs_init();
+}
+
+__attribute__((destructor)) static void recorder_dtor(void)
+{
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
+        return;
+    hs_dump(NULL, "heap");
+}
+
+HS_EXPORT int heapsift_dump(const char *path)
+{
+    int s = __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE);
+    if (s == HS_STATE_UNINIT)
+        hs_init();
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
+        return -ENOTSUP;
+    return hs_dump(path, "heap");
+}
+
+HS_EXPORT const char *heapsift_version(void)
+{
+    return "0.1.0";
+}
