@@ -1,0 +1,195 @@
+/*
+ * Stack table: interns the call stacks of sampled allocations and keeps each stack's
+ * cumulative counts. An open-addressing hash (linear probing, at most half full) maps
+ * the hash of a PC array to a dense id; entries and PC arrays live in mmap'd memory
+ * sized once from HEAPSIFT_MAX_STACKS (the PC arena reserves 32 PCs per stack on
+ * average, MAP_NORESERVE, so untouched pages cost nothing). It never allocates with
+ * malloc and never grows: a stack that does not fit is counted as dropped. One mutex
+ * guards it (rank 1); the hash is computed before it is taken. Called from the sampled
+ * allocation path (record), the dump (count, get) and the fork handlers (lock, unlock).
+ */
+#include "stacktab.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define HS_STACKTAB_AVG_DEPTH 32
+#define HS_STACKTAB_LIMIT (1u << 27) /* beyond this the reservations get silly */
+
+typedef struct {
+    uint64_t hash;
+    uint64_t off; /* first PC in the arena */
+    uint32_t depth;
+    double objects, bytes;
+} hs_stentry_t;
+
+static struct {
+    pthread_mutex_t lock;
+    hs_stentry_t *entries; /* [max] */
+    uint32_t *slots;       /* [mask + 1]: id + 1, 0 = empty */
+    uintptr_t *arena;      /* [arena_cap] */
+    uint64_t arena_cap, arena_used;
+    uint32_t max, mask;
+    uint32_t count;   /* written under the lock with release, read anywhere with acquire */
+    uint64_t dropped; /* atomic */
+} hs_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *hs_stacktab_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void hs_stacktab_unmap_all(void)
+{
+    if (hs_st.entries)
+        munmap(hs_st.entries, (size_t)(hs_st.max ? hs_st.max : 1) * sizeof(hs_stentry_t));
+    if (hs_st.slots)
+        munmap(hs_st.slots, ((size_t)hs_st.mask + 1) * sizeof(uint32_t));
+    if (hs_st.arena)
+        munmap(hs_st.arena, (size_t)hs_st.arena_cap * sizeof(uintptr_t));
+    hs_st.entries = NULL;
+    hs_st.slots = NULL;
+    hs_st.arena = NULL;
+}
+
+/*
+ * Calling it again discards the previous table (tests do; no other thread may be using
+ * the table then). max_stacks == 0 makes every record a drop.
+ */
+int hs_stacktab_init(uint32_t max_stacks)
+{
+    size_t nslots = 16;
+    size_t nentries = max_stacks ? max_stacks : 1;
+
+    if (max_stacks > HS_STACKTAB_LIMIT)
+        return -ENOMEM;
+    hs_stacktab_unmap_all();
+    while (nslots < 2 * (size_t)max_stacks)
+        nslots *= 2;
+    hs_st.max = max_stacks;
+    hs_st.mask = (uint32_t)(nslots - 1);
+    hs_st.arena_cap = (uint64_t)nentries * HS_STACKTAB_AVG_DEPTH;
+    hs_st.arena_used = 0;
+    __atomic_store_n(&hs_st.count, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&hs_st.dropped, 0, __ATOMIC_RELAXED);
+    hs_st.entries = hs_stacktab_map(nentries * sizeof(hs_stentry_t));
+    hs_st.slots = hs_stacktab_map(nslots * sizeof(uint32_t));
+    hs_st.arena = hs_stacktab_map((size_t)hs_st.arena_cap * sizeof(uintptr_t));
+    if (!hs_st.entries || !hs_st.slots || !hs_st.arena) {
+        hs_stacktab_unmap_all();
+        hs_st.max = 0;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Cost: about 3 cycles per PC (xor, multiply, shift). */
+static uint64_t hs_stacktab_hash(const uintptr_t *pcs, uint32_t depth)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ depth;
+
+    for (uint32_t i = 0; i < depth; i++) {
+        h ^= pcs[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+/* Returns the id of the stack, interning it if there is room, or -1. Lock held. */
+static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_t depth)
+{
+    uint32_t i = (uint32_t)h & hs_st.mask;
+    uint32_t id = __atomic_load_n(&hs_st.count, __ATOMIC_RELAXED);
+    hs_stentry_t *e;
+
+    for (; hs_st.slots[i] != 0; i = (i + 1) & hs_st.mask) {
+        e = &hs_st.entries[hs_st.slots[i] - 1];
+        if (e->hash == h && e->depth == depth &&
+            memcmp(hs_st.arena + e->off, pcs, depth * sizeof(*pcs)) == 0)
+            return (int32_t)(hs_st.slots[i] - 1);
+    }
+    if (id >= hs_st.max || hs_st.arena_cap - hs_st.arena_used < depth)
+        return -1;
+    e = &hs_st.entries[id];
+    e->hash = h;
+    e->off = hs_st.arena_used;
+    e->depth = depth;
+    e->objects = 0;
+    e->bytes = 0;
+    memcpy(hs_st.arena + e->off, pcs, depth * sizeof(*pcs));
+    hs_st.arena_used += depth;
+    hs_st.slots[i] = id + 1;
+    /* Publishes the entry and its PCs to lock-free readers of the count. */
+    __atomic_store_n(&hs_st.count, id + 1, __ATOMIC_RELEASE);
+    return (int32_t)id;
+}
+
+int32_t hs_stacktab_record(const uintptr_t *pcs, uint32_t depth, double objects, double bytes)
+{
+    uint64_t h = hs_stacktab_hash(pcs, depth);
+    int32_t id = -1;
+
+    pthread_mutex_lock(&hs_st.lock);
+    if (hs_st.entries)
+        id = hs_stacktab_find_or_add(h, pcs, depth);
+    if (id >= 0) {
+        hs_st.entries[id].objects += objects;
+        hs_st.entries[id].bytes += bytes;
+    }
+    pthread_mutex_unlock(&hs_st.lock);
+    if (id < 0)
+        __atomic_fetch_add(&hs_st.dropped, 1, __ATOMIC_RELAXED);
+    return id;
+}
+
+uint32_t hs_stacktab_count(void)
+{
+    return __atomic_load_n(&hs_st.count, __ATOMIC_ACQUIRE);
+}
+
+uint64_t hs_stacktab_dropped(void)
+{
+    return __atomic_load_n(&hs_st.dropped, __ATOMIC_RELAXED);
+}
+
+bool hs_stacktab_get(int32_t id, hs_stack_t *out)
+{
+    bool ok = false;
+
+    pthread_mutex_lock(&hs_st.lock);
+    if (id >= 0 && (uint32_t)id < hs_st.count) {
+        const hs_stentry_t *e = &hs_st.entries[id];
+        out->pcs = hs_st.arena + e->off;
+        out->depth = e->depth;
+        out->alloc_objects = e->objects;
+        out->alloc_bytes = e->bytes;
+        ok = true;
+    }
+    pthread_mutex_unlock(&hs_st.lock);
+    return ok;
+}
+
+void hs_stacktab_clear_counts(void)
+{
+    pthread_mutex_lock(&hs_st.lock);
+    for (uint32_t i = 0; i < hs_st.count; i++) {
+        hs_st.entries[i].objects = 0;
+        hs_st.entries[i].bytes = 0;
+    }
+    pthread_mutex_unlock(&hs_st.lock);
+}
+
+void hs_stacktab_lock(void)
+{
+    pthread_mutex_lock(&hs_st.lock);
+}
+
+void hs_stacktab_unlock(void)
+{
+    pthread_mutex_unlock(&hs_st.lock);
+}
