@@ -1,0 +1,153 @@
+#!/bin/sh
+# cxx: the C++ sites of tests/programs/sites_cc.cc at HEAPSIFT_RATE=1: new, new[], nothrow
+# new, aligned new, std::vector::reserve, std::string growth and delete of some objects give
+# exactly the values the program reports (--expect), under their demangled names
+# (sites::make_nodes, ...), through `go tool pprof -top` and `heapsift top`; no stack holds
+# an operator new/delete, allocator or heapsift frame, and each site's stack reaches main.
+# usage: cxx.sh BUILD_DIR SOURCE_DIR
+set -eu
+BUILD=$(cd "$1" && pwd)
+LIB=$BUILD/libheapsift.so
+CLI=$BUILD/heapsift
+PROG=$BUILD/programs/sites_cc
+T=$(mktemp -d "${TMPDIR:-/tmp}/hs-cxx.XXXXXX")
+trap 'rm -rf "$T"' EXIT INT TERM
+export HOME="${HOME:-$T}"
+FAILS=0
+fail() {
+    echo "FAIL: $*" >&2
+    FAILS=$((FAILS + 1))
+}
+# show FILE: the first lines of an output, indented, on stderr
+show() {
+    head -n "${2:-40}" "$1" | sed 's/^/    | /' >&2
+}
+command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
+for f in "$LIB" "$CLI" "$PROG"; do
+    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
+done
+
+# gotop FILE SAMPLE_TYPE / hstop FILE SAMPLE_TYPE: the -top table, values in plain bytes
+gotop() {
+    go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
+}
+hstop() {
+    "$CLI" top "$1" --sample-type "$2" --unit B
+}
+# table: pprof -top text on stdin -> "NAME<TAB>FLAT<TAB>CUM" (values without the unit)
+table() {
+    awk '/^ *flat +flat% +sum% +cum +cum%/ { on = 1; next }
+        on && NF >= 6 {
+            name = $0; f = $1; c = $4
+            sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", name)
+            sub(/B$/, "", f); sub(/B$/, "", c)
+            printf "%s\t%s\t%s\n", name, f, c
+        }'
+}
+# compare LABEL EXPECT TABLE COLUMN TOL: COLUMN 3..6 of EXPECT (alloc_objects, alloc_space,
+# inuse_objects, inuse_space) against TABLE's flat or cum; TOL 0 = exact, else a fraction.
+# A name matches "NAME" or "NAME(args)". Expected 0 also accepts an absent row.
+compare() {
+    awk -F '\t' -v label="$1" -v col="$4" -v tol="$5" '
+        NR == FNR { n = split($0, e, " "); if (n >= 6) { want[e[1]] = e[col]; kind[e[1]] = e[2] }
+                    next }
+        { fl[$1] = $2; cu[$1] = $3; names[++nn] = $1 }
+        END {
+            bad = 0
+            for (w in want) {
+                found = ""
+                for (i = 1; i <= nn; i++) {
+                    nm = names[i]
+                    if (nm == w || substr(nm, 1, length(w) + 1) == w "(") { found = nm; break }
+                }
+                ex = want[w] + 0
+                if (found == "") {
+                    if (ex != 0) { printf "%s: %s: missing from the table (want %s %s)\n",
+                                    label, w, kind[w], want[w]; bad++ }
+                    continue
+                }
+                got = (kind[w] == "cum" ? cu[found] : fl[found]) + 0
+                if (ex < 0) {
+                    if (got <= 0) { printf "%s: %s: %s is %s, want > 0\n", label, w, kind[w],
+                                    got; bad++ }
+                    continue
+                }
+                d = got - ex; if (d < 0) d = -d
+                if ((tol == 0 && d != 0) || (tol > 0 && d > tol * ex) ||
+                    (tol > 0 && ex == 0 && got != 0))
+                    { printf "%s: %s: %s = %s, want %s%s\n", label, w, kind[w], got, ex,
+                      (tol > 0 ? " (+-" tol * 100 "%)" : ""); bad++ }
+            }
+            exit bad > 0
+        }' "$2" "$3" >&2
+}
+# traces FILE: `go tool pprof -traces` -> one line per sample, frames leaf first, ";"-joined
+traces() {
+    go tool pprof -traces -sample_index=alloc_space "$1" | awk '
+        function flush() { if (st != "") print st; st = "" }
+        /^-+\+-+/ { flush(); next }
+        $1 ~ /:$/ { next }
+        substr($0, 1, 13) ~ /^ +$/ { nm = substr($0, 14); sub(/ \(inline\)$/, "", nm); st = st ";" nm; next }
+        NF >= 2 { nm = $0; sub(/^ *[^ ]+ +/, "", nm); sub(/ \(inline\)$/, "", nm); flush()
+                  st = nm }
+        END { flush() }'
+}
+
+HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/cc.pb.gz" LD_PRELOAD="$LIB" "$PROG" --expect >"$T/expect" \
+    2>"$T/stderr" || { rc=$?; cat "$T/stderr" >&2; echo "FAIL: sites_cc exited with status $rc" >&2; exit 1; }
+[ -s "$T/cc.pb.gz" ] || { cat "$T/stderr" >&2; echo "FAIL: no profile at $T/cc.pb.gz" >&2; exit 1; }
+[ -s "$T/expect" ] || { echo "FAIL: sites_cc printed no expectations" >&2; exit 1; }
+
+col=3
+for st in alloc_objects alloc_space inuse_objects inuse_space; do
+    if gotop "$T/cc.pb.gz" $st >"$T/go.$st" 2>"$T/go.$st.err"; then
+        table <"$T/go.$st" >"$T/go.$st.tab"
+        compare "go pprof $st" "$T/expect" "$T/go.$st.tab" $col 0 ||
+            { fail "go tool pprof -top -sample_index=$st"; show "$T/go.$st"; }
+        if grep -q '_Z' "$T/go.$st.tab"; then
+            fail "mangled names in go tool pprof -top -sample_index=$st"
+            grep '_Z' "$T/go.$st.tab" | head -5 >&2
+        fi
+    else
+        fail "go tool pprof -top -sample_index=$st: $(head -3 "$T/go.$st.err")"
+    fi
+    if hstop "$T/cc.pb.gz" $st >"$T/hs.$st" 2>"$T/hs.$st.err"; then
+        table <"$T/hs.$st" >"$T/hs.$st.tab"
+        [ -s "$T/hs.$st.tab" ] || { fail "heapsift top --sample-type $st: no table"; show "$T/hs.$st"; }
+        compare "heapsift top $st" "$T/expect" "$T/hs.$st.tab" $col 0 ||
+            { fail "heapsift top --sample-type $st"; show "$T/hs.$st"; }
+    else
+        fail "heapsift top --sample-type $st: status $?: $(head -3 "$T/hs.$st.err")"
+    fi
+    col=$((col + 1))
+done
+
+# Stacks: no operator new/delete, allocator or heapsift frames; each "flat" site is the leaf
+# of its own stacks and every site's stack reaches main.
+if traces "$T/cc.pb.gz" >"$T/traces" 2>"$T/traces.err"; then
+    [ -s "$T/traces" ] || fail "go tool pprof -traces printed no stacks"
+    awk -F ';' '
+        NR == FNR { split($0, e, " "); kind[e[1]] = e[2]; next }
+        { for (i = 1; i <= NF; i++) if ($i ~ /^(malloc|calloc|realloc|free|posix_memalign|aligned_alloc|memalign|__libc_malloc|hs_.*|heapsift_.*|operator new.*|operator delete.*|_Zn[wa].*|_Zd[la].*)$/) {
+              printf "stack has an operator new/allocator/heapsift frame \"%s\": %s\n", $i, $0; bad++; break } }
+        { for (i = 1; i <= NF; i++) {
+              nm = $i; sub(/\(.*$/, "", nm)
+              if (!(nm in kind)) continue
+              seen[nm] = 1
+              if (kind[nm] == "flat" && i != 1) { printf "%s is not the leaf: %s\n", nm, $0; bad++ }
+              ok = 0; for (j = i + 1; j <= NF; j++) if ($j == "main" || $j ~ /^main\(/) ok = 1
+              if (!ok) { printf "main missing above %s: %s\n", nm, $0; bad++ }
+              break
+          } }
+        END { for (k in kind) if (!(k in seen)) { printf "no stack contains %s\n", k; bad++ }
+              exit bad > 0 }' "$T/expect" "$T/traces" >&2 ||
+        { fail "stacks (go tool pprof -traces, collapsed, leaf first)"; show "$T/traces" 60; }
+else
+    fail "go tool pprof -traces: $(head -3 "$T/traces.err")"
+fi
+
+if [ $FAILS -ne 0 ]; then
+    echo "cxx: $FAILS check(s) failed" >&2
+    exit 1
+fi
+echo "cxx: ok"
