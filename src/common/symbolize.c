@@ -1,0 +1,583 @@
+/*
+ * The symbolizer: turns code addresses into frames (function, file, line), inlined
+ * frames included, with elfutils' libdwfl. It owns one Dwfl session (either the live
+ * modules of a process, or ELF files the caller places at addresses taken from maps or a
+ * pprof mapping), an interning table of every string it hands out, and a cache from
+ * address to frames, since a profile asks for the same return address many times.
+ * Demangling uses __cxa_demangle found at run time (the library must not link libstdc++).
+ * It runs inside the profiled process at dump time with the caller's reentrancy guard
+ * held, and in the CLI; it is not thread-safe. It must never crash the host on odd
+ * mappings ([vdso], deleted files, memfd, replaced files): any failure is 0 frames.
+ */
+#define _GNU_SOURCE
+#include "symbolize.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Frames resolved per address before truncation to the caller's max. */
+#define HS_SYM_MAX_FRAMES 32
+#define HS_SYM_CHUNK (64 * 1024)
+
+typedef char *(*hs_demangle_fn)(const char *, char *, size_t *, int *);
+
+/* One interned string; demangled is filled lazily for names that need it. */
+typedef struct {
+    const char *str;
+    const char *demangled;
+    uint64_t hash;
+} hs_sym_str_t;
+
+/* A block of the string arena; strings never move, so pointers stay valid. */
+typedef struct hs_sym_chunk {
+    struct hs_sym_chunk *next;
+    size_t used, cap;
+    char data[];
+} hs_sym_chunk_t;
+
+/* addr -> frames[first .. first+n); key 0 means empty (addr+1 is stored). */
+typedef struct {
+    uint64_t key;
+    uint32_t first, n;
+} hs_sym_cache_t;
+
+typedef struct {
+    const char *path; /* interned */
+    uint64_t bias;
+} hs_sym_file_t;
+
+struct hs_symbolizer {
+    Dwfl *dwfl;
+    Dwfl_Callbacks callbacks; /* libdwfl keeps a pointer to it */
+    bool reporting;           /* between dwfl_report_begin(_add) and dwfl_report_end */
+    bool may_dlopen;          /* the CLI may load libstdc++ for its demangler */
+
+    int demangle_state; /* 0 not looked up, 1 available, -1 unavailable */
+    hs_demangle_fn demangle;
+    void *stdcxx; /* dlopen handle, CLI only */
+
+    hs_sym_chunk_t *chunks;
+    hs_sym_str_t *strs; /* open addressing, str == NULL when empty */
+    size_t nstrs, strcap;
+
+    hs_symbol_t *frames;
+    size_t nframes, framecap;
+    hs_sym_cache_t *cache;
+    size_t ncache, cachecap;
+
+    hs_sym_file_t *files;
+    size_t nfiles, filecap;
+};
+
+/* ------------------------------------------------------------ strings ---- */
+
+static uint64_t sym_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static char *sym_arena_copy(hs_symbolizer_t *s, const char *str, size_t len)
+{
+    hs_sym_chunk_t *c = s->chunks;
+    if (c == NULL || c->cap - c->used < len + 1) {
+        size_t cap = len + 1 > HS_SYM_CHUNK ? len + 1 : HS_SYM_CHUNK;
+        c = malloc(sizeof(*c) + cap);
+        if (c == NULL)
+            return NULL;
+        c->cap = cap;
+        c->used = 0;
+        c->next = s->chunks;
+        s->chunks = c;
+    }
+    char *p = c->data + c->used;
+    memcpy(p, str, len);
+    p[len] = '\0';
+    c->used += len + 1;
+    return p;
+}
+
+static bool sym_strs_grow(hs_symbolizer_t *s)
+{
+    size_t cap = s->strcap ? s->strcap * 2 : 1024;
+    hs_sym_str_t *t = calloc(cap, sizeof(*t));
+    if (t == NULL)
+        return false;
+    for (size_t i = 0; i < s->strcap; i++) {
+        if (s->strs[i].str == NULL)
+            continue;
+        size_t h = (size_t)s->strs[i].hash & (cap - 1);
+        while (t[h].str != NULL)
+            h = (h + 1) & (cap - 1);
+        t[h] = s->strs[i];
+    }
+    free(s->strs);
+    s->strs = t;
+    s->strcap = cap;
+    return true;
+}
+
+/* The interned entry for str (NULL str or no memory: NULL). */
+static hs_sym_str_t *sym_intern_entry(hs_symbolizer_t *s, const char *str)
+{
+    if (str == NULL)
+        return NULL;
+    if (2 * (s->nstrs + 1) > s->strcap && !sym_strs_grow(s))
+        return NULL;
+    size_t len = strlen(str);
+    uint64_t hash = sym_hash(str, len);
+    size_t h = (size_t)hash & (s->strcap - 1);
+    for (; s->strs[h].str != NULL; h = (h + 1) & (s->strcap - 1)) {
+        if (s->strs[h].hash == hash && strcmp(s->strs[h].str, str) == 0)
+            return &s->strs[h];
+    }
+    const char *copy = sym_arena_copy(s, str, len);
+    if (copy == NULL)
+        return NULL;
+    s->strs[h] = (hs_sym_str_t){.str = copy, .demangled = NULL, .hash = hash};
+    s->nstrs++;
+    return &s->strs[h];
+}
+
+static const char *sym_intern(hs_symbolizer_t *s, const char *str)
+{
+    hs_sym_str_t *e = sym_intern_entry(s, str);
+    return e ? e->str : NULL;
+}
+
+/* -------------------------------------------------------------- names ---- */
+
+static void sym_find_demangler(hs_symbolizer_t *s)
+{
+    s->demangle = (hs_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (s->demangle == NULL && s->may_dlopen) {
+        s->stdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (s->stdcxx != NULL)
+            s->demangle = (hs_demangle_fn)dlsym(s->stdcxx, "__cxa_demangle");
+    }
+    s->demangle_state = s->demangle ? 1 : -1;
+}
+
+/* Sets f->system_name to mangled and f->name to its demangled form (the same string for
+ * names that are not mangled or when no demangler is at hand). */
+static void sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangled)
+{
+    hs_sym_str_t *e = sym_intern_entry(s, mangled);
+    if (e == NULL)
+        return;
+    f->system_name = e->str;
+    f->name = e->str;
+    if (strncmp(e->str, "_Z", 2) != 0)
+        return;
+    if (e->demangled == NULL) {
+        const char *mangled_copy = e->str; /* e may move when the table grows */
+        const char *out = mangled_copy;
+        if (s->demangle_state == 0)
+            sym_find_demangler(s);
+        int status = -1;
+        char *d = s->demangle ? s->demangle(mangled_copy, NULL, NULL, &status) : NULL;
+        if (d != NULL && status == 0)
+            out = sym_intern(s, d);
+        free(d);
+        e = sym_intern_entry(s, mangled_copy);
+        if (e == NULL || out == NULL)
+            return;
+        e->demangled = out;
+    }
+    f->name = e->demangled;
+}
+
+/* Names of a subprogram or inlined-subroutine DIE, following abstract origin and
+ * specification: the linkage name when there is one, else DW_AT_name. */
+static bool sym_die_names(hs_symbolizer_t *s, Dwarf_Die *die, hs_symbol_t *f)
+{
+    Dwarf_Attribute a;
+    const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+    if (link == NULL)
+        link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+    if (link != NULL) {
+        sym_set_names(s, f, link);
+        return f->name != NULL;
+    }
+    const char *plain = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+    if (plain == NULL)
+        return false;
+    f->name = f->system_name = sym_intern(s, plain);
+    return f->name != NULL;
+}
+
+/* -------------------------------------------------------------- DWARF ---- */
+
+static bool sym_is_function(Dwarf_Die *die)
+{
+    int tag = dwarf_tag(die);
+    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+           tag == DW_TAG_entry_point;
+}
+
+/* The innermost scope DIE containing the module-relative pc, copied out of libdw's
+ * malloc'd array (Dwarf_Die is a value). */
+static bool sym_innermost_scope(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *out)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die *scopes = NULL;
+    if (cu == NULL)
+        return false;
+    int n = dwarf_getscopes(cu, addr - bias, &scopes);
+    if (n > 0)
+        *out = scopes[0];
+    free(scopes);
+    return n > 0;
+}
+
+/* The source file a DW_AT_call_file index names in the CU of die. */
+static const char *sym_call_file(Dwarf_Die *die, Dwarf_Word idx)
+{
+    Dwarf_Die cu;
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)
+        return NULL;
+    if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
+        return NULL;
+    return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/*
+ * Frames from DWARF, innermost first: each inlined subroutine containing addr, then the
+ * subprogram. The innermost line comes from the line table (file, line); each outer
+ * frame's line is the call site recorded on the inlined instance inside it. Returns the
+ * count (0 without DWARF).
+ */
+static size_t sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr,
+                               const char *file, int line, hs_symbol_t *out, size_t max)
+{
+    Dwarf_Die inner, *chain = NULL;
+    size_t n = 0;
+    if (!sym_innermost_scope(mod, addr, &inner))
+        return 0;
+    int nchain = dwarf_getscopes_die(&inner, &chain);
+    for (int i = 0; i < nchain && n < max; i++) {
+        Dwarf_Die *die = &chain[i];
+        if (!sym_is_function(die))
+            continue;
+        hs_symbol_t *f = &out[n];
+        memset(f, 0, sizeof(*f));
+        int decl = 0;
+        if (!sym_die_names(s, die, f))
+            f->name = f->system_name = NULL;
+        f->file = sym_intern(s, file);
+        f->line = line;
+        f->start_line = dwarf_decl_line(die, &decl) == 0 ? decl : 0;
+        n++;
+        if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
+            break;
+        Dwarf_Attribute a;
+        Dwarf_Word w = 0;
+        file = NULL;
+        line = 0;
+        if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &w) == 0)
+            file = sym_call_file(die, w);
+        if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &w) == 0)
+            line = (int)w;
+    }
+    free(chain);
+    return n;
+}
+
+/* Everything known about addr, into out[0..max); returns the count. */
+static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, size_t max)
+{
+    Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+    if (mod == NULL)
+        return 0;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *symname = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+    const char *file = NULL;
+    int line = 0;
+    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+    if (l != NULL)
+        file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+    size_t n = sym_dwarf_frames(s, mod, addr, file, line, out, max);
+    if (n == 0) {
+        if (symname == NULL && file == NULL)
+            return 0;
+        memset(&out[0], 0, sizeof(out[0]));
+        out[0].file = sym_intern(s, file);
+        out[0].line = line;
+        n = 1;
+    }
+    /* The containing function: the symbol table names it when DWARF cannot. */
+    hs_symbol_t *outer = &out[n - 1];
+    if (outer->name == NULL && symname != NULL && symname[0] != '\0')
+        sym_set_names(s, outer, symname);
+    return n;
+}
+
+/* -------------------------------------------------------------- cache ---- */
+
+static bool sym_cache_grow(hs_symbolizer_t *s)
+{
+    size_t cap = s->cachecap ? s->cachecap * 2 : 1024;
+    hs_sym_cache_t *t = calloc(cap, sizeof(*t));
+    if (t == NULL)
+        return false;
+    for (size_t i = 0; i < s->cachecap; i++) {
+        if (s->cache[i].key == 0)
+            continue;
+        size_t h = (size_t)(s->cache[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+        while (t[h].key != 0)
+            h = (h + 1) & (cap - 1);
+        t[h] = s->cache[i];
+    }
+    free(s->cache);
+    s->cache = t;
+    s->cachecap = cap;
+    return true;
+}
+
+/* The slot for key (empty when absent), or NULL when the table cannot grow. */
+static hs_sym_cache_t *sym_cache_slot(hs_symbolizer_t *s, uint64_t key)
+{
+    if (2 * (s->ncache + 1) > s->cachecap && !sym_cache_grow(s))
+        return NULL;
+    size_t h = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (s->cachecap - 1);
+    while (s->cache[h].key != 0 && s->cache[h].key != key)
+        h = (h + 1) & (s->cachecap - 1);
+    return &s->cache[h];
+}
+
+/* Appends frames to the frame store; returns the index of the first or -1. */
+static int64_t sym_frames_store(hs_symbolizer_t *s, const hs_symbol_t *f, size_t n)
+{
+    if (s->nframes + n > UINT32_MAX)
+        return -1;
+    if (s->nframes + n > s->framecap) {
+        size_t cap = s->framecap ? s->framecap * 2 : 1024;
+        while (cap < s->nframes + n)
+            cap *= 2;
+        hs_symbol_t *t = realloc(s->frames, cap * sizeof(*t));
+        if (t == NULL)
+            return -1;
+        s->frames = t;
+        s->framecap = cap;
+    }
+    memcpy(&s->frames[s->nframes], f, n * sizeof(*f));
+    s->nframes += n;
+    return (int64_t)(s->nframes - n);
+}
+
+static void sym_cache_clear(hs_symbolizer_t *s)
+{
+    if (s->cache != NULL)
+        memset(s->cache, 0, s->cachecap * sizeof(*s->cache));
+    s->ncache = 0;
+    s->nframes = 0;
+}
+
+/* ---------------------------------------------------------------- API ---- */
+
+static hs_symbolizer_t *sym_alloc(void)
+{
+    hs_symbolizer_t *s = calloc(1, sizeof(*s));
+    if (s != NULL && !sym_strs_grow(s)) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+hs_symbolizer_t *hs_symbolizer_new_pid(pid_t pid)
+{
+    hs_symbolizer_t *s = sym_alloc();
+    if (s == NULL)
+        return NULL;
+    s->callbacks.find_elf = dwfl_linux_proc_find_elf;
+    s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    s->dwfl = dwfl_begin(&s->callbacks);
+    if (s->dwfl == NULL)
+        goto fail;
+    dwfl_report_begin(s->dwfl);
+    int rc = dwfl_linux_proc_report(s->dwfl, pid != 0 ? pid : getpid());
+    if (dwfl_report_end(s->dwfl, NULL, NULL) != 0 || rc != 0)
+        goto fail;
+    return s;
+fail:
+    hs_symbolizer_free(s);
+    return NULL;
+}
+
+hs_symbolizer_t *hs_symbolizer_new(void)
+{
+    hs_symbolizer_t *s = sym_alloc();
+    if (s == NULL)
+        return NULL;
+    s->may_dlopen = true;
+    s->callbacks.find_elf = dwfl_build_id_find_elf;
+    s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    s->callbacks.section_address = dwfl_offline_section_address;
+    s->dwfl = dwfl_begin(&s->callbacks);
+    if (s->dwfl == NULL) {
+        hs_symbolizer_free(s);
+        return NULL;
+    }
+    dwfl_report_begin(s->dwfl);
+    s->reporting = true;
+    return s;
+}
+
+size_t hs_symbolize(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, size_t max)
+{
+    hs_symbol_t tmp[HS_SYM_MAX_FRAMES];
+    if (s == NULL || s->dwfl == NULL || out == NULL || max == 0 || addr + 1 == 0)
+        return 0;
+    if (s->reporting) {
+        s->reporting = false;
+        sym_cache_clear(s); /* new modules may resolve what failed before */
+        if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+            return 0;
+    }
+    hs_sym_cache_t *slot = sym_cache_slot(s, addr + 1);
+    if (slot != NULL && slot->key != 0) {
+        size_t n = slot->n < max ? slot->n : max;
+        memcpy(out, &s->frames[slot->first], n * sizeof(*out));
+        return n;
+    }
+    size_t n = sym_resolve(s, addr, tmp, HS_SYM_MAX_FRAMES);
+    int64_t first = sym_frames_store(s, tmp, n);
+    if (slot != NULL && first >= 0) {
+        *slot = (hs_sym_cache_t){.key = addr + 1, .first = (uint32_t)first, .n = (uint32_t)n};
+        s->ncache++;
+    }
+    n = n < max ? n : max;
+    memcpy(out, tmp, n * sizeof(*out));
+    return n;
+}
+
+void hs_symbolizer_free(hs_symbolizer_t *s)
+{
+    if (s == NULL)
+        return;
+    if (s->dwfl != NULL)
+        dwfl_end(s->dwfl);
+    if (s->stdcxx != NULL)
+        dlclose(s->stdcxx);
+    while (s->chunks != NULL) {
+        hs_sym_chunk_t *next = s->chunks->next;
+        free(s->chunks);
+        s->chunks = next;
+    }
+    free(s->strs);
+    free(s->frames);
+    free(s->cache);
+    free(s->files);
+    free(s);
+}
+
+/* ------------------------------------------------------------- files ---- */
+
+/*
+ * Candidate load biases of the ELF open on fd when its bytes at file offset `offset` are
+ * mapped at `start`. A PT_LOAD segment maps file offset o to bias + p_vaddr + (o -
+ * p_offset), the relation the dynamic loader establishes; but one file page may belong to
+ * two segments (the end of .rodata and the start of the RELRO data share one), so every
+ * segment holding the offset gives a candidate, executable segments first. Returns the
+ * count (0 when the file is not ELF or no segment holds the offset).
+ */
+static size_t sym_load_biases(int fd, uint64_t start, uint64_t offset, uint64_t *bias, size_t max)
+{
+    size_t nph = 0, n = 0;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (elf == NULL || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph) != 0)
+        goto out;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < nph && n < max; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD)
+                continue;
+            if ((pass == 0) != ((ph.p_flags & PF_X) != 0))
+                continue;
+            uint64_t align = ph.p_align > 1 ? ph.p_align : 1;
+            uint64_t lo = ph.p_offset & ~(align - 1), hi = ph.p_offset + ph.p_filesz;
+            if (offset >= lo && offset < hi)
+                bias[n++] = start - offset - ph.p_vaddr + ph.p_offset;
+        }
+    }
+out:
+    if (elf != NULL)
+        elf_end(elf);
+    return n;
+}
+
+/* true when path was reported at one of the biases; remembers it at bias[0] otherwise. A
+ * file mapped in several segments is one module. */
+static bool sym_file_seen(hs_symbolizer_t *s, const char *path, const uint64_t *bias, size_t n,
+                          bool *oom)
+{
+    const char *p = sym_intern(s, path);
+    *oom = p == NULL;
+    if (p == NULL)
+        return false;
+    for (size_t i = 0; i < s->nfiles; i++) {
+        for (size_t j = 0; j < n; j++) {
+            if (s->files[i].path == p && s->files[i].bias == bias[j])
+                return true;
+        }
+    }
+    if (s->nfiles == s->filecap) {
+        size_t cap = s->filecap ? s->filecap * 2 : 16;
+        hs_sym_file_t *t = realloc(s->files, cap * sizeof(*t));
+        *oom = t == NULL;
+        if (t == NULL)
+            return false;
+        s->files = t;
+        s->filecap = cap;
+    }
+    s->files[s->nfiles++] = (hs_sym_file_t){.path = p, .bias = bias[0]};
+    return false;
+}
+
+int hs_symbolizer_add_file(hs_symbolizer_t *s, const char *path, uint64_t start, uint64_t limit,
+                           uint64_t offset)
+{
+    uint64_t bias[4];
+    bool oom;
+    if (s == NULL || s->dwfl == NULL || path == NULL || start >= limit)
+        return -EINVAL;
+    elf_version(EV_CURRENT);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = -EINVAL;
+    size_t nbias = sym_load_biases(fd, start, offset, bias, 4);
+    if (nbias == 0)
+        goto out;
+    if (sym_file_seen(s, path, bias, nbias, &oom) || oom) {
+        rc = oom ? -ENOMEM : 0;
+        goto out;
+    }
+    if (!s->reporting) {
+        dwfl_report_begin_add(s->dwfl);
+        s->reporting = true;
+    }
+    /* libdwfl takes the descriptor on success. */
+    if (dwfl_report_elf(s->dwfl, path, path, fd, bias[0], true) != NULL)
+        return 0;
+    s->nfiles--; /* not reported after all */
+    rc = -EINVAL;
+out:
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,234 @@
+/*
+ * Unit test of symbolize.c, in process: resolves addresses of this test's own functions
+ * (a static one, an inlined one, main), of libc and of libstdc++ (demangling) through a
+ * symbolizer of the live process, then the static function again through a symbolizer
+ * fed the executable's mapping from hs_maps_read (the CLI's path). Prints the time to
+ * symbolize 10,000 libc addresses, cold and cached. Exits non-zero on failure.
+ */
+#define _GNU_SOURCE
+#include "maps.h"
+#include "symbolize.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures;
+
+int main(void);
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "test_symbolize: FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static const int probe_line = __LINE__ + 1;
+__attribute__((noinline, noclone)) static int sym_probe(int x)
+{
+    __asm__ volatile("" ::: "memory");
+    return x * 7 + 3;
+}
+
+static void *captured;
+
+__attribute__((noinline, noclone)) static void sym_capture(void)
+{
+    captured = __builtin_return_address(0);
+    __asm__ volatile("" ::: "memory");
+}
+
+static const int leaf_call_line = __LINE__ + 3;
+static inline __attribute__((always_inline)) void sym_inlined_leaf(void)
+{
+    sym_capture();
+}
+
+static const int outer_call_line = __LINE__ + 3;
+__attribute__((noinline, noclone)) static void sym_inlined_outer(void)
+{
+    sym_inlined_leaf();
+    __asm__ volatile("" ::: "memory"); /* no tail call: the return address stays here */
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path ? path : "(null)";
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void print_frames(const char *what, const hs_symbol_t *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "  %s #%zu: %s [%s] %s:%lld (decl %lld)\n", what, i,
+                f[i].name ? f[i].name : "?", f[i].system_name ? f[i].system_name : "?",
+                f[i].file ? f[i].file : "?", (long long)f[i].line, (long long)f[i].start_line);
+}
+
+/* The static function resolves to its name, this file and a line inside it. */
+static void check_probe(hs_symbolizer_t *s, const char *how)
+{
+    hs_symbol_t f[8];
+    size_t n = hs_symbolize(s, (uint64_t)(uintptr_t)&sym_probe + 1, f, 8);
+    CHECK(n == 1, "%s: %zu frames for sym_probe", how, n);
+    if (n == 0)
+        return;
+    CHECK(f[0].name && strcmp(f[0].name, "sym_probe") == 0, "%s: name %s", how, f[0].name);
+    CHECK(f[0].system_name && strcmp(f[0].system_name, "sym_probe") == 0, "%s: system name %s", how,
+          f[0].system_name);
+    CHECK(strcmp(base_name(f[0].file), "test_symbolize.c") == 0, "%s: file %s", how, f[0].file);
+    CHECK(f[0].line >= probe_line - 1 && f[0].line <= probe_line + 4, "%s: line %lld vs %d", how,
+          (long long)f[0].line, probe_line);
+    CHECK(f[0].start_line == probe_line, "%s: decl line %lld vs %d", how,
+          (long long)f[0].start_line, probe_line);
+    if (failures)
+        print_frames(how, f, n);
+}
+
+static void check_inlined(hs_symbolizer_t *s)
+{
+    hs_symbol_t f[8];
+    sym_inlined_outer();
+    size_t n = hs_symbolize(s, (uint64_t)(uintptr_t)captured - 1, f, 8);
+    CHECK(n == 2, "%zu frames for the inlined call", n);
+    if (n == 2) {
+        CHECK(f[0].name && strcmp(f[0].name, "sym_inlined_leaf") == 0, "inner %s", f[0].name);
+        CHECK(f[0].line == leaf_call_line, "inner line %lld", (long long)f[0].line);
+        CHECK(f[1].name && strcmp(f[1].name, "sym_inlined_outer") == 0, "outer %s", f[1].name);
+        CHECK(f[1].line == outer_call_line, "outer line %lld", (long long)f[1].line);
+        CHECK(strcmp(base_name(f[1].file), "test_symbolize.c") == 0, "outer file %s", f[1].file);
+    }
+    CHECK(hs_symbolize(s, (uint64_t)(uintptr_t)captured - 1, f, 1) == 1, "max 1");
+    CHECK(f[0].name && strcmp(f[0].name, "sym_inlined_leaf") == 0, "max 1: %s", f[0].name);
+}
+
+static void check_main_libc_and_holes(hs_symbolizer_t *s)
+{
+    hs_symbol_t f[8], g[8];
+    size_t n = hs_symbolize(s, (uint64_t)(uintptr_t)&main + 1, f, 8);
+    CHECK(n >= 1 && f[n - 1].name && strcmp(f[n - 1].name, "main") == 0, "main: %zu %s", n,
+          n ? f[n - 1].name : "");
+    n = hs_symbolize(s, (uint64_t)(uintptr_t)&qsort + 1, f, 8);
+    CHECK(n >= 1 && f[n - 1].name && strstr(f[n - 1].name, "qsort"), "qsort: %zu %s", n,
+          n ? f[n - 1].name : "");
+    n = hs_symbolize(s, (uint64_t)(uintptr_t)&malloc + 1, f, 8);
+    CHECK(n >= 1 && f[n - 1].name && strstr(f[n - 1].name, "malloc"), "malloc: %zu %s", n,
+          n ? f[n - 1].name : "");
+    /* Cached: the very same strings come back. */
+    size_t m = hs_symbolize(s, (uint64_t)(uintptr_t)&malloc + 1, g, 8);
+    CHECK(m == n && (n == 0 || g[n - 1].name == f[n - 1].name), "cache");
+    CHECK(hs_symbolize(s, 16, f, 8) == 0, "address 16 resolved");
+    CHECK(hs_symbolize(s, UINT64_MAX, f, 8) == 0, "address ~0 resolved");
+    CHECK(hs_symbolize(s, (uint64_t)(uintptr_t)&main, f, 0) == 0, "max 0");
+}
+
+/* A C++ symbol of libstdc++: demangled name with "::", mangled system name. */
+static void check_demangle(void)
+{
+    void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_GLOBAL);
+    if (h == NULL) {
+        fprintf(stderr, "test_symbolize: libstdc++ unavailable, demangling skipped\n");
+        return;
+    }
+    void *fn = dlsym(h, "_ZNSt6chrono3_V212system_clock3nowEv");
+    CHECK(fn != NULL, "dlsym system_clock::now");
+    hs_symbolizer_t *s = hs_symbolizer_new_pid(0);
+    CHECK(s != NULL, "new_pid after dlopen");
+    if (s != NULL && fn != NULL) {
+        hs_symbol_t f[8];
+        size_t n = hs_symbolize(s, (uint64_t)(uintptr_t)fn + 1, f, 8);
+        CHECK(n >= 1, "no frames for system_clock::now");
+        if (n >= 1) {
+            const hs_symbol_t *o = &f[n - 1];
+            CHECK(o->name && strstr(o->name, "system_clock::now"), "demangled %s", o->name);
+            CHECK(o->system_name && strncmp(o->system_name, "_Z", 2) == 0, "mangled %s",
+                  o->system_name);
+        }
+    }
+    hs_symbolizer_free(s);
+}
+
+/* The CLI's path: the executable placed from its maps lines, then looked up. */
+static void check_add_file(void)
+{
+    hs_maps_t maps;
+    CHECK(hs_maps_read(0, &maps) == 0, "hs_maps_read");
+    const hs_map_t *m = hs_maps_find(&maps, (uint64_t)(uintptr_t)&sym_probe);
+    CHECK(m != NULL, "no mapping for sym_probe");
+    hs_symbolizer_t *s = hs_symbolizer_new();
+    CHECK(s != NULL, "hs_symbolizer_new");
+    if (m != NULL && s != NULL) {
+        for (size_t i = 0; i < maps.n; i++) {
+            const hs_map_t *a = &maps.maps[i];
+            if (strcmp(a->path, m->path) == 0)
+                CHECK(hs_symbolizer_add_file(s, a->path, a->start, a->limit, a->offset) == 0,
+                      "add_file %s at %llx", a->path, (unsigned long long)a->start);
+        }
+        check_probe(s, "add_file");
+        CHECK(hs_symbolizer_add_file(s, "/nonexistent", 4096, 8192, 0) < 0, "nonexistent");
+        CHECK(hs_symbolizer_add_file(s, "/proc/self/maps", 4096, 8192, 0) < 0, "not ELF");
+        check_probe(s, "add_file after more adds");
+    }
+    hs_symbolizer_free(s);
+    hs_maps_free(&maps);
+}
+
+/* 10,000 addresses spread over libc's text: cold, then cached. */
+static void time_libc(hs_symbolizer_t *s)
+{
+    hs_maps_t maps;
+    if (hs_maps_read(0, &maps) != 0)
+        return;
+    const hs_map_t *m = hs_maps_find(&maps, (uint64_t)(uintptr_t)&qsort);
+    if (m != NULL) {
+        hs_symbol_t f[8];
+        size_t found = 0;
+        uint64_t span = m->limit - m->start;
+        for (int pass = 0; pass < 2; pass++) {
+            double t0 = now_ms();
+            for (uint64_t i = 0; i < 10000; i++)
+                found += hs_symbolize(s, m->start + (i * 7919 * 13) % span, f, 8) > 0;
+            fprintf(stderr, "test_symbolize: 10000 libc addresses %s: %.1f ms\n",
+                    pass ? "cached" : "cold", now_ms() - t0);
+        }
+        CHECK(found > 10000, "only %zu of 20000 libc addresses resolved", found);
+    }
+    hs_maps_free(&maps);
+}
+
+int main(void)
+{
+    CHECK(sym_probe(1) == 10, "probe");
+    double t0 = now_ms();
+    hs_symbolizer_t *s = hs_symbolizer_new_pid(0);
+    CHECK(s != NULL, "hs_symbolizer_new_pid(0)");
+    if (s == NULL)
+        return 1;
+    fprintf(stderr, "test_symbolize: new_pid %.1f ms\n", now_ms() - t0);
+    check_probe(s, "pid");
+    check_inlined(s);
+    check_main_libc_and_holes(s);
+    time_libc(s);
+    hs_symbolizer_free(s);
+    check_add_file();
+    check_demangle();
+    if (failures) {
+        fprintf(stderr, "test_symbolize: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_symbolize: ok\n");
+    return 0;
+}
