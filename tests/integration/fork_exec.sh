@@ -28,13 +28,12 @@ for f in "$LIB" "$CLI" "$PROG"; do
     [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
 done
 
-# flat FILE NAME: NAME's flat alloc_space in FILE (plain bytes), empty if absent; fails the
-# test if pprof cannot read FILE.
+# flat FILE NAME: NAME's flat alloc_space in FILE (plain bytes), empty if absent,
+# "unreadable(...)" if pprof cannot read FILE.
 flat() {
     if ! go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=alloc_space \
         "$1" >"$T/top.out" 2>&1; then
-        fail "go tool pprof cannot read $1"
-        show "$T/top.out" 5
+        echo "unreadable($(head -n 1 "$T/top.out"))"
         return 0
     fi
     awk -v w="$2" '/^ *flat +flat% +sum% +cum +cum%/ { on = 1; next }
@@ -46,7 +45,7 @@ flat() {
 want() {
     got=$(flat "$1" "$2")
     if [ "$3" = absent ]; then
-        [ -z "$got" ] || [ "$got" = 0 ] || fail "$(basename "$1"): $2 present ($got bytes), want absent"
+        [ -z "$got" ] || [ "$got" = 0 ] || fail "$(basename "$1"): $2 present ($got), want absent"
     else
         [ "$got" = "$3" ] || fail "$(basename "$1"): $2 flat alloc_space = ${got:-absent}, want $3"
     fi

@@ -1,0 +1,124 @@
+#!/bin/sh
+# cli_run: `heapsift run` passes the program's exit status and output through, writes the
+# profile where -o (or the default heapsift.%p.pb.gz in the cwd) says and tells on stderr
+# where it went, honours --rate (the profile's period) and --seed, and reports a missing
+# program shell-style with status 127.
+# usage: cli_run.sh BUILD_DIR SOURCE_DIR
+set -eu
+BUILD=$(cd "$1" && pwd)
+LIB=$BUILD/libheapsift.so
+CLI=$BUILD/heapsift
+PROG=$BUILD/programs/sites
+T=$(mktemp -d "${TMPDIR:-/tmp}/hs-cli-run.XXXXXX")
+trap 'rm -rf "$T"' EXIT INT TERM
+export HOME="${HOME:-$T}"
+FAILS=0
+fail() {
+    echo "FAIL: $*" >&2
+    FAILS=$((FAILS + 1))
+}
+show() {
+    head -n "${2:-40}" "$1" | sed 's/^/    | /' >&2
+}
+command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
+for f in "$LIB" "$CLI" "$PROG"; do
+    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
+done
+unset HEAPSIFT_OUT HEAPSIFT_RATE HEAPSIFT_SEED HEAPSIFT_DEPTH HEAPSIFT_UNWIND HEAPSIFT_CHILDREN \
+    LD_PRELOAD 2>/dev/null || true
+
+# period FILE: the profile's period, from `go tool pprof -raw`
+period() {
+    go tool pprof -raw "$1" 2>/dev/null | sed -n 's/^Period: \([0-9]*\)$/\1/p'
+}
+# only_file DIR: sets F to the one file in DIR, or fails the test and empties F
+only_file() {
+    n=$(find "$1" -mindepth 1 -maxdepth 1 | wc -l)
+    F=""
+    if [ "$n" -ne 1 ]; then
+        fail "want exactly one file in $1, got $n: $(find "$1" -mindepth 1 -maxdepth 1 | tr '\n' ' ')"
+        return 0
+    fi
+    F=$(find "$1" -mindepth 1 -maxdepth 1)
+}
+
+# 1. Default output in the cwd, exit status 3 and stdout passed through, "where" on stderr.
+mkdir -p "$T/cwd"
+rc=0
+(cd "$T/cwd" && "$CLI" run -- "$PROG" --say hello-from-sites --exit 3) >"$T/1.out" 2>"$T/1.err" ||
+    rc=$?
+[ $rc -eq 3 ] || { fail "heapsift run -- sites --exit 3: status $rc, want 3"; show "$T/1.err" 10; }
+[ "$(cat "$T/1.out")" = hello-from-sites ] ||
+    { fail "program's stdout not passed through: want hello-from-sites, got:"; show "$T/1.out" 5; }
+only_file "$T/cwd"
+f=$F
+if [ -n "$f" ]; then
+    case "$(basename "$f")" in
+    heapsift.[0-9]*.pb.gz) ;;
+    *) fail "default output name: want heapsift.PID.pb.gz in the cwd, got $(basename "$f")" ;;
+    esac
+    grep -q "$(basename "$f")" "$T/1.err" ||
+        { fail "stderr does not say where the profile went ($(basename "$f"))"; show "$T/1.err" 10; }
+    p=$(period "$f")
+    [ "$p" = 524288 ] || fail "default rate: period ${p:-unreadable}, want 524288"
+fi
+
+# 2. -o PATTERN and --rate 1: exact values, period 1, the path on stderr
+mkdir -p "$T/o"
+rc=0
+"$CLI" run -o "$T/o/out.%p.pb.gz" --rate 1 -- "$PROG" >"$T/2.out" 2>"$T/2.err" || rc=$?
+[ $rc -eq 0 ] || { fail "heapsift run -o ... --rate 1 -- sites: status $rc"; show "$T/2.err" 10; }
+only_file "$T/o"
+f=$F
+if [ -n "$f" ]; then
+    case "$(basename "$f")" in
+    out.[0-9]*.pb.gz) ;;
+    *) fail "-o $T/o/out.%p.pb.gz: got $(basename "$f")" ;;
+    esac
+    grep -q "$f" "$T/2.err" || { fail "stderr does not name $f"; show "$T/2.err" 10; }
+    p=$(period "$f")
+    [ "$p" = 1 ] || fail "--rate 1: period ${p:-unreadable}, want 1"
+    got=$(go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=inuse_space "$f" 2>&1 |
+        awk '$NF == "site_malloc" || $NF ~ /^site_malloc\(/ { sub(/B$/, "", $1); print $1 }')
+    [ "$got" = 16384000 ] || fail "--rate 1: site_malloc inuse_space ${got:-absent}, want 16384000"
+fi
+
+# 3. --rate 4096 --seed N: period 4096, and the same seed gives the same profile values.
+for i in 1 2; do
+    mkdir -p "$T/r$i"
+    rc=0
+    "$CLI" run -o "$T/r$i/p.pb.gz" --rate 4096 --seed 42 -- "$PROG" >/dev/null 2>"$T/3.err" ||
+        rc=$?
+    [ $rc -eq 0 ] || { fail "heapsift run --rate 4096 --seed 42: status $rc"; show "$T/3.err" 10; }
+done
+if [ -s "$T/r1/p.pb.gz" ] && [ -s "$T/r2/p.pb.gz" ]; then
+    p=$(period "$T/r1/p.pb.gz")
+    [ "$p" = 4096 ] || fail "--rate 4096: period ${p:-unreadable}, want 4096"
+    for i in 1 2; do
+        go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=alloc_space \
+            "$T/r$i/p.pb.gz" 2>/dev/null | awk '$NF ~ /^site_/' >"$T/r$i.top"
+    done
+    [ -s "$T/r1.top" ] || fail "--rate 4096: no site_* function in the profile"
+    cmp -s "$T/r1.top" "$T/r2.top" ||
+        { fail "--seed 42 twice: site values differ"; show "$T/r1.top" 15; show "$T/r2.top" 15; }
+else
+    fail "--rate 4096 -o $T/rN/p.pb.gz: no profile written"
+fi
+
+# 4. A missing program: status 127 and a shell-like "CMD: command not found" line.
+rc=0
+"$CLI" run -- hs-no-such-command-xyz arg >"$T/4.out" 2>"$T/4.err" || rc=$?
+[ $rc -eq 127 ] || fail "heapsift run -- hs-no-such-command-xyz: status $rc, want 127"
+grep -q 'hs-no-such-command-xyz.*not found' "$T/4.err" ||
+    { fail "missing program: want 'hs-no-such-command-xyz: command not found' on stderr, got:"; show "$T/4.err" 5; }
+[ "$(wc -l <"$T/4.err")" -eq 1 ] || { fail "missing program: want one line on stderr, got:"; show "$T/4.err" 5; }
+rc=0
+"$CLI" run -- "$T/no/such/prog" >"$T/5.out" 2>"$T/5.err" || rc=$?
+[ $rc -eq 127 ] || fail "heapsift run -- $T/no/such/prog: status $rc, want 127"
+grep -q "$T/no/such/prog" "$T/5.err" || { fail "missing path: stderr does not name it:"; show "$T/5.err" 5; }
+
+if [ $FAILS -ne 0 ]; then
+    echo "cli_run: $FAILS check(s) failed" >&2
+    exit 1
+fi
+echo "cli_run: ok"
