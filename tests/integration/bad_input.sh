@@ -1,0 +1,109 @@
+#!/bin/sh
+# bad_input: bad configuration and bad files are reported in one line, never crash, and never
+# change what the profiled program does.
+#  - a bad HEAPSIFT_* value: one stderr line naming the variable and the value; the
+#    program's output and exit status unchanged; no profile written;
+#  - an unwritable HEAPSIFT_OUT: one stderr line naming the path; output and status unchanged;
+#  - `heapsift top` of a missing, empty, truncated or non-profile file: one
+#    "heapsift: error: ..." line, nothing on stdout, status non-zero and below 128.
+# usage: bad_input.sh BUILD_DIR SOURCE_DIR
+set -eu
+BUILD=$(cd "$1" && pwd)
+LIB=$BUILD/libheapsift.so
+CLI=$BUILD/heapsift
+PROG=$BUILD/programs/sites
+T=$(mktemp -d "${TMPDIR:-/tmp}/hs-bad-input.XXXXXX")
+trap 'rm -rf "$T"' EXIT INT TERM
+FAILS=0
+fail() {
+    echo "FAIL: $*" >&2
+    FAILS=$((FAILS + 1))
+}
+show() {
+    head -n "${2:-40}" "$1" | sed 's/^/    | /' >&2
+}
+for f in "$LIB" "$CLI" "$PROG"; do
+    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
+done
+unset HEAPSIFT_OUT HEAPSIFT_RATE HEAPSIFT_SEED HEAPSIFT_DEPTH HEAPSIFT_UNWIND HEAPSIFT_CHILDREN \
+    HEAPSIFT_MAX_STACKS HEAPSIFT_VERBOSE LD_PRELOAD 2>/dev/null || true
+
+# preload LABEL OUT VAR=VALUE...: runs sites (prints "unchanged-output", exits 5) preloaded
+# with HEAPSIFT_OUT=OUT and the given variables; checks status and stdout; stderr in $T/err.
+preload() {
+    label=$1 out=$2
+    shift 2
+    rc=0
+    env "$@" HEAPSIFT_OUT="$out" LD_PRELOAD="$LIB" "$PROG" --say unchanged-output --exit 5 \
+        >"$T/out" 2>"$T/err" || rc=$?
+    [ $rc -eq 5 ] || { fail "$label: program's exit status $rc, want 5"; show "$T/err" 5; }
+    [ "$(cat "$T/out")" = unchanged-output ] ||
+        { fail "$label: program's stdout changed, got:"; show "$T/out" 5; }
+}
+# one_line LABEL NEEDLE...: $T/err is exactly one line containing every NEEDLE (fixed strings)
+one_line() {
+    label=$1
+    shift
+    n=$(wc -l <"$T/err")
+    [ "$n" -eq 1 ] || { fail "$label: want one line on stderr, got $n:"; show "$T/err" 5; return 0; }
+    for needle in "$@"; do
+        grep -qF -- "$needle" "$T/err" ||
+            { fail "$label: stderr does not name '$needle':"; show "$T/err" 3; }
+    done
+}
+
+# 1. bad values
+for kv in HEAPSIFT_RATE=abc HEAPSIFT_RATE=-5 HEAPSIFT_RATE=12abc HEAPSIFT_SEED=xyz \
+    HEAPSIFT_DEPTH=abc HEAPSIFT_DEPTH=1000 HEAPSIFT_UNWIND=bogus HEAPSIFT_MAX_STACKS=lots; do
+    var=${kv%%=*} val=${kv#*=}
+    rm -rf "$T/b"
+    mkdir -p "$T/b"
+    preload "$kv" "$T/b/x.%p.pb.gz" "$kv"
+    one_line "$kv" "$var" "$val"
+    [ -z "$(ls -A "$T/b")" ] || fail "$kv: a profile was written: $(ls -A "$T/b" | tr '\n' ' ')"
+done
+
+# 2. unwritable output paths
+: >"$T/regular"
+for out in /nonexistent/dir/x.pb.gz "$T/regular/x.pb.gz"; do
+    preload "HEAPSIFT_OUT=$out" "$out" HEAPSIFT_RATE=65536
+    one_line "HEAPSIFT_OUT=$out" "$out"
+done
+
+# 3. heapsift top of bad files
+rc=0
+HEAPSIFT_OUT="$T/real.pb.gz" LD_PRELOAD="$LIB" "$PROG" >/dev/null 2>"$T/err" || rc=$?
+bad="$T/missing.pb.gz $T/empty.pb.gz /etc/passwd $T/hello.gz"
+: >"$T/empty.pb.gz"
+printf 'hello world\n' | gzip >"$T/hello.gz"
+if [ $rc -eq 0 ] && [ -s "$T/real.pb.gz" ]; then
+    size=$(wc -c <"$T/real.pb.gz")
+    head -c 20 "$T/real.pb.gz" >"$T/trunc20.pb.gz"
+    head -c $((size / 2)) "$T/real.pb.gz" >"$T/trunchalf.pb.gz"
+    head -c $((size - 1)) "$T/real.pb.gz" >"$T/trunc1.pb.gz"
+    bad="$bad $T/trunc20.pb.gz $T/trunchalf.pb.gz $T/trunc1.pb.gz"
+    rc=0
+    "$CLI" top "$T/real.pb.gz" >"$T/out" 2>"$T/err" || rc=$?
+    [ $rc -eq 0 ] || { fail "heapsift top of a good profile: status $rc"; show "$T/err" 5; }
+else
+    fail "could not make a real profile for truncation (sites status $rc)"
+    show "$T/err" 5
+fi
+for f in $bad; do
+    rc=0
+    "$CLI" top "$f" >"$T/out" 2>"$T/err" || rc=$?
+    label="heapsift top $(basename "$f")"
+    if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then
+        fail "$label: status $rc, want non-zero and < 128"
+    fi
+    [ ! -s "$T/out" ] || { fail "$label: wrote to stdout:"; show "$T/out" 5; }
+    one_line "$label" "heapsift: error:"
+    head -n 1 "$T/err" | grep -q '^heapsift: error: ' ||
+        { fail "$label: the line does not start with 'heapsift: error: '"; show "$T/err" 3; }
+done
+
+if [ $FAILS -ne 0 ]; then
+    echo "bad_input: $FAILS check(s) failed" >&2
+    exit 1
+fi
+echo "bad_input: ok"
