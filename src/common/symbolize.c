@@ -54,6 +54,22 @@ typedef struct {
     uint64_t bias;
 } hs_sym_file_t;
 
+/* A function symbol; name points into libelf's string table, alive as long as the Dwfl. */
+typedef struct {
+    uint64_t lo, size; /* size: st_size, or up to the end of its section when 0 */
+    bool sized;
+    const char *name;
+    int rank; /* lower is preferred among aliases at one address */
+} hs_sym_func_t;
+
+/* A module's function symbols sorted by address: libdwfl's own lookup scans the whole
+ * symbol table on every call (0.2 ms per address in libc), this is a binary search. */
+typedef struct {
+    Dwfl_Module *mod;
+    hs_sym_func_t *funcs;
+    size_t n;
+} hs_sym_modtab_t;
+
 struct hs_symbolizer {
     Dwfl *dwfl;
     Dwfl_Callbacks callbacks; /* libdwfl keeps a pointer to it */
@@ -75,6 +91,9 @@ struct hs_symbolizer {
 
     hs_sym_file_t *files;
     size_t nfiles, filecap;
+
+    hs_sym_modtab_t *mods;
+    size_t nmods, modcap, lastmod;
 };
 
 /* ------------------------------------------------------------ strings ---- */
@@ -197,6 +216,21 @@ static void sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangle
     f->name = e->demangled;
 }
 
+/* A symbol-table name without its version ("pthread_create@@GLIBC_2.34"). */
+static void sym_set_symtab_name(hs_symbolizer_t *s, hs_symbol_t *f, const char *name)
+{
+    char buf[512];
+    size_t len = strcspn(name, "@");
+    if (len == 0)
+        return;
+    if (name[len] == '@' && len < sizeof(buf)) {
+        memcpy(buf, name, len);
+        buf[len] = '\0';
+        name = buf;
+    }
+    sym_set_names(s, f, name);
+}
+
 /* Names of a subprogram or inlined-subroutine DIE, following abstract origin and
  * specification: the linkage name when there is one, else DW_AT_name. */
 static bool sym_die_names(hs_symbolizer_t *s, Dwarf_Die *die, hs_symbol_t *f)
@@ -214,6 +248,128 @@ static bool sym_die_names(hs_symbolizer_t *s, Dwarf_Die *die, hs_symbol_t *f)
         return false;
     f->name = f->system_name = sym_intern(s, plain);
     return f->name != NULL;
+}
+
+/* ------------------------------------------------------- symbol tables ---- */
+
+/* Among aliases (malloc, __libc_malloc, __GI___libc_malloc) prefer sized, global, then
+ * not glibc-internal, then fewer leading underscores, then shorter: the name a user
+ * would have written. */
+static int sym_rank(const GElf_Sym *sym, const char *name)
+{
+    int bind = GELF_ST_BIND(sym->st_info);
+    int r = sym->st_size ? 0 : 10000;
+    r += bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1000 : 2000;
+    if (strncmp(name, "__GI_", 5) == 0 || strstr(name, ".localalias") != NULL)
+        r += 500;
+    size_t us = strspn(name, "_"), len = strcspn(name, "@");
+    return r + (int)(us > 9 ? 90 : us * 10) + (len > 9 ? 9 : (int)len);
+}
+
+static int sym_func_cmp(const void *a, const void *b)
+{
+    const hs_sym_func_t *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Bytes from addr to the end of section shndx of elf (placed at bias): how far a
+ * sizeless symbol (hand-written assembly, _init) may extend; 256 when unknown. */
+static uint64_t sym_section_rest(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, GElf_Addr addr)
+{
+    GElf_Shdr shdr;
+    Elf_Scn *scn = elf != NULL && shndx != (GElf_Word)-1 ? elf_getscn(elf, shndx) : NULL;
+    if (scn == NULL || gelf_getshdr(scn, &shdr) == NULL)
+        return 256;
+    uint64_t end = shdr.sh_addr + shdr.sh_size + bias;
+    return end > addr ? end - addr : 0;
+}
+
+/* Collects, sorts and de-duplicates the function symbols of t->mod. */
+static void sym_modtab_build(hs_sym_modtab_t *t)
+{
+    int nsyms = dwfl_module_getsymtab(t->mod);
+    if (nsyms <= 0 || (t->funcs = malloc((size_t)nsyms * sizeof(*t->funcs))) == NULL)
+        return;
+    for (int i = 1; i < nsyms; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr = 0;
+        GElf_Word shndx = 0;
+        Elf *elf = NULL;
+        Dwarf_Addr bias = 0;
+        const char *name = dwfl_module_getsym_info(t->mod, i, &sym, &addr, &shndx, &elf, &bias);
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (name == NULL || name[0] == '\0' || sym.st_shndx == SHN_UNDEF || addr == 0)
+            continue;
+        if (type != STT_FUNC && type != STT_GNU_IFUNC && !(type == STT_NOTYPE && sym.st_size))
+            continue;
+        hs_sym_func_t *f = &t->funcs[t->n++];
+        *f = (hs_sym_func_t){.lo = addr,
+                             .size = sym.st_size,
+                             .sized = sym.st_size != 0,
+                             .name = name,
+                             .rank = sym_rank(&sym, name)};
+        if (!f->sized)
+            f->size = sym_section_rest(elf, shndx, bias, addr);
+    }
+    qsort(t->funcs, t->n, sizeof(*t->funcs), sym_func_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (k == 0 || t->funcs[k - 1].lo != t->funcs[i].lo)
+            t->funcs[k++] = t->funcs[i];
+    }
+    t->n = k;
+}
+
+static hs_sym_modtab_t *sym_modtab(hs_symbolizer_t *s, Dwfl_Module *mod)
+{
+    if (s->lastmod < s->nmods && s->mods[s->lastmod].mod == mod)
+        return &s->mods[s->lastmod];
+    for (size_t i = 0; i < s->nmods; i++) {
+        if (s->mods[i].mod == mod)
+            return &s->mods[s->lastmod = i];
+    }
+    if (s->nmods == s->modcap) {
+        size_t cap = s->modcap ? s->modcap * 2 : 32;
+        hs_sym_modtab_t *t = realloc(s->mods, cap * sizeof(*t));
+        if (t == NULL)
+            return NULL;
+        s->mods = t;
+        s->modcap = cap;
+    }
+    hs_sym_modtab_t *t = &s->mods[s->lastmod = s->nmods++];
+    *t = (hs_sym_modtab_t){.mod = mod};
+    sym_modtab_build(t);
+    return t;
+}
+
+/* The function symbol containing addr: a sized symbol covering it, or a sizeless one
+ * followed by no other symbol before addr. */
+static const char *sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t addr)
+{
+    hs_sym_modtab_t *t = sym_modtab(s, mod);
+    if (t == NULL || t->n == 0)
+        return NULL;
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->funcs[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* funcs[lo-1] is the last symbol at or below addr; a few earlier ones may be larger
+     * functions with a nested symbol inside. A sizeless symbol extends to the next
+     * symbol or the end of its section. */
+    for (size_t i = lo, tries = 0; i > 0 && tries < 4; i--, tries++) {
+        const hs_sym_func_t *f = &t->funcs[i - 1];
+        if (addr - f->lo < f->size && (f->sized || i == lo))
+            return f->name;
+    }
+    return NULL;
 }
 
 /* -------------------------------------------------------------- DWARF ---- */
@@ -302,9 +458,7 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
     Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
     if (mod == NULL)
         return 0;
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *symname = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+    const char *symname = sym_symtab_name(s, mod, addr);
     const char *file = NULL;
     int line = 0;
     Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
@@ -321,8 +475,8 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
     }
     /* The containing function: the symbol table names it when DWARF cannot. */
     hs_symbol_t *outer = &out[n - 1];
-    if (outer->name == NULL && symname != NULL && symname[0] != '\0')
-        sym_set_names(s, outer, symname);
+    if (outer->name == NULL && symname != NULL)
+        sym_set_symtab_name(s, outer, symname);
     return n;
 }
 
@@ -483,6 +637,9 @@ void hs_symbolizer_free(hs_symbolizer_t *s)
     free(s->frames);
     free(s->cache);
     free(s->files);
+    for (size_t i = 0; i < s->nmods; i++)
+        free(s->mods[i].funcs);
+    free(s->mods);
     free(s);
 }
 
