@@ -376,6 +376,96 @@ static int top_map_locations(top_graph_t *g, const top_idmap_t *funcs)
     return 0;
 }
 
+static uint64_t top_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t top_mix_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return top_mix(h, 0xff);
+}
+
+/* Hash of a location's content the way pprof's Merge keys it (mapping by size, offset
+ * and build id or file; address relative to the mapping; functions by content). */
+static uint64_t top_loc_hash(const hs_profile_t *p, const hs_location_t *l)
+{
+    uint64_t h = top_mix(0, l->is_folded), addr = l->address;
+    const hs_mapping_t *m = hs_profile_mapping(p, l->mapping_id);
+    if (m) {
+        const char *bid = hs_profile_get_str(p, m->build_id);
+        uint64_t size = m->memory_limit - m->memory_start + 0xfff;
+        h = top_mix(top_mix(h, size - size % 0x1000), m->file_offset);
+        h = top_mix_str(h, *bid ? bid : hs_profile_get_str(p, m->filename));
+        addr -= m->memory_start;
+    }
+    h = top_mix(h, addr);
+    for (size_t i = 0; i < l->nlines; i++) {
+        const hs_function_t *f = hs_profile_function(p, l->lines[i].function_id);
+        if (f) {
+            h = top_mix_str(top_mix_str(h, hs_profile_get_str(p, f->name)),
+                            hs_profile_get_str(p, f->system_name));
+            h = top_mix(top_mix_str(h, hs_profile_get_str(p, f->filename)), f->start_line);
+        }
+        h = top_mix(h, (uint64_t)l->lines[i].line);
+    }
+    return h;
+}
+
+static uint64_t top_sample_key(const top_graph_t *g, const hs_sample_t *s)
+{
+    const hs_profile_t *p = g->p;
+    uint64_t h = 0, labels = 0;
+    for (size_t i = 0; i < s->nlocs; i++) {
+        size_t li = top_idmap_get(&g->locmap, s->location_ids[i]);
+        h = top_mix(h, li == SIZE_MAX ? 0 : top_loc_hash(p, &p->locations[li]));
+    }
+    for (size_t i = 0; i < s->nlabels; i++) { /* a multiset: order does not matter */
+        const hs_label_t *l = &s->labels[i];
+        uint64_t lh = top_mix_str(0, hs_profile_get_str(p, l->key));
+        lh = top_mix_str(lh, hs_profile_get_str(p, l->str));
+        lh = top_mix(top_mix_str(lh, hs_profile_get_str(p, l->num_unit)), (uint64_t)l->num);
+        labels += lh;
+    }
+    return top_mix(h, labels);
+}
+
+typedef struct {
+    uint64_t key;
+    int64_t sum;
+    bool used;
+} top_group_t;
+
+/* pprof merges samples with equal stacks and labels before summing |value|: that only
+ * changes the total when values of both signs meet, so it is done only then. */
+static int top_total_merged(top_graph_t *g)
+{
+    const hs_profile_t *p = g->p;
+    size_t cap = 16;
+    while (cap < p->nsamples * 2)
+        cap *= 2;
+    top_group_t *t = calloc(cap, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    for (size_t si = 0; si < p->nsamples; si++) {
+        uint64_t k = top_sample_key(g, &p->samples[si]);
+        size_t j = k & (cap - 1);
+        while (t[j].used && t[j].key != k)
+            j = (j + 1) & (cap - 1);
+        t[j].used = true;
+        t[j].key = k;
+        t[j].sum += p->samples[si].values[g->sidx];
+    }
+    g->total = 0;
+    for (size_t j = 0; j < cap; j++)
+        g->total += t[j].sum < 0 ? -t[j].sum : t[j].sum;
+    free(t);
+    return 0;
+}
+
 static size_t top_loc_index(const top_graph_t *g, uint64_t id)
 {
     return top_idmap_get(&g->locmap, id);
@@ -759,8 +849,15 @@ static int top_run(const hs_profile_t *p, const top_opts_t *o)
         rc = top_idmap_init(&g.locmap, p->locations, p->nlocations, sizeof(hs_location_t));
     if (!rc)
         rc = top_map_locations(&g, &funcs);
+    bool negative = false;
+    for (size_t i = 0; !rc && i < p->nsamples; i++)
+        negative |= p->samples[i].values[g.sidx] < 0;
     if (!rc) {
         top_accumulate(&g);
+        if (negative)
+            rc = top_total_merged(&g);
+    }
+    if (!rc) {
         rc = top_report(&g, o);
     }
     free(funcs.sorted);
