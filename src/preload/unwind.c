@@ -79,7 +79,13 @@ static size_t hs_unwind_skip_count(const uintptr_t *pcs, size_t n)
     return i;
 }
 
-size_t hs_unwind_capture(uintptr_t *pcs, size_t max)
+/*
+ * Keeps a frame pointer (and so %rbp intact) even in an -fomit-frame-pointer build:
+ * otherwise it may use %rbp as a scratch register and the fp variant's walk would stop
+ * right here. Its callers on the sampled path need the same for fp to reach the app.
+ */
+__attribute__((optimize("no-omit-frame-pointer"))) size_t hs_unwind_capture(uintptr_t *pcs,
+                                                                            size_t max)
 {
     /* ~2 KiB of stack: room for the frames we drop without losing the outermost ones. */
     uintptr_t buf[HS_MAX_DEPTH + HS_UNWIND_SLACK];
