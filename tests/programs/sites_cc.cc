@@ -172,7 +172,7 @@ void print_expectations()
     expect("sites::make_aligned", "flat", NALIGNED + NALIGNEDARR,
            NALIGNED * al + NALIGNEDARR * alarr, NALIGNED + NALIGNEDARR,
            NALIGNED * al + NALIGNEDARR * alarr);
-    expect("sites::delete_some", "flat", 2 * NTEMP, NTEMP * (node + arr), NTEMP - NTEMP / 2,
+    expect("sites::delete_some", "flat", 2 * NTEMP, NTEMP * (node + arr), 2 * (NTEMP - NTEMP / 2),
            (NTEMP - NTEMP / 2) * (node + arr));
 }
 
