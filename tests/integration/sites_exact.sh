@@ -3,7 +3,8 @@
 # must show exactly the values the program reports (--expect) for all four sample types,
 # through `go tool pprof -top` (the independent reader) and through `heapsift top`. main's
 # cumulative values cover every main-thread site; thread_entry heads site_thread's stacks;
-# no heapsift or allocator frame appears in any stack.
+# no heapsift or allocator frame appears in any stack; the libgcc and fp unwinders get the
+# leaves (flat inuse_space) exactly right as well.
 # usage: sites_exact.sh BUILD_DIR SOURCE_DIR
 set -eu
 BUILD=$(cd "$1" && pwd)
@@ -150,6 +151,29 @@ for st in inuse_space alloc_space; do
                   printf "main cum %s = %d, want >= %d (main-thread sites) and < %d\n", st, m,
                          sum, sum + thr; exit 1 } }' "$T/expect" "$T/go.$st.tab" >&2 ||
         { fail "main's cumulative $st"; show "$T/go.$st"; }
+done
+
+# Every unwinder attributes each allocation to the function that called malloc: the leaves
+# (flat inuse_space) are exact with HEAPSIFT_UNWIND=libgcc and fp too (fp cannot be trusted
+# beyond the leaf in this -fomit-frame-pointer program, so only flat values are checked).
+for unwind in libgcc fp; do
+    out="$T/sites.$unwind.pb.gz"
+    rc=0
+    HEAPSIFT_UNWIND=$unwind HEAPSIFT_RATE=1 HEAPSIFT_OUT="$out" LD_PRELOAD="$LIB" "$PROG" \
+        >/dev/null 2>"$T/stderr.$unwind" || rc=$?
+    if [ $rc -ne 0 ] || [ ! -s "$out" ]; then
+        fail "HEAPSIFT_UNWIND=$unwind: status $rc, profile $([ -s "$out" ] && echo written || echo missing)"
+        show "$T/stderr.$unwind" 5
+        continue
+    fi
+    grep -v ' cum ' "$T/expect" >"$T/expect.flat"
+    if gotop "$out" inuse_space >"$T/go.$unwind" 2>&1; then
+        table <"$T/go.$unwind" >"$T/go.$unwind.tab"
+        compare "HEAPSIFT_UNWIND=$unwind inuse_space" "$T/expect.flat" "$T/go.$unwind.tab" 6 0 ||
+            { fail "HEAPSIFT_UNWIND=$unwind: leaf attribution"; show "$T/go.$unwind"; }
+    else
+        fail "HEAPSIFT_UNWIND=$unwind: go tool pprof -top: $(head -3 "$T/go.$unwind")"
+    fi
 done
 
 # Stacks: site_thread <- thread_entry <- (start_thread/clone or nothing); every site's stack
