@@ -43,7 +43,8 @@ void hs_filter_mark(uintptr_t p);
 void hs_filter_unmark(uintptr_t p);
 
 int hs_livetab_init(void);
-/* Inserts e (e->addr must not be present). Returns 0 or -ENOMEM. */
+/* Inserts e (e->addr must not be present; if it is, its entry is replaced). Returns 0,
+ * -ENOMEM, or -EINVAL for a zero address. */
 int hs_livetab_insert(const hs_live_t *e);
 /* Removes addr; true and *out filled if it was present. */
 bool hs_livetab_remove(uintptr_t addr, hs_live_t *out);

@@ -18,7 +18,8 @@ int hs_unwind_init(const char *method);
 const char *hs_unwind_method(void);
 
 /* Frames whose return address lies in [lo, hi) are dropped from the top of every
- * captured stack (the profiler's own code). lo == hi disables it. */
+ * captured stack (the profiler's own code), together with the few frames of the unwinder
+ * itself that may precede them. lo == hi disables it. */
 void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi);
 
 /* Captures up to max return addresses of the calling thread, innermost first, after
