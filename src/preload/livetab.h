@@ -59,8 +59,7 @@ typedef struct {
  * Adds each live entry's weight to objects[stack_id] and weight * size to bytes[stack_id]
  * (ids >= nstacks are ignored), locking one shard at a time. totals may be NULL.
  */
-void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks,
-                          hs_live_totals_t *totals);
+void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks, hs_live_totals_t *totals);
 uint64_t hs_livetab_count(void);
 
 /* For fork handlers: take and release every shard lock, in shard order. */
