@@ -234,18 +234,22 @@ static void sym_set_symtab_name(hs_symbolizer_t *s, hs_symbol_t *f, const char *
 }
 
 /* Names of a subprogram or inlined-subroutine DIE, following abstract origin and
- * specification: the linkage name when there is one, else DW_AT_name. */
+ * specification. system_name is the linkage name when there is one; name is its
+ * demangled form, or DW_AT_name for an unmangled one (C's asm aliases such as glibc's
+ * __GI___clock_gettime are linkage names a user never wrote). */
 static bool sym_die_names(hs_symbolizer_t *s, Dwarf_Die *die, hs_symbol_t *f)
 {
     Dwarf_Attribute a;
     const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
     if (link == NULL)
         link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+    const char *plain = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
     if (link != NULL) {
         sym_set_names(s, f, link);
+        if (plain != NULL && strncmp(link, "_Z", 2) != 0)
+            f->name = sym_intern(s, plain);
         return f->name != NULL;
     }
-    const char *plain = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
     if (plain == NULL)
         return false;
     f->name = f->system_name = sym_intern(s, plain);
@@ -399,17 +403,29 @@ static bool sym_innermost_scope(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *ou
     return n > 0;
 }
 
+/* file made absolute against the compilation directory dir, interned. */
+static const char *sym_file_path(hs_symbolizer_t *s, const char *dir, const char *file)
+{
+    char buf[4096];
+    if (file == NULL || file[0] == '/' || dir == NULL || dir[0] == '\0')
+        return sym_intern(s, file);
+    int n = snprintf(buf, sizeof(buf), "%s/%s", dir, file);
+    return sym_intern(s, n > 0 && (size_t)n < sizeof(buf) ? buf : file);
+}
+
 /* The source file a DW_AT_call_file index names in the CU of die. */
-static const char *sym_call_file(Dwarf_Die *die, Dwarf_Word idx)
+static const char *sym_call_file(hs_symbolizer_t *s, Dwarf_Die *die, Dwarf_Word idx)
 {
     Dwarf_Die cu;
     Dwarf_Files *files = NULL;
+    Dwarf_Attribute a;
     size_t nfiles = 0;
     if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)
         return NULL;
     if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
         return NULL;
-    return dwarf_filesrc(files, idx, NULL, NULL);
+    const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a));
+    return sym_file_path(s, dir, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
 static bool sym_is_code_scope(int tag)
@@ -509,7 +525,7 @@ static size_t sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr 
         file = NULL;
         line = 0;
         if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &w) == 0)
-            file = sym_call_file(die, w);
+            file = sym_call_file(s, die, w);
         if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &w) == 0)
             line = (int)w;
     }
@@ -528,7 +544,8 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
     int line = 0;
     Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
     if (l != NULL)
-        file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+        file = sym_file_path(s, dwfl_line_comp_dir(l),
+                             dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL));
     size_t n = sym_dwarf_frames(s, mod, addr, file, line, out, max);
     if (n == 0) {
         if (symname == NULL && file == NULL)

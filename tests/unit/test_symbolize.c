@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 static int failures;
 
@@ -90,6 +94,7 @@ static void check_probe(hs_symbolizer_t *s, const char *how)
     CHECK(f[0].system_name && strcmp(f[0].system_name, "sym_probe") == 0, "%s: system name %s", how,
           f[0].system_name);
     CHECK(strcmp(base_name(f[0].file), "test_symbolize.c") == 0, "%s: file %s", how, f[0].file);
+    CHECK(f[0].file && f[0].file[0] == '/', "%s: file %s not absolute", how, f[0].file);
     CHECK(f[0].line >= probe_line - 1 && f[0].line <= probe_line + 4, "%s: line %lld vs %d", how,
           (long long)f[0].line, probe_line);
     CHECK(f[0].start_line == probe_line, "%s: decl line %lld vs %d", how,
@@ -186,6 +191,58 @@ static void check_add_file(void)
     hs_maps_free(&maps);
 }
 
+/* Copies the file at from to to with read/write; true on success. */
+static bool copy_file(const char *from, const char *to)
+{
+    char buf[65536];
+    ssize_t r;
+    bool ok = true;
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    while (in >= 0 && out >= 0 && (r = read(in, buf, sizeof(buf))) > 0)
+        ok &= write(out, buf, (size_t)r) == r;
+    ok &= in >= 0 && out >= 0;
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    return ok;
+}
+
+/* Odd mappings never crash: a library deleted after loading (0 frames or its true name),
+ * the vDSO, an anonymous executable page. */
+static void check_odd_mappings(void)
+{
+    char path[] = "/tmp/hs_symbolize_deleted_XXXXXX";
+    int fd = mkstemp(path);
+    void *h = NULL, *fn = NULL, *orig = dlsym(RTLD_DEFAULT, "elf_version");
+    Dl_info info;
+    if (orig == NULL || dladdr(orig, &info) == 0 || info.dli_fname == NULL)
+        info.dli_fname = "/nonexistent";
+    if (fd >= 0 && (close(fd), copy_file(info.dli_fname, path)) &&
+        (h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL)
+        fn = dlsym(h, "elf_version");
+    unlink(path);
+    void *anon = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    hs_symbolizer_t *s = hs_symbolizer_new_pid(0);
+    CHECK(s != NULL, "new_pid");
+    hs_symbol_t f[8];
+    if (s != NULL && fn != NULL) {
+        size_t n = hs_symbolize(s, (uint64_t)(uintptr_t)fn + 1, f, 8);
+        CHECK(n == 0 || (f[n - 1].name && strcmp(f[n - 1].name, "elf_version") == 0),
+              "deleted library: %s", f[n - 1].name);
+    }
+    uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+    for (uint64_t off = 0; s != NULL && vdso != 0 && off < 8192; off += 64)
+        hs_symbolize(s, vdso + off, f, 8);
+    if (s != NULL && anon != MAP_FAILED)
+        CHECK(hs_symbolize(s, (uint64_t)(uintptr_t)anon + 16, f, 8) == 0, "anonymous page");
+    hs_symbolizer_free(s);
+    if (anon != MAP_FAILED)
+        munmap(anon, 4096);
+    if (h != NULL)
+        dlclose(h);
+}
+
 /* 10,000 addresses spread over libc's text: cold, then cached. */
 static void time_libc(hs_symbolizer_t *s)
 {
@@ -225,6 +282,7 @@ int main(void)
     hs_symbolizer_free(s);
     check_add_file();
     check_demangle();
+    check_odd_mappings();
     if (failures) {
         fprintf(stderr, "test_symbolize: %d failure(s)\n", failures);
         return 1;
