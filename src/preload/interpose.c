@@ -10,12 +10,37 @@
  * hash, one byte load from a 64 KiB filter, one predicted branch and a tail call.
  * No lock, atomic read-modify-write, syscall or allocation on either.
  */
+#define _GNU_SOURCE
 #include "core.h"
 #include "livetab.h"
 #include "slowpath.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stddef.h>
+#include <stdlib.h>
+
+/* The Itanium C++ ABI names of operator new and delete, declared for C. */
+void *_Znwm(size_t n);
+void *_Znam(size_t n);
+void *_ZnwmRKSt9nothrow_t(size_t n, const void *tag);
+void *_ZnamRKSt9nothrow_t(size_t n, const void *tag);
+void *_ZnwmSt11align_val_t(size_t n, size_t align);
+void *_ZnamSt11align_val_t(size_t n, size_t align);
+void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const void *tag);
+void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const void *tag);
+void _ZdlPv(void *p);
+void _ZdaPv(void *p);
+void _ZdlPvm(void *p, size_t n);
+void _ZdaPvm(void *p, size_t n);
+void _ZdlPvRKSt9nothrow_t(void *p, const void *tag);
+void _ZdaPvRKSt9nothrow_t(void *p, const void *tag);
+void _ZdlPvSt11align_val_t(void *p, size_t a);
+void _ZdaPvSt11align_val_t(void *p, size_t a);
+void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a);
+void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a);
+void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *tag);
+void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *tag);
 
 /* ~4 instructions: TLS subtract, compare, branch, jump. */
 HS_EXPORT void *malloc(size_t n)
