@@ -11,10 +11,17 @@
 #include <errno.h>
 #include <string.h>
 
-/* Frames an unwinder may report before reaching our own code (e.g. the frame inside
- * libunwind's unw_backtrace, which lives in libunwind.so, outside the skip range). */
+/* Frames an unwinder may report before reaching our own code (a frame inside an unwinder
+ * library, outside the skip range; libunwind 1.6 and libgcc report none today). */
 #define HS_UNWIND_MAX_INTERNAL 6
 #define HS_UNWIND_SLACK 16
+
+/* clang has no per-function switch: there, build with -fno-omit-frame-pointer. */
+#if defined(__clang__)
+#define HS_UNWIND_KEEP_FP
+#else
+#define HS_UNWIND_KEEP_FP __attribute__((optimize("no-omit-frame-pointer")))
+#endif
 
 typedef struct {
     const char *name;
@@ -84,8 +91,7 @@ static size_t hs_unwind_skip_count(const uintptr_t *pcs, size_t n)
  * otherwise it may use %rbp as a scratch register and the fp variant's walk would stop
  * right here. Its callers on the sampled path need the same for fp to reach the app.
  */
-__attribute__((optimize("no-omit-frame-pointer"))) size_t hs_unwind_capture(uintptr_t *pcs,
-                                                                            size_t max)
+HS_UNWIND_KEEP_FP size_t hs_unwind_capture(uintptr_t *pcs, size_t max)
 {
     /* ~2 KiB of stack: room for the frames we drop without losing the outermost ones. */
     uintptr_t buf[HS_MAX_DEPTH + HS_UNWIND_SLACK];
