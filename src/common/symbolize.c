@@ -610,7 +610,8 @@ static int64_t sym_frames_store(hs_symbolizer_t *s, const hs_symbol_t *f, size_t
         s->frames = t;
         s->framecap = cap;
     }
-    memcpy(&s->frames[s->nframes], f, n * sizeof(*f));
+    if (n > 0) /* frames is still NULL when only misses were stored */
+        memcpy(&s->frames[s->nframes], f, n * sizeof(*f));
     s->nframes += n;
     return (int64_t)(s->nframes - n);
 }
@@ -688,7 +689,8 @@ size_t hs_symbolize(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, size_t 
     hs_sym_cache_t *slot = sym_cache_slot(s, addr + 1);
     if (slot != NULL && slot->key != 0) {
         size_t n = slot->n < max ? slot->n : max;
-        memcpy(out, &s->frames[slot->first], n * sizeof(*out));
+        if (n > 0)
+            memcpy(out, &s->frames[slot->first], n * sizeof(*out));
         return n;
     }
     size_t n = sym_resolve(s, addr, tmp, HS_SYM_MAX_FRAMES);
