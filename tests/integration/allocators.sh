@@ -27,7 +27,7 @@ done
 
 # gotop FILE SAMPLE_TYPE: the -top table, values in plain bytes
 gotop() {
-    go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
+    go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
 }
 # table: pprof -top text on stdin -> "NAME<TAB>FLAT<TAB>CUM" (values without the unit);
 # "Dropped N nodes (cum <= X)" becomes a row "<dropped> X X"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # cli_run: `heapsift run` passes the program's exit status and output through, writes the
 # profile where -o (or the default heapsift.%p.pb.gz in the cwd) says and tells on stderr
-# where it went, honours --rate (the profile's period) and --seed, and reports a missing
-# program shell-style with status 127.
+# where it went, honours --rate (the profile's period; 0 = no profile), --seed and --depth,
+# and reports a missing program shell-style with status 127.
 # usage: cli_run.sh BUILD_DIR SOURCE_DIR
 set -eu
 BUILD=$(cd "$1" && pwd)
@@ -29,7 +29,7 @@ unset HEAPSIFT_OUT HEAPSIFT_RATE HEAPSIFT_SEED HEAPSIFT_DEPTH HEAPSIFT_UNWIND HE
 
 # period FILE: the profile's period, from `go tool pprof -raw`
 period() {
-    go tool pprof -raw "$1" 2>/dev/null | sed -n 's/^Period: \([0-9]*\)$/\1/p'
+    go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n 's/^Period: \([0-9]*\)$/\1/p'
 }
 # only_file DIR: sets F to the one file in DIR, or fails the test and empties F
 only_file() {
@@ -78,7 +78,7 @@ if [ -n "$f" ]; then
     grep -q "$f" "$T/2.err" || { fail "stderr does not name $f"; show "$T/2.err" 10; }
     p=$(period "$f")
     [ "$p" = 1 ] || fail "--rate 1: period ${p:-unreadable}, want 1"
-    got=$(go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=inuse_space "$f" 2>&1 |
+    got=$(go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=inuse_space "$f" 2>&1 |
         awk '$NF == "site_malloc" || $NF ~ /^site_malloc\(/ { sub(/B$/, "", $1); print $1 }')
     [ "$got" = 16384000 ] || fail "--rate 1: site_malloc inuse_space ${got:-absent}, want 16384000"
 fi
@@ -95,7 +95,7 @@ if [ -s "$T/r1/p.pb.gz" ] && [ -s "$T/r2/p.pb.gz" ]; then
     p=$(period "$T/r1/p.pb.gz")
     [ "$p" = 4096 ] || fail "--rate 4096: period ${p:-unreadable}, want 4096"
     for i in 1 2; do
-        go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=alloc_space \
+        go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=alloc_space \
             "$T/r$i/p.pb.gz" 2>/dev/null | awk '$NF ~ /^site_/' >"$T/r$i.top"
     done
     [ -s "$T/r1.top" ] || fail "--rate 4096: no site_* function in the profile"
@@ -103,6 +103,31 @@ if [ -s "$T/r1/p.pb.gz" ] && [ -s "$T/r2/p.pb.gz" ]; then
         { fail "--seed 42 twice: site values differ"; show "$T/r1.top" 15; show "$T/r2.top" 15; }
 else
     fail "--rate 4096 -o $T/rN/p.pb.gz: no profile written"
+fi
+
+# 3b. --rate 0 turns sampling off: no profile, status passed through. --depth 3: no stack
+# longer than 3 frames (return addresses: inlined functions expanded by the symbolizer are
+# not counted), and the leaf (the caller of malloc) is kept.
+mkdir -p "$T/off"
+rc=0
+"$CLI" run -o "$T/off/p.pb.gz" --rate 0 -- "$PROG" --exit 4 >/dev/null 2>"$T/off.err" || rc=$?
+[ $rc -eq 4 ] || { fail "heapsift run --rate 0 -- sites --exit 4: status $rc, want 4"; show "$T/off.err" 5; }
+[ -z "$(find "$T/off" -mindepth 1)" ] || fail "--rate 0: a profile was written: $(find "$T/off" -mindepth 1)"
+mkdir -p "$T/depth"
+rc=0
+"$CLI" run -o "$T/depth/p.pb.gz" --rate 1 --depth 3 -- "$PROG" >/dev/null 2>"$T/depth.err" || rc=$?
+[ $rc -eq 0 ] || { fail "heapsift run --depth 3: status $rc"; show "$T/depth.err" 5; }
+if [ -s "$T/depth/p.pb.gz" ]; then
+    go tool pprof -symbolize=none -traces "$T/depth/p.pb.gz" >"$T/depth.traces" 2>&1 || true
+    awk '/^-+\+-+/ { if (n > max) max = n; n = 0; on = 1; next }
+         !on || $1 ~ /:$/ || / \(inline\)$/ { next }
+         NF >= 1 { n++ }
+         END { if (n > max) max = n; if (max > 3) { print "deepest stack: " max " frames"; exit 1 } }' \
+        "$T/depth.traces" >&2 || fail "--depth 3: stacks deeper than 3 frames"
+    grep -Eq '^ *[^ ]+ +site_malloc$' "$T/depth.traces" ||
+        { fail "--depth 3: site_malloc is not the leaf of any stack"; show "$T/depth.traces" 20; }
+else
+    fail "--depth 3: no profile written"
 fi
 
 # 4. A missing program: status 127 and a shell-like "CMD: command not found" line.

@@ -29,7 +29,7 @@ done
 
 # gotop FILE SAMPLE_TYPE / hstop FILE SAMPLE_TYPE: the -top table, values in plain bytes
 gotop() {
-    go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
+    go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
 }
 hstop() {
     "$CLI" top "$1" --sample-type "$2" --unit B
@@ -91,7 +91,7 @@ compare() {
 # traces FILE [keep]: `go tool pprof -traces` -> one line per sample, frames leaf first,
 # ";"-joined; inlined frames lose their " (inline)" mark unless "keep" is given.
 traces() {
-    go tool pprof -traces -sample_index=alloc_space "$1" | awk -v keep="${2:-}" '
+    go tool pprof -symbolize=none -traces -sample_index=alloc_space "$1" | awk -v keep="${2:-}" '
         function flush() { if (st != "") print st; st = "" }
         function clean(s) { if (keep == "") sub(/ \(inline\)$/, "", s); return s }
         /^-+\+-+/ { flush(); on = 1; next }
@@ -103,7 +103,7 @@ traces() {
 # heapsift_frames FILE: prints the profile's locations that lie in libheapsift.so's mapping
 # (`go tool pprof -raw`); nothing when there are none.
 heapsift_frames() {
-    go tool pprof -raw "$1" | awk '
+    go tool pprof -symbolize=none -raw "$1" | awk '
         /^Locations/ { sec = "loc"; next }
         /^Mappings/ { sec = "map"; next }
         sec == "loc" && $2 ~ /^0x/ { m = $3; sub(/^M=/, "", m); locmap[$0] = m }
@@ -164,7 +164,7 @@ fi
 # No heapsift frame: no location in libheapsift.so's mapping, and no (non-inlined) frame named
 # like an allocation entry point, operator new/delete or a heapsift function. (glibc's own
 # inline wrappers, e.g. ld.so's "calloc (inline)" in rtld-malloc.h, are not heapsift's.)
-if go tool pprof -raw "$T/cc.pb.gz" >/dev/null 2>&1; then
+if go tool pprof -symbolize=none -raw "$T/cc.pb.gz" >/dev/null 2>&1; then
     heapsift_frames "$T/cc.pb.gz" >"$T/hsframes"
     [ ! -s "$T/hsframes" ] || { fail "locations in libheapsift.so's mapping (-raw)"; show "$T/hsframes" 10; }
     traces "$T/cc.pb.gz" keep | awk -F ';' '

@@ -29,7 +29,7 @@ done
 
 # gotop FILE SAMPLE_TYPE: the -top table, values in plain bytes
 gotop() {
-    go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
+    go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
 }
 # table: pprof -top text on stdin -> "NAME<TAB>FLAT<TAB>CUM" (values without the unit);
 # "Dropped N nodes (cum <= X)" becomes a row "<dropped> X X"
@@ -88,7 +88,7 @@ compare() {
 # traces FILE [keep]: `go tool pprof -traces` -> one line per sample, frames leaf first,
 # ";"-joined; inlined frames lose their " (inline)" mark unless "keep" is given.
 traces() {
-    go tool pprof -traces -sample_index=alloc_space "$1" | awk -v keep="${2:-}" '
+    go tool pprof -symbolize=none -traces -sample_index=alloc_space "$1" | awk -v keep="${2:-}" '
         function flush() { if (st != "") print st; st = "" }
         function clean(s) { if (keep == "") sub(/ \(inline\)$/, "", s); return s }
         /^-+\+-+/ { flush(); on = 1; next }
@@ -100,7 +100,7 @@ traces() {
 # heapsift_frames FILE: prints the profile's locations that lie in libheapsift.so's mapping
 # (`go tool pprof -raw`); nothing when there are none.
 heapsift_frames() {
-    go tool pprof -raw "$1" | awk '
+    go tool pprof -symbolize=none -raw "$1" | awk '
         /^Locations/ { sec = "loc"; next }
         /^Mappings/ { sec = "map"; next }
         sec == "loc" && $2 ~ /^0x/ { m = $3; sub(/^M=/, "", m); locmap[$0] = m }

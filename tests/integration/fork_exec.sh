@@ -31,7 +31,7 @@ done
 # flat FILE NAME: NAME's flat alloc_space in FILE (plain bytes), empty if absent,
 # "unreadable(...)" if pprof cannot read FILE.
 flat() {
-    if ! go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=alloc_space \
+    if ! go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=alloc_space \
         "$1" >"$T/top.out" 2>&1; then
         echo "unreadable($(head -n 1 "$T/top.out"))"
         return 0

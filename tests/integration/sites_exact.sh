@@ -5,6 +5,8 @@
 # cumulative values cover every main-thread site; thread_entry heads site_thread's stacks;
 # no heapsift or allocator frame appears in any stack; the libgcc and fp unwinders get the
 # leaves (flat inuse_space) exactly right as well.
+# go tool pprof runs with -symbolize=none throughout: names, demangling and lines must come
+# from the profile, not from the binary.
 # usage: sites_exact.sh BUILD_DIR SOURCE_DIR
 set -eu
 BUILD=$(cd "$1" && pwd)
@@ -30,7 +32,7 @@ done
 
 # gotop FILE SAMPLE_TYPE / hstop FILE SAMPLE_TYPE: the -top table, values in plain bytes
 gotop() {
-    go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
+    go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
 }
 hstop() {
     "$CLI" top "$1" --sample-type "$2" --unit B
@@ -92,7 +94,7 @@ compare() {
 # traces FILE [keep]: `go tool pprof -traces` -> one line per sample, frames leaf first,
 # ";"-joined; inlined frames lose their " (inline)" mark unless "keep" is given.
 traces() {
-    go tool pprof -traces -sample_index=alloc_space "$1" | awk -v keep="${2:-}" '
+    go tool pprof -symbolize=none -traces -sample_index=alloc_space "$1" | awk -v keep="${2:-}" '
         function flush() { if (st != "") print st; st = "" }
         function clean(s) { if (keep == "") sub(/ \(inline\)$/, "", s); return s }
         /^-+\+-+/ { flush(); on = 1; next }
@@ -104,7 +106,7 @@ traces() {
 # heapsift_frames FILE: prints the profile's locations that lie in libheapsift.so's mapping
 # (`go tool pprof -raw`); nothing when there are none.
 heapsift_frames() {
-    go tool pprof -raw "$1" | awk '
+    go tool pprof -symbolize=none -raw "$1" | awk '
         /^Locations/ { sec = "loc"; next }
         /^Mappings/ { sec = "map"; next }
         sec == "loc" && $2 ~ /^0x/ { m = $3; sub(/^M=/, "", m); locmap[$0] = m }
@@ -136,6 +138,18 @@ for st in alloc_objects alloc_space inuse_objects inuse_space; do
     fi
     col=$((col + 1))
 done
+
+# Names and file:line come from the profile itself (-symbolize=none: pprof does not look at
+# the binary): with -lines, each site's row names sites.c and a line number.
+if go tool pprof -symbolize=none -top -lines -nodefraction=0 -nodecount=0 "$T/sites.pb.gz" \
+    >"$T/lines" 2>&1; then
+    for site in site_malloc site_calloc site_thread; do
+        grep -Eq " $site [^ ]*sites\.c:[0-9]+\$" "$T/lines" ||
+            { fail "no '$site .../sites.c:LINE' row in go tool pprof -top -lines"; show "$T/lines" 25; }
+    done
+else
+    fail "go tool pprof -top -lines: $(head -3 "$T/lines")"
+fi
 
 # main's cum: at least every main-thread site, and not the threads' allocations.
 for st in inuse_space alloc_space; do
@@ -201,7 +215,7 @@ fi
 # No heapsift frame: no location in libheapsift.so's mapping, and no (non-inlined) frame named
 # like an allocation entry point, operator new/delete or a heapsift function. (glibc's own
 # inline wrappers, e.g. ld.so's "calloc (inline)" in rtld-malloc.h, are not heapsift's.)
-if go tool pprof -raw "$T/sites.pb.gz" >/dev/null 2>&1; then
+if go tool pprof -symbolize=none -raw "$T/sites.pb.gz" >/dev/null 2>&1; then
     heapsift_frames "$T/sites.pb.gz" >"$T/hsframes"
     [ ! -s "$T/hsframes" ] || { fail "locations in libheapsift.so's mapping (-raw)"; show "$T/hsframes" 10; }
     traces "$T/sites.pb.gz" keep | awk -F ';' '

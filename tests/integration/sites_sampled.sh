@@ -29,7 +29,7 @@ done
 
 # gotop FILE SAMPLE_TYPE / hstop FILE SAMPLE_TYPE: the -top table, values in plain bytes
 gotop() {
-    go tool pprof -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
+    go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index="$2" "$1"
 }
 hstop() {
     "$CLI" top "$1" --sample-type "$2" --unit B
@@ -115,7 +115,7 @@ for st in alloc_space inuse_space; do
 done
 
 # The period is the rate: `go tool pprof -raw` prints "Period: 4096".
-if go tool pprof -raw "$T/sites.pb.gz" >"$T/raw" 2>&1; then
+if go tool pprof -symbolize=none -raw "$T/sites.pb.gz" >"$T/raw" 2>&1; then
     grep -q '^Period: 4096$' "$T/raw" || { fail "period is not 4096"; show "$T/raw" 5; }
 else
     fail "go tool pprof -raw: $(head -3 "$T/raw")"
