@@ -1,13 +1,12 @@
 #!/bin/sh
 # allocators: heapsift preloaded in front of another allocator (Debian's jemalloc and
-# tcmalloc_minimal): tests/programs/sites.c still runs, the profile is written, and every
-# site's values are exact at HEAPSIFT_RATE=1 (go tool pprof -top). Skips (77) only when
+# tcmalloc_minimal): tests/programs/sites.c and sites_cc.cc still run, the profile is
+# written, and every site's values are exact at HEAPSIFT_RATE=1 (go tool pprof -top). Skips (77) only when
 # neither allocator library is installed.
 # usage: allocators.sh BUILD_DIR SOURCE_DIR
 set -eu
 BUILD=$(cd "$1" && pwd)
 LIB=$BUILD/libheapsift.so
-PROG=$BUILD/programs/sites
 T=$(mktemp -d "${TMPDIR:-/tmp}/hs-allocators.XXXXXX")
 trap 'rm -rf "$T"' EXIT INT TERM
 export HOME="${HOME:-$T}"
@@ -21,7 +20,7 @@ show() {
     head -n "${2:-40}" "$1" | sed 's/^/    | /' >&2
 }
 command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$PROG"; do
+for f in "$LIB" "$BUILD/programs/sites" "$BUILD/programs/sites_cc"; do
     [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
 done
 
@@ -64,8 +63,9 @@ compare() {
                 }
                 ex = want[w] + 0
                 if (found == "") {
-                    if (ex != 0 && !(ex > 0 && ex <= thr)) { printf "%s: %s: missing from the table (want %s %s)\n",
-                                    label, w, kind[w], want[w]; bad++ }
+                    if (ex != 0 && !(ex > 0 && ex <= thr)) {
+                        printf "%s: %s: missing from the table (want %s %s)\n", label, w,
+                               kind[w], want[w]; bad++ }
                     continue
                 }
                 got = (kind[w] == "cum" ? cu[found] : fl[found]) + 0
@@ -92,31 +92,34 @@ for alloc in "$LIBDIR/libjemalloc.so.2" "$LIBDIR/libtcmalloc_minimal.so.4"; do
         continue
     fi
     ran=$((ran + 1))
-    name=$(basename "$alloc")
-    out="$T/$name.pb.gz"
-    rc=0
-    HEAPSIFT_RATE=1 HEAPSIFT_OUT="$out" LD_PRELOAD="$LIB $alloc" "$PROG" --expect \
-        >"$T/$name.expect" 2>"$T/$name.stderr" || rc=$?
-    if [ $rc -ne 0 ]; then
-        fail "$name: sites exited with status $rc (heapsift first, then $name)"
-        show "$T/$name.stderr"
-        continue
-    fi
-    if [ ! -s "$out" ]; then
-        fail "$name: no profile written"
-        show "$T/$name.stderr"
-        continue
-    fi
-    col=3
-    for st in alloc_objects alloc_space inuse_objects inuse_space; do
-        if gotop "$out" $st >"$T/$name.$st" 2>"$T/$name.$st.err"; then
-            table <"$T/$name.$st" >"$T/$name.$st.tab"
-            compare "$name $st" "$T/$name.expect" "$T/$name.$st.tab" $col 0 ||
-                { fail "$name: go tool pprof -top -sample_index=$st"; show "$T/$name.$st"; }
-        else
-            fail "$name: go tool pprof -top -sample_index=$st: $(head -3 "$T/$name.$st.err")"
+    for prog in sites sites_cc; do
+        name="$(basename "$alloc") $prog"
+        base="$T/$(basename "$alloc").$prog"
+        out="$base.pb.gz"
+        rc=0
+        HEAPSIFT_RATE=1 HEAPSIFT_OUT="$out" LD_PRELOAD="$LIB $alloc" "$BUILD/programs/$prog" \
+            --expect >"$base.expect" 2>"$base.stderr" || rc=$?
+        if [ $rc -ne 0 ]; then
+            fail "$name: exited with status $rc (heapsift first, then $(basename "$alloc"))"
+            show "$base.stderr"
+            continue
         fi
-        col=$((col + 1))
+        if [ ! -s "$out" ]; then
+            fail "$name: no profile written"
+            show "$base.stderr"
+            continue
+        fi
+        col=3
+        for st in alloc_objects alloc_space inuse_objects inuse_space; do
+            if gotop "$out" $st >"$base.$st" 2>"$base.$st.err"; then
+                table <"$base.$st" >"$base.$st.tab"
+                compare "$name $st" "$base.expect" "$base.$st.tab" $col 0 ||
+                    { fail "$name: go tool pprof -top -sample_index=$st"; show "$base.$st"; }
+            else
+                fail "$name: go tool pprof -top -sample_index=$st: $(head -3 "$base.$st.err")"
+            fi
+            col=$((col + 1))
+        done
     done
 done
 [ $ran -gt 0 ] || { echo "SKIP: neither jemalloc nor tcmalloc_minimal is installed"; exit 77; }

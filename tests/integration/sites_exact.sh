@@ -72,8 +72,9 @@ compare() {
                 }
                 ex = want[w] + 0
                 if (found == "") {
-                    if (ex != 0 && !(ex > 0 && ex <= thr)) { printf "%s: %s: missing from the table (want %s %s)\n",
-                                    label, w, kind[w], want[w]; bad++ }
+                    if (ex != 0 && !(ex > 0 && ex <= thr)) {
+                        printf "%s: %s: missing from the table (want %s %s)\n", label, w,
+                               kind[w], want[w]; bad++ }
                     continue
                 }
                 got = (kind[w] == "cum" ? cu[found] : fl[found]) + 0
