@@ -98,6 +98,7 @@ static int recorder_setup(void)
         return rc;
     dl_iterate_phdr(recorder_find_self, self);
     hs_unwind_set_skip_range(self[0], self[1]);
+    hs_unwind_warmup(); /* the unwinder's one-time set-up, now rather than mid-sample */
     /* Stack id 0 is the overflow stack, so it always has a slot. */
     hs_stacktab_record(&hs_overflow_pc, 1, 0, 0);
     return pthread_atfork(recorder_fork_prepare, recorder_fork_parent, recorder_fork_child);
