@@ -55,21 +55,30 @@ static double rng_unit(void)
     return (double)(mix64(rng_state) >> 11) * 0x1.0p-53;
 }
 
+static NOINLINE __attribute__((cold, noreturn)) void out_of_memory(size_t size)
+{
+    fprintf(stderr, "lru_cache: out of memory (%zu bytes)\n", size);
+    exit(3);
+}
+
+/*
+ * A macro, not a function: even an inlined helper shows up as a frame of its own in a
+ * symbolized profile, and the leaf should be the function that wanted the memory.
+ */
+#define xmalloc(size)                                                                              \
+    ({                                                                                             \
+        size_t xmalloc_size = (size);                                                              \
+        void *xmalloc_p = malloc(xmalloc_size);                                                    \
+        if (!xmalloc_p)                                                                            \
+            out_of_memory(xmalloc_size);                                                           \
+        xmalloc_p;                                                                                 \
+    })
+
 /* Zipf with exponent 1 over ids 0..n-1: a few statements are hot, most are rare. */
 struct zipf {
     double *cdf;
     size_t n;
 };
-
-static NOINLINE void *xmalloc(size_t size)
-{
-    void *p = malloc(size);
-    if (!p) {
-        fprintf(stderr, "lru_cache: out of memory (%zu bytes)\n", size);
-        exit(3);
-    }
-    return p;
-}
 
 static NOINLINE void zipf_init(struct zipf *z, size_t n)
 {
@@ -225,7 +234,7 @@ static NOINLINE uint64_t query_digest(const char *sql)
             cap *= 2;
             tok = realloc(tok, cap * sizeof(*tok));
             if (!tok)
-                exit(3);
+                out_of_memory(cap * sizeof(*tok));
         }
         tok[n].text = p;
         while (*p && *p != ' ')
@@ -350,8 +359,9 @@ static NOINLINE struct plan_node *plan_build_scan(struct plan *p, const struct q
 }
 
 /* A node above `child` covering one clause of the statement. */
-static struct plan_node *plan_build_unary(struct plan *p, enum plan_op op, struct plan_node *child,
-                                          int nexprs, const char *sql, int off, int len)
+static NOINLINE struct plan_node *plan_build_unary(struct plan *p, enum plan_op op,
+                                                   struct plan_node *child, int nexprs,
+                                                   const char *sql, int off, int len)
 {
     struct plan_node *n = plan_alloc_node(p, op);
 
