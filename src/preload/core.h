@@ -20,6 +20,8 @@
 #define HS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HS_EXPORT __attribute__((visibility("default")))
+/* On extern declarations too, so that the compiler addresses them PC-relative. */
+#define HS_HIDDEN __attribute__((visibility("hidden")))
 #define HS_COLD __attribute__((noinline, cold))
 
 /* Per-thread state. Zero-initialised: countdown 0 sends a new thread's first
@@ -49,7 +51,7 @@ typedef struct {
     size_t (*malloc_usable_size)(void *);
 } hs_real_t;
 
-extern hs_real_t hs_real;
+extern hs_real_t hs_real HS_HIDDEN;
 
 /* Global state machine. */
 enum {
@@ -58,7 +60,7 @@ enum {
     HS_STATE_ON,         /* sampling */
     HS_STATE_OFF,        /* hooks forward only: rate 0, bad option, failure, or after exit */
 };
-extern int hs_state;
+extern int hs_state HS_HIDDEN;
 
 /* Options, read once by hs_options_load (options.c). */
 typedef struct {
@@ -72,7 +74,7 @@ typedef struct {
     bool verbose;       /* say where each profile went */
 } hs_options_t;
 
-extern hs_options_t hs_opt;
+extern hs_options_t hs_opt HS_HIDDEN;
 
 /* Reads every HEAPSIFT_* variable. Returns 0, or -EINVAL after logging one line naming
  * the bad variable and value (the caller then turns profiling off). */

@@ -23,12 +23,14 @@ typedef struct {
 #define HS_FILTER_BITS 16
 #define HS_FILTER_SIZE (1u << HS_FILTER_BITS)
 
-extern uint8_t hs_live_filter[HS_FILTER_SIZE];
+extern uint8_t hs_live_filter[HS_FILTER_SIZE] __attribute__((visibility("hidden")));
 
 static inline size_t hs_filter_index(uintptr_t p)
 {
-    /* Fibonacci hash of the 16-byte granule: neighbouring objects land apart. */
-    return (size_t)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - HS_FILTER_BITS));
+    /* Fibonacci hash: the top bits of p * K depend on every bit of p, so neighbouring
+     * objects land apart (and the always-zero low bits need no shift: one instruction
+     * less on every free). */
+    return (size_t)((p * 0x9E3779B97F4A7C15ull) >> (64 - HS_FILTER_BITS));
 }
 
 /* Lock-free: false means p is certainly not in the table (nor a bootstrap block). */
