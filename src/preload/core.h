@@ -7,6 +7,7 @@
  *   1. hs_dump_lock      (dump.c)      one dump at a time
  *   2. stack table lock  (stacktab.c)
  *   3. live table shards (livetab.c)   in shard order
+ *   4. thread registry   (threads.c)   a leaf: nothing is taken while holding it
  * The stack is captured before any lock; no lock is held while calling the real
  * allocator, the unwinder or the symbolizer, except hs_dump_lock.
  */
@@ -26,13 +27,20 @@
 
 /* Per-thread state. Zero-initialised: countdown 0 sends a new thread's first
  * allocation to the slow path, which sets the thread up. */
-typedef struct {
+typedef struct hs_tls hs_tls_t;
+struct hs_tls {
     int64_t countdown; /* bytes left before the next sample; <= 0: slow path */
+    uint64_t allocs;   /* allocation calls (exact; the fast paths count them) */
+    uint64_t frees;    /* free calls of non-NULL pointers (exact) */
+    int64_t drawn;     /* countdown value at its last reset */
+    uint64_t bytes;    /* bytes requested before that reset (exact) */
     int64_t saved;     /* countdown saved while the guard is held */
-    uint64_t rng;      /* xorshift64* state; 0 = not seeded yet */
+    uint64_t rng;      /* xorshift64* state; 0 = thread not set up yet */
     uint32_t guard;    /* reentrancy depth: > 0 means "profiler code, forward" */
     uint8_t resolving; /* this thread is looking up the real functions */
-} hs_tls_t;
+    uint8_t registered;
+    hs_tls_t *next, *prev; /* thread registry (threads.c) */
+};
 
 extern __thread hs_tls_t hs_tls __attribute__((tls_model("initial-exec")));
 
@@ -95,6 +103,35 @@ static inline void hs_guard_exit(hs_tls_t *t)
     if (--t->guard == 0)
         t->countdown = t->saved;
 }
+
+/* Starts a new countdown: the bytes charged since the last reset move to t->bytes, so
+ * t->bytes + (t->drawn - t->countdown) is always the exact total requested. */
+static inline void hs_countdown_reset(hs_tls_t *t, int64_t next)
+{
+    t->bytes += (uint64_t)(t->drawn - t->countdown);
+    t->drawn = next;
+    t->countdown = next;
+}
+
+/* --- threads.c: registry of threads and the exact counters ------------------------ */
+
+typedef struct {
+    uint64_t allocs, frees, bytes; /* calls and requested bytes, all threads */
+    uint64_t threads;              /* threads registered now */
+} hs_counters_t;
+
+/* Registers t (its counters are then summed by hs_counters_read; its exit folds them
+ * into the totals). Call once per thread, from the slow path, outside any lock. */
+void hs_thread_register(hs_tls_t *t);
+/* Sums every thread's counters; reads other threads' counters racily (each word is
+ * read atomically, the sum is as of "about now"). */
+void hs_counters_read(hs_counters_t *out);
+/* Sets the registry up (pthread key). 0 or -errno. */
+int hs_threads_init(void);
+/* Fork handlers: the registry lock; in the child, other threads are folded in. */
+void hs_threads_lock(void);
+void hs_threads_unlock(void);
+void hs_threads_after_fork_child(void);
 
 /* --- bootstrap.c ------------------------------------------------------------------ */
 

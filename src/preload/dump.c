@@ -240,6 +240,13 @@ static int dump_header(hs_profile_t *p, const hs_live_totals_t *totals)
     snprintf(line, sizeof(line), "heapsift 0.1.0 rate=%llu unwind=%s depth=%u",
              (unsigned long long)hs_opt.rate, hs_opt.unwind, hs_opt.depth);
     hs_profile_add_comment(p, line);
+    hs_counters_t k;
+    hs_counters_read(&k);
+    snprintf(line, sizeof(line), "exact: allocs=%llu frees=%llu bytes=%llu threads=%llu",
+             (unsigned long long)k.allocs, (unsigned long long)k.frees, (unsigned long long)k.bytes,
+             (unsigned long long)k.threads);
+    if (hs_profile_add_comment(p, line) != 0)
+        return -ENOMEM;
     snprintf(line, sizeof(line), "live samples=%llu stacks=%u dropped_stack_samples=%llu",
              (unsigned long long)totals->samples, hs_stacktab_count(),
              (unsigned long long)hs_stacktab_dropped());

@@ -42,18 +42,22 @@ void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a);
 void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *tag);
 void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *tag);
 
-/* ~4 instructions: TLS subtract, compare, branch, jump. */
+/* 8 instructions: TLS counter and countdown, compare, branch, jump. */
 HS_EXPORT void *malloc(size_t n)
 {
     hs_tls_t *t = &hs_tls;
+    t->allocs++;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
         return hs_real.malloc(n);
     return hs_slow_alloc(HS_OP_MALLOC, 0, n);
 }
 
-/* ~8 instructions: hash, filter load, branch, jump. */
+/* 12 instructions: NULL test, TLS counter, hash, filter load, branch, jump. */
 HS_EXPORT void free(void *p)
 {
+    if (HS_UNLIKELY(!p))
+        return;
+    hs_tls.frees++;
     if (HS_UNLIKELY(hs_livetab_maybe(p)))
         return hs_slow_free(p);
     hs_real.free(p);
@@ -63,6 +67,7 @@ HS_EXPORT void *calloc(size_t n, size_t m)
 {
     hs_tls_t *t = &hs_tls;
     size_t total;
+    t->allocs++;
     if (HS_UNLIKELY(__builtin_mul_overflow(n, m, &total)))
         return hs_real.calloc(n, m); /* the real calloc reports the overflow */
     if (HS_LIKELY((t->countdown -= (int64_t)total) > 0))
@@ -73,6 +78,8 @@ HS_EXPORT void *calloc(size_t n, size_t m)
 HS_EXPORT void *realloc(void *p, size_t n)
 {
     hs_tls_t *t = &hs_tls;
+    t->allocs++;
+    t->frees += p != NULL;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY(!hs_livetab_maybe(p)))
         return hs_real.realloc(p, n);
     return hs_slow_realloc(p, n);
@@ -91,6 +98,7 @@ HS_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
     hs_tls_t *t = &hs_tls;
+    t->allocs++;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
         return hs_real.posix_memalign(out, align, n);
     return hs_slow_posix_memalign(out, align, n);
@@ -99,6 +107,7 @@ HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 HS_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     hs_tls_t *t = &hs_tls;
+    t->allocs++;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
         return hs_real.aligned_alloc(align, n);
     return hs_slow_alloc(HS_OP_ALIGNED_ALLOC, align, n);
@@ -107,6 +116,7 @@ HS_EXPORT void *aligned_alloc(size_t align, size_t n)
 HS_EXPORT void *memalign(size_t align, size_t n)
 {
     hs_tls_t *t = &hs_tls;
+    t->allocs++;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
         return hs_real.memalign(align, n);
     return hs_slow_alloc(HS_OP_MEMALIGN, align, n);
@@ -115,6 +125,7 @@ HS_EXPORT void *memalign(size_t align, size_t n)
 HS_EXPORT void *valloc(size_t n)
 {
     hs_tls_t *t = &hs_tls;
+    t->allocs++;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
         return hs_real.valloc(n);
     return hs_slow_alloc(HS_OP_VALLOC, 0, n);
@@ -123,6 +134,7 @@ HS_EXPORT void *valloc(size_t n)
 HS_EXPORT void *pvalloc(size_t n)
 {
     hs_tls_t *t = &hs_tls;
+    t->allocs++;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
         return hs_real.pvalloc(n);
     return hs_slow_alloc(HS_OP_PVALLOC, 0, n);
@@ -142,6 +154,7 @@ HS_EXPORT void *_Znwm(size_t n)
 {
     hs_tls_t *t = &hs_tls;
     void *p;
+    t->allocs++;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
         return p;
     return hs_slow_new(HS_NEW_PLAIN, 0, n);
@@ -151,6 +164,7 @@ HS_EXPORT void *_Znam(size_t n)
 {
     hs_tls_t *t = &hs_tls;
     void *p;
+    t->allocs++;
     if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
         return p;
     return hs_slow_new(HS_NEW_ARRAY, 0, n);

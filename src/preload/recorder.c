@@ -46,20 +46,26 @@ static int recorder_find_self(struct dl_phdr_info *info, size_t size, void *data
     return 0;
 }
 
+/* Fork: take every table lock in rank order (core.h), so the child inherits them in a
+ * consistent state; the dump lock is not taken (a dump may be long) but re-created in the
+ * child, where no dump runs. */
 static void recorder_fork_prepare(void)
 {
     hs_stacktab_lock();
     hs_livetab_lock_all();
+    hs_threads_lock();
 }
 
 static void recorder_fork_parent(void)
 {
+    hs_threads_unlock();
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
 }
 
 static void recorder_fork_child(void)
 {
+    hs_threads_after_fork_child();
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
     hs_dump_after_fork();
@@ -90,6 +96,8 @@ static int recorder_setup(void)
 {
     uintptr_t self[2] = {0, 0};
     int rc = hs_unwind_init(hs_opt.unwind);
+    if (rc == 0)
+        rc = hs_threads_init();
     if (rc == 0)
         rc = hs_stacktab_init(hs_opt.max_stacks);
     if (rc == 0)
@@ -128,6 +136,23 @@ void hs_init(void)
     __atomic_store_n(&hs_state, next, __ATOMIC_RELEASE);
 }
 
+/* A thread's first slow path: seed it, register it, draw its first sample point, and
+ * judge this allocation (n bytes, already charged) against it. */
+static bool recorder_new_thread(hs_tls_t *t, uint64_t n)
+{
+    hs_sampler_seed_thread(t, hs_opt.seed);
+    t->bytes += (uint64_t)(t->drawn - t->countdown); /* this allocation included */
+    int64_t next = hs_sampler_next(t, hs_opt.rate) - (int64_t)n;
+    t->drawn = t->countdown = next;
+    hs_guard_enter(t); /* pthread_setspecific may allocate */
+    hs_thread_register(t);
+    hs_guard_exit(t);
+    if (next > 0)
+        return false;
+    hs_countdown_reset(t, hs_sampler_next(t, hs_opt.rate));
+    return true;
+}
+
 bool hs_sample_begin(hs_tls_t *t, uint64_t n)
 {
     if (t->guard)
@@ -139,18 +164,13 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n)
             s = __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE);
         }
         if (s == HS_STATE_OFF)
-            t->countdown = INT64_MAX / 2;
+            hs_countdown_reset(t, INT64_MAX / 2);
         if (s != HS_STATE_ON)
             return false;
     }
-    if (HS_UNLIKELY(t->rng == 0)) {
-        /* A new thread: its first sample point, then this allocation is judged. */
-        hs_sampler_seed_thread(t, hs_opt.seed);
-        t->countdown = hs_sampler_next(t, hs_opt.rate) - (int64_t)n;
-        if (t->countdown > 0)
-            return false;
-    }
-    t->countdown = hs_sampler_next(t, hs_opt.rate);
+    if (HS_UNLIKELY(t->rng == 0))
+        return recorder_new_thread(t, n);
+    hs_countdown_reset(t, hs_sampler_next(t, hs_opt.rate));
     return true;
 }
 

@@ -103,6 +103,7 @@ void *hs_slow_new(hs_new_kind_t kind, size_t align, size_t n)
     void *p = NULL;
     bool aligned = kind == HS_NEW_ALIGNED || kind == HS_NEW_ALIGNED_ARRAY;
     if (aligned) {
+        t->allocs++;
         if ((t->countdown -= (int64_t)n) > 0)
             p = hs_real.memalign(align, n);
         else
