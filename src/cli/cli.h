@@ -6,9 +6,25 @@
 #ifndef HS_CLI_H
 #define HS_CLI_H
 
-/* argv[0] is the verb name. */
+/* argv[0] is the verb name. A verb lives in src/cli/<verb>.c; main.c lists every verb
+ * and references them weakly, so a verb whose file is not in the build yet is simply
+ * absent from `heapsift --help`. */
 int hs_cmd_run(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);
+int hs_cmd_traces(int argc, char **argv);
+int hs_cmd_peek(int argc, char **argv);
+int hs_cmd_tree(int argc, char **argv);
+int hs_cmd_collapsed(int argc, char **argv);
+int hs_cmd_flamegraph(int argc, char **argv);
+int hs_cmd_diff(int argc, char **argv);
+int hs_cmd_convert(int argc, char **argv);
+int hs_cmd_merge(int argc, char **argv);
+int hs_cmd_symbolize(int argc, char **argv);
+int hs_cmd_stats(int argc, char **argv);
+int hs_cmd_web(int argc, char **argv);
+int hs_cmd_suspects(int argc, char **argv);
+int hs_cmd_check(int argc, char **argv);
+int hs_cmd_lifetimes(int argc, char **argv);
 
 /* Prints "heapsift: error: <formatted>" and a newline on stderr. */
 void hs_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

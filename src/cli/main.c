@@ -16,9 +16,38 @@ typedef struct {
     const char *summary;
 } hs_verb_t;
 
+#pragma weak hs_cmd_traces
+#pragma weak hs_cmd_peek
+#pragma weak hs_cmd_tree
+#pragma weak hs_cmd_collapsed
+#pragma weak hs_cmd_flamegraph
+#pragma weak hs_cmd_diff
+#pragma weak hs_cmd_convert
+#pragma weak hs_cmd_merge
+#pragma weak hs_cmd_symbolize
+#pragma weak hs_cmd_stats
+#pragma weak hs_cmd_web
+#pragma weak hs_cmd_suspects
+#pragma weak hs_cmd_check
+#pragma weak hs_cmd_lifetimes
+
 static const hs_verb_t verbs[] = {
     {"run", hs_cmd_run, "run a program under the profiler and write its heap profile"},
-    {"top", hs_cmd_top, "show flat and cumulative use by function, like `go tool pprof -top`"},
+    {"top", hs_cmd_top, "flat and cumulative use by function, like `go tool pprof -top`"},
+    {"traces", hs_cmd_traces, "every stack with its values, like `pprof -traces`"},
+    {"peek", hs_cmd_peek, "callers and callees of matching functions, like `pprof -peek`"},
+    {"tree", hs_cmd_tree, "the call tree with values"},
+    {"collapsed", hs_cmd_collapsed, "folded stacks (a;b;c N) for flamegraph.pl and speedscope"},
+    {"flamegraph", hs_cmd_flamegraph, "a self-contained interactive SVG flame graph"},
+    {"diff", hs_cmd_diff, "what grew and shrank between two profiles, beyond noise"},
+    {"convert", hs_cmd_convert, "convert between pprof, collapsed and legacy formats"},
+    {"merge", hs_cmd_merge, "merge several profiles into one"},
+    {"symbolize", hs_cmd_symbolize, "fill in names and lines from the binaries"},
+    {"stats", hs_cmd_stats, "where the RSS went: heap, allocator, profiler, the rest"},
+    {"suspects", hs_cmd_suspects, "leak suspects: stacks whose live bytes keep growing"},
+    {"check", hs_cmd_check, "CI assertions on a profile (budgets, growth)"},
+    {"lifetimes", hs_cmd_lifetimes, "which sites churn short-lived memory"},
+    {"web", hs_cmd_web, "a live web UI over profiles and processes"},
 };
 
 void hs_cli_error(const char *fmt, ...)
@@ -38,7 +67,8 @@ static void usage(FILE *f)
                "heap profiles that `go tool pprof` and every pprof viewer read.\n\n"
                "commands:\n");
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-        fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+        if (verbs[i].fn)
+            fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(f, "\n`heapsift <command> --help` describes a command's options.\n");
 }
 
@@ -58,7 +88,7 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-        if (strcmp(argv[1], verbs[i].name) == 0)
+        if (verbs[i].fn && strcmp(argv[1], verbs[i].name) == 0)
             return verbs[i].fn(argc - 1, argv + 1);
     hs_cli_error("unknown command '%s' (see heapsift --help)", argv[1]);
     return 1;
