@@ -5,8 +5,10 @@
 # default rate and at 65536, in interleaved rounds whose order rotates, so drift in machine
 # load spreads over every configuration instead of landing on one. Each run's whole-process
 # wall time is divided by the same round's no-profiler time; the table gives, per
-# configuration, the median of those ratios, the median wall time and churn's own median
-# ops/s (timed inside the program, so without process start and the at-exit dump).
+# configuration, the median of those ratios and their range, the median "loop ratio" (the
+# same round's no-profiler ops/s over this configuration's, from churn's own timing of its
+# loop: the hooks' and the sampler's cost without process start and the at-exit dump), the
+# median wall time and the median ops/s.
 # Profiles written during the bench go to a temporary directory that is removed.
 # With --record, the table is appended to bench/RESULTS.md with the date and the machine.
 # Called by `make bench` as `sh bench/run.sh BUILD`. POSIX sh (dash) on purpose.
@@ -147,23 +149,26 @@ function extreme(list, want_max,    n, a, i, m) {
             m = a[i]
     return m
 }
-{ wall[$1, $2] = $3; opsps[$2] = opsps[$2] " " $4; rounds[$1] = 1 }
+{ wall[$1, $2] = $3; ops[$1, $2] = $4; rounds[$1] = 1 }
 END {
     nc = split(configs, cs, " ")
-    print "| configuration | HEAPSIFT_RATE | median ratio to none | ratio range | median wall (s) | median churn ops/s |"
-    print "| --- | --- | --- | --- | --- | --- |"
+    print "| configuration | HEAPSIFT_RATE | median wall ratio | wall ratio range | median loop ratio | median wall (s) | median churn ops/s |"
+    print "| --- | --- | --- | --- | --- | --- | --- |"
     for (c = 1; c <= nc; c++) {
         split(cs[c], kv, ":")
         name = kv[1]; rate = kv[2]
         if (rate == "-") rate = "(not loaded)"
         if (rate == "default") rate = "unset (524288)"
-        ratios = ""; walls = ""
+        ratios = ""; loops = ""; walls = ""; opsps = ""
         for (r in rounds) {
             ratios = ratios " " wall[r, name] / wall[r, "none"]
+            loops = loops " " (ops[r, name] > 0 ? ops[r, "none"] / ops[r, name] : 0)
             walls = walls " " wall[r, name]
+            opsps = opsps " " ops[r, name]
         }
-        printf "| %s | %s | %.3f | %.3f..%.3f | %.3f | %.0f |\n", name, rate, median(ratios),
-            extreme(ratios, 0), extreme(ratios, 1), median(walls), median(opsps[name])
+        printf "| %s | %s | %.3f | %.3f..%.3f | %.3f | %.3f | %.0f |\n", name, rate,
+            median(ratios), extreme(ratios, 0), extreme(ratios, 1), median(loops),
+            median(walls), median(opsps)
     }
 }' "$tmp/results")
 
