@@ -183,6 +183,10 @@ if [ "$record" -eq 1 ]; then
     cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
     [ -n "$cpu" ] || cpu=$(sed -n 's/^Hardware[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
     commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    if [ -n "$(git -C "$here/.." status --porcelain -- src include CMakeLists.txt 2>/dev/null)" ]
+    then
+        commit="$commit (plus uncommitted changes to the library sources)"
+    fi
     {
         echo
         echo "## $(date -u '+%Y-%m-%d %H:%M UTC')"
