@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* qsort_r, tm_zone */
 #include "cli.h"
 #include "pprof.h"
+#include "readers.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -970,9 +971,9 @@ int hs_cmd_top(int argc, char **argv)
         return rc;
     hs_profile_t *p = NULL;
     char err[512];
-    rc = hs_pprof_read_file(o.path, &p, err, sizeof(err));
+    rc = hs_profile_read_any(o.path, &p, err, sizeof(err));
     if (rc) {
-        hs_cli_error("%s", err);
+        hs_cli_error("%s: %s", o.path, err);
         return rc == -EINVAL ? 2 : 3;
     }
     rc = top_run(p, &o);
