@@ -5,21 +5,9 @@
 # and reports a missing program shell-style with status 127.
 # usage: cli_run.sh BUILD_DIR SOURCE_DIR
 set -eu
-BUILD=$(cd "$1" && pwd)
-LIB=$BUILD/libheapsift.so
-CLI=$BUILD/heapsift
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" cli-run
 PROG=$BUILD/programs/sites
-T=$(mktemp -d "${TMPDIR:-/tmp}/hs-cli-run.XXXXXX")
-trap 'rm -rf "$T"' EXIT INT TERM
-export HOME="${HOME:-$T}"
-FAILS=0
-fail() {
-    echo "FAIL: $*" >&2
-    FAILS=$((FAILS + 1))
-}
-show() {
-    head -n "${2:-40}" "$1" | sed 's/^/    | /' >&2
-}
 command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
 for f in "$LIB" "$CLI" "$PROG"; do
     [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }

@@ -8,21 +8,9 @@
 #  - heapsift_dump(path) writes the named file, holding site_dump.
 # usage: fork_exec.sh BUILD_DIR SOURCE_DIR
 set -eu
-BUILD=$(cd "$1" && pwd)
-LIB=$BUILD/libheapsift.so
-CLI=$BUILD/heapsift
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" fork-exec
 PROG=$BUILD/programs/forker
-T=$(mktemp -d "${TMPDIR:-/tmp}/hs-fork-exec.XXXXXX")
-trap 'rm -rf "$T"' EXIT INT TERM
-export HOME="${HOME:-$T}"
-FAILS=0
-fail() {
-    echo "FAIL: $*" >&2
-    FAILS=$((FAILS + 1))
-}
-show() {
-    head -n "${2:-40}" "$1" | sed 's/^/    | /' >&2
-}
 command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
 for f in "$LIB" "$CLI" "$PROG"; do
     [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
