@@ -77,6 +77,7 @@ struct hs_symbolizer {
     Dwfl_Callbacks callbacks; /* libdwfl keeps a pointer to it */
     bool reporting;           /* between dwfl_report_begin(_add) and dwfl_report_end */
     bool may_dlopen;          /* the CLI may load libstdc++ for its demangler */
+    bool names_only;          /* symbol tables only: no DWARF lines or inlined frames */
 
     int demangle_state; /* 0 not looked up, 1 available, -1 unavailable */
     hs_demangle_fn demangle;
@@ -542,11 +543,14 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
     const char *symname = sym_symtab_name(s, mod, addr);
     const char *file = NULL;
     int line = 0;
-    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
-    if (l != NULL)
-        file = sym_file_path(s, dwfl_line_comp_dir(l),
-                             dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL));
-    size_t n = sym_dwarf_frames(s, mod, addr, file, line, out, max);
+    size_t n = 0;
+    if (!s->names_only) {
+        Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+        if (l != NULL)
+            file = sym_file_path(s, dwfl_line_comp_dir(l),
+                                 dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL));
+        n = sym_dwarf_frames(s, mod, addr, file, line, out, max);
+    }
     if (n == 0) {
         if (symname == NULL && file == NULL)
             return 0;
@@ -673,6 +677,14 @@ hs_symbolizer_t *hs_symbolizer_new(void)
     dwfl_report_begin(s->dwfl);
     s->reporting = true;
     return s;
+}
+
+void hs_symbolizer_names_only(hs_symbolizer_t *s, bool on)
+{
+    if (s != NULL && s->names_only != on) {
+        s->names_only = on;
+        sym_cache_clear(s);
+    }
 }
 
 size_t hs_symbolize(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, size_t max)

@@ -43,6 +43,10 @@ int hs_symbolizer_add_file(hs_symbolizer_t *s, const char *path, uint64_t start,
  */
 size_t hs_symbolize(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, size_t max);
 
+/* Names only: function names from the symbol tables, no file:line and no inlined frames
+ * (no DWARF is read, which for big or compressed debug info is most of the cost). */
+void hs_symbolizer_names_only(hs_symbolizer_t *s, bool on);
+
 /* Releases every file, cache and string; gives the memory back. */
 void hs_symbolizer_free(hs_symbolizer_t *s);
 
