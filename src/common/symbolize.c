@@ -679,6 +679,23 @@ hs_symbolizer_t *hs_symbolizer_new(void)
     return s;
 }
 
+/* A find_debuginfo callback that finds nothing: only the DWARF and .symtab inside the
+ * mapped files themselves are used. */
+static int sym_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                            const char *file, const char *debuglink, GElf_Word crc,
+                            char **debuginfo_file_name)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file, (void)debuglink;
+    (void)crc, (void)debuginfo_file_name;
+    return -1;
+}
+
+void hs_symbolizer_separate_debug(hs_symbolizer_t *s, bool on)
+{
+    if (s != NULL)
+        s->callbacks.find_debuginfo = on ? dwfl_standard_find_debuginfo : sym_no_debuginfo;
+}
+
 void hs_symbolizer_names_only(hs_symbolizer_t *s, bool on)
 {
     if (s != NULL && s->names_only != on) {
