@@ -7,22 +7,12 @@
  */
 #include "livetab.h"
 
+#include "check.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 /* Address number i: 16-aligned, spread like heap addresses of mixed sizes. */
 static uintptr_t addr_of(uint64_t i)
@@ -200,10 +190,5 @@ int main(void)
     test_threads();
     test_lock_all();
     test_saturation();
-    if (failures) {
-        fprintf(stderr, "test_livetab: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_livetab: ok\n");
-    return 0;
+    return hs_check_done("test_livetab");
 }

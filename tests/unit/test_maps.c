@@ -8,23 +8,13 @@
 #define _GNU_SOURCE
 #include "maps.h"
 
+#include "check.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "test_maps: FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);             \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 __attribute__((noinline)) static int maps_probe(int x)
 {
@@ -152,10 +142,5 @@ int main(void)
     hs_maps_free(&m);
     test_spaces_and_deleted();
     CHECK(hs_maps_read(999999999, &m) < 0, "nonexistent pid");
-    if (failures) {
-        fprintf(stderr, "test_maps: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_maps: ok\n");
-    return 0;
+    return hs_check_done("test_maps");
 }

@@ -6,21 +6,13 @@
  */
 #include "pprof.h"
 
+#include "check.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static hs_profile_t *build_profile(void)
 {
@@ -80,7 +72,7 @@ static void check_same(const hs_profile_t *a, const hs_profile_t *b)
     CHECK(a->ntypes == b->ntypes && a->nsamples == b->nsamples);
     CHECK(a->nmappings == b->nmappings && a->nlocations == b->nlocations);
     CHECK(a->nfunctions == b->nfunctions && a->ncomments == b->ncomments);
-    if (failures)
+    if (hs_check_failures)
         return;
     for (size_t i = 0; i < a->ntypes; i++) {
         SAME_STR(sample_types[i].type);
@@ -207,7 +199,7 @@ static void expect_fail(const uint8_t *data, size_t len, const char *what)
     int rc = hs_pprof_decode(data, len, &p, err, sizeof(err));
     if (rc == 0) {
         fprintf(stderr, "%s: decode unexpectedly succeeded\n", what);
-        failures++;
+        hs_check_failures++;
         hs_profile_free(p);
         return;
     }
@@ -286,7 +278,7 @@ static void test_random(void)
             hs_profile_free(q);
         } else if (!err[0]) {
             fprintf(stderr, "random input %d failed without a message\n", iter);
-            failures++;
+            hs_check_failures++;
         }
         hs_buf_t out = HS_BUF_INIT;
         buf[0] = 0x1f;
@@ -332,10 +324,5 @@ int main(void)
     test_malformed();
     test_random();
     test_files();
-    if (failures) {
-        fprintf(stderr, "test_pprof: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_pprof: ok\n");
-    return 0;
+    return hs_check_done("test_pprof");
 }

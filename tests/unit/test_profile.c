@@ -5,19 +5,11 @@
  */
 #include "profile.h"
 
+#include "check.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static void test_strings(void)
 {
@@ -128,10 +120,5 @@ int main(void)
     test_functions();
     test_locations_samples();
     hs_profile_free(NULL);
-    if (failures) {
-        fprintf(stderr, "test_profile: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_profile: ok\n");
-    return 0;
+    return hs_check_done("test_profile");
 }

@@ -7,21 +7,11 @@
  */
 #include "core.h"
 
+#include "check.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static void test_mean(void)
 {
@@ -123,10 +113,5 @@ int main(void)
     test_probability_and_unbiased();
     test_rate_one_and_weights();
     test_reproducible();
-    if (failures) {
-        printf("%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_sampler: all checks passed\n");
-    return 0;
+    return hs_check_done("test_sampler");
 }

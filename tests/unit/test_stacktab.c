@@ -6,22 +6,12 @@
  */
 #include "stacktab.h"
 
+#include "check.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 /* Deterministic pseudo-random stack number k: depth 1..40, PCs that look like text. */
 static uint32_t make_stack(uint32_t k, uintptr_t *pcs)
@@ -200,10 +190,5 @@ int main(void)
     test_overflow();
     test_many();
     test_threads();
-    if (failures) {
-        fprintf(stderr, "test_stacktab: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_stacktab: ok\n");
-    return 0;
+    return hs_check_done("test_stacktab");
 }

@@ -9,6 +9,8 @@
 #include "maps.h"
 #include "symbolize.h"
 
+#include "check.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,19 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
 int main(void);
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "test_symbolize: FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 static const int probe_line = __LINE__ + 1;
 __attribute__((noinline, noclone)) static int sym_probe(int x)
@@ -99,7 +89,7 @@ static void check_probe(hs_symbolizer_t *s, const char *how)
           (long long)f[0].line, probe_line);
     CHECK(f[0].start_line == probe_line, "%s: decl line %lld vs %d", how,
           (long long)f[0].start_line, probe_line);
-    if (failures)
+    if (hs_check_failures)
         print_frames(how, f, n);
 }
 
@@ -283,10 +273,5 @@ int main(void)
     check_add_file();
     check_demangle();
     check_odd_mappings();
-    if (failures) {
-        fprintf(stderr, "test_symbolize: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_symbolize: ok\n");
-    return 0;
+    return hs_check_done("test_symbolize");
 }

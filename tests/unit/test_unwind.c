@@ -13,6 +13,8 @@
 #define _GNU_SOURCE
 #include "unwind.h"
 
+#include "check.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -53,18 +55,7 @@ static const variant_t variants[] = {
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
-static int failures;
 static int verbose; /* HS_TEST_VERBOSE=1 prints the captured stacks */
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 /* ---- function extents from the ELF symbol table of /proc/self/exe -------------------- */
 
@@ -286,7 +277,7 @@ static void test_fp_garbage(void)
                         here + 3,
                         here - 4096,
                         here + 64,
-                        (uintptr_t)&failures,
+                        (uintptr_t)&hs_check_failures,
                         (uintptr_t)pcs,
                         (uintptr_t)0x00007fffffffe000,
                         (uintptr_t)0xffff800000000000};
@@ -546,10 +537,5 @@ int main(void)
     test_capture();
     test_threads();
     bench();
-    if (failures) {
-        fprintf(stderr, "test_unwind: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_unwind: ok\n");
-    return 0;
+    return hs_check_done("test_unwind");
 }
