@@ -1,0 +1,843 @@
+/*
+ * The legacy text heap profile readers (see read_legacy.h): one line scanner, the
+ * `heap profile:` family (gperftools and Go debug=1, unsampled as pprof's
+ * legacy_profile.go does: per-sample truncation, all frames moved back by one byte to
+ * land on the call), jemalloc's threaded heap_v2 (unsampled as jeprof does: floating
+ * point per record, summed; carried rounding keeps every prefix total equal to the
+ * truncated floating sum, so totals are what `jeprof --text` prints), and the
+ * MAPPED_LIBRARIES section (executable mappings only, adjacent pieces merged, the main
+ * binary first, locations outside every mapping under a catch-all one, like pprof).
+ * Never trusts the input: every number is range-checked, every error names the line.
+ */
+#include "read_legacy.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char hs_legacy_alloc_drop_rx[] =
+    "calloc|cfree|malloc|free|memalign|do_memalign|(__)?posix_memalign|pvalloc|valloc|realloc|"
+    "tcmalloc::.*|tc_calloc|tc_cfree|tc_malloc|tc_free|tc_memalign|tc_posix_memalign|"
+    "tc_pvalloc|tc_valloc|tc_realloc|tc_new|tc_delete|tc_newarray|tc_deletearray|"
+    "tc_new_nothrow|tc_newarray_nothrow|malloc_zone_malloc|malloc_zone_calloc|"
+    "malloc_zone_valloc|malloc_zone_realloc|malloc_zone_memalign|malloc_zone_free|"
+    "runtime\\..*|BaseArena::.*|(::)?do_malloc_no_errno|(::)?do_malloc_pages|(::)?do_malloc|"
+    "DoSampledAllocation|MallocedMemBlock::MallocedMemBlock|_M_allocate|"
+    "__builtin_(vec_)?delete|__builtin_(vec_)?new|__gnu_cxx::new_allocator::allocate|"
+    "__libc_malloc|__malloc_alloc_template::allocate|allocate|cpp_alloc|operator new(\\[\\])?|"
+    "simple_alloc::allocate";
+const char hs_legacy_alloc_keep_rx[] = "runtime\\.panic|runtime\\.reflectcall|runtime\\.call[0-9]*";
+
+typedef struct {
+    uint64_t start, limit, offset;
+    const char *file; /* into the input; not NUL-terminated */
+    size_t filelen;
+} lg_map_t;
+
+typedef struct {
+    hs_profile_t *p;
+    const char *pos, *end; /* unread input */
+    size_t lineno;
+    char *err;
+    size_t errlen;
+    bool jemalloc;
+    bool v2;      /* Poisson unsampling with rate */
+    int64_t rate; /* 0 or 1: no unsampling */
+    bool has_alloc;
+    double carry[4]; /* jemalloc: running floating sums and what was emitted of them */
+    int64_t carried[4];
+    uint64_t *hkeys; /* address -> location id, open addressing */
+    uint32_t *hids;
+    size_t hcap, hused;
+    uint64_t *stack;
+    size_t nstack, stack_cap;
+    uint32_t *filled; /* Go: per location id, the record whose comments gave it lines */
+    size_t filled_cap;
+    uint32_t record;
+    lg_map_t *maps;
+    size_t nmaps, maps_cap;
+} lg_parser_t;
+
+static int lg_fail(lg_parser_t *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int lg_fail(lg_parser_t *ps, const char *fmt, ...)
+{
+    int n = snprintf(ps->err, ps->errlen, "line %zu: ", ps->lineno);
+    if (n >= 0 && (size_t)n < ps->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
+/* ---- line scanning ------------------------------------------------------------------- */
+
+/* The next line without its end of line and surrounding blanks; false at end of input. */
+static bool lg_next_line(lg_parser_t *ps, const char **s, const char **e)
+{
+    if (ps->pos >= ps->end)
+        return false;
+    const char *nl = memchr(ps->pos, '\n', (size_t)(ps->end - ps->pos));
+    const char *le = nl ? nl : ps->end;
+    const char *b = ps->pos;
+    ps->pos = nl ? nl + 1 : ps->end;
+    ps->lineno++;
+    while (b < le && (*b == ' ' || *b == '\t'))
+        b++;
+    while (le > b && (le[-1] == ' ' || le[-1] == '\t' || le[-1] == '\r'))
+        le--;
+    *s = b;
+    *e = le;
+    return true;
+}
+
+static void lg_ws(const char **c, const char *e)
+{
+    while (*c < e && (**c == ' ' || **c == '\t'))
+        (*c)++;
+}
+
+static bool lg_lit(const char **c, const char *e, const char *lit)
+{
+    size_t n = strlen(lit);
+    if ((size_t)(e - *c) < n || memcmp(*c, lit, n) != 0)
+        return false;
+    *c += n;
+    return true;
+}
+
+/* Skips blanks, then expects ch. */
+static bool lg_char(const char **c, const char *e, char ch)
+{
+    lg_ws(c, e);
+    if (*c >= e || **c != ch)
+        return false;
+    (*c)++;
+    return true;
+}
+
+/* A decimal integer, optionally negative, that fits int64. */
+static bool lg_int(const char **c, const char *e, int64_t *v)
+{
+    lg_ws(c, e);
+    bool neg = *c < e && **c == '-';
+    const char *d = *c + neg;
+    uint64_t x = 0;
+    const char *s = d;
+    for (; d < e && *d >= '0' && *d <= '9'; d++) {
+        if (x > (UINT64_MAX - 9) / 10)
+            return false;
+        x = x * 10 + (uint64_t)(*d - '0');
+    }
+    if (d == s || x > (uint64_t)INT64_MAX)
+        return false;
+    *v = neg ? -(int64_t)x : (int64_t)x;
+    *c = d;
+    return true;
+}
+
+/* Hexadecimal digits (no prefix) that fit 64 bits. */
+static bool lg_hexdigits(const char **c, const char *e, uint64_t *v)
+{
+    uint64_t x = 0;
+    const char *d = *c;
+    for (; d < e; d++) {
+        int h;
+        if (*d >= '0' && *d <= '9')
+            h = *d - '0';
+        else if (*d >= 'a' && *d <= 'f')
+            h = *d - 'a' + 10;
+        else if (*d >= 'A' && *d <= 'F')
+            h = *d - 'A' + 10;
+        else
+            break;
+        if (x >> 60)
+            return false;
+        x = x << 4 | (uint64_t)h;
+    }
+    if (d == *c)
+        return false;
+    *v = x;
+    *c = d;
+    return true;
+}
+
+/* "N1: S1 [N2: S2]": in-use count and bytes, then allocated count and bytes. */
+static bool lg_quad(const char **c, const char *e, int64_t q[4])
+{
+    return lg_int(c, e, &q[0]) && lg_char(c, e, ':') && lg_int(c, e, &q[1]) && lg_char(c, e, '[') &&
+           lg_int(c, e, &q[2]) && lg_char(c, e, ':') && lg_int(c, e, &q[3]) && lg_char(c, e, ']');
+}
+
+/* ---- locations ------------------------------------------------------------------------- */
+
+static uint64_t lg_hash(uint64_t a)
+{
+    a ^= a >> 33;
+    a *= 0xff51afd7ed558ccdull;
+    a ^= a >> 33;
+    return a;
+}
+
+static int lg_hash_grow(lg_parser_t *ps)
+{
+    size_t ncap = ps->hcap ? ps->hcap * 2 : 1024;
+    uint64_t *keys = calloc(ncap, sizeof(*keys));
+    uint32_t *ids = calloc(ncap, sizeof(*ids));
+    if (!keys || !ids) {
+        free(keys);
+        free(ids);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < ps->hcap; i++) {
+        if (!ps->hids[i])
+            continue;
+        size_t j = lg_hash(ps->hkeys[i]) & (ncap - 1);
+        while (ids[j])
+            j = (j + 1) & (ncap - 1);
+        keys[j] = ps->hkeys[i];
+        ids[j] = ps->hids[i];
+    }
+    free(ps->hkeys);
+    free(ps->hids);
+    ps->hkeys = keys;
+    ps->hids = ids;
+    ps->hcap = ncap;
+    return 0;
+}
+
+/* The slot of address a: holding its id, or the empty slot where it goes. */
+static size_t lg_hash_slot(const lg_parser_t *ps, uint64_t a)
+{
+    size_t j = lg_hash(a) & (ps->hcap - 1);
+    while (ps->hids[j] && ps->hkeys[j] != a)
+        j = (j + 1) & (ps->hcap - 1);
+    return j;
+}
+
+/* The location of address a (already moved onto the call), created on first sight. */
+static uint64_t lg_location(lg_parser_t *ps, uint64_t a)
+{
+    if ((ps->hused + 1) * 2 > ps->hcap && lg_hash_grow(ps))
+        return 0;
+    size_t j = lg_hash_slot(ps, a);
+    if (ps->hids[j])
+        return ps->hids[j];
+    if (ps->p->nlocations >= UINT32_MAX - 1)
+        return 0;
+    uint64_t id = hs_profile_add_location(ps->p, 0, a, NULL, 0);
+    if (!id)
+        return 0;
+    ps->hkeys[j] = a;
+    ps->hids[j] = (uint32_t)id;
+    ps->hused++;
+    return id;
+}
+
+/* Parses "0xADDR 0xADDR ..." into ps->stack, leaf first, each address minus one. */
+static int lg_stack(lg_parser_t *ps, const char *c, const char *e)
+{
+    ps->nstack = 0;
+    for (;;) {
+        lg_ws(&c, e);
+        if (c >= e)
+            return 0;
+        uint64_t a;
+        if (!lg_lit(&c, e, "0x") || !lg_hexdigits(&c, e, &a) || (c < e && *c != ' ' && *c != '\t'))
+            return lg_fail(ps, "bad address in stack (want 0x-prefixed hexadecimal)");
+        if (ps->nstack == ps->stack_cap) {
+            size_t ncap = ps->stack_cap ? ps->stack_cap * 2 : 64;
+            uint64_t *s = realloc(ps->stack, ncap * sizeof(*s));
+            if (!s)
+                return -ENOMEM;
+            ps->stack = s;
+            ps->stack_cap = ncap;
+        }
+        uint64_t id = lg_location(ps, a - 1);
+        if (!id)
+            return -ENOMEM;
+        ps->stack[ps->nstack++] = id;
+    }
+}
+
+/* ---- values ------------------------------------------------------------------------------ */
+
+/* Float to int64 the way Go truncates in range; clamped outside it, 0 for NaN. */
+static int64_t lg_f2i(double f)
+{
+    if (f != f)
+        return 0;
+    if (f >= 9.2233720368547748e18)
+        return INT64_MAX;
+    if (f <= -9.2233720368547758e18)
+        return INT64_MIN;
+    return (int64_t)f;
+}
+
+/* pprof's scaleHeapSample: count and size divided by the probability 1-exp(-avg/rate)
+ * that an object of the average size was sampled. */
+static void lg_scale_pprof(int64_t rate, int64_t *count, int64_t *size)
+{
+    if (*count == 0 || *size == 0) {
+        *count = *size = 0;
+        return;
+    }
+    if (rate <= 1)
+        return;
+    double avg = (double)*size / (double)*count;
+    double scale = 1 / (1 - exp(-avg / (double)rate));
+    *count = lg_f2i((double)*count * scale);
+    *size = lg_f2i((double)*size * scale);
+}
+
+/* One (count, size) pair of a `heap profile:` record, as pprof's parseHeapSample. */
+static int lg_pair_pprof(lg_parser_t *ps, int64_t count, int64_t size, int64_t *out,
+                         int64_t *blocksize)
+{
+    if (count == 0 && size != 0)
+        return lg_fail(ps, "count is 0 but bytes is %lld", (long long)size);
+    if (count != 0) {
+        *blocksize = (count == -1) ? (size == INT64_MIN ? INT64_MAX : -size) : size / count;
+        if (ps->v2)
+            lg_scale_pprof(ps->rate, &count, &size);
+    }
+    out[0] = count;
+    out[1] = size;
+    return 0;
+}
+
+/* jeprof's AdjustSamples (version 2) for one pair, in floating point. */
+static void lg_scale_jeprof(int64_t rate, int64_t n, int64_t s, double *fn, double *fs)
+{
+    *fn = (double)n;
+    *fs = (double)s;
+    if (rate == 0 || n == 0)
+        return;
+    double ratio = ((double)s / (double)n) / (double)rate;
+    double scale = 1 / (1 - exp(-ratio));
+    if (isfinite(scale)) {
+        *fn *= scale;
+        *fs *= scale;
+    }
+}
+
+/* Emits value i of a jemalloc record: what the running floating sum adds to the integer
+ * part of the total, so that every prefix of the samples sums to the truncated total. */
+static int64_t lg_carry(lg_parser_t *ps, int i, double f)
+{
+    ps->carry[i] += f;
+    int64_t total = lg_f2i(floor(ps->carry[i]));
+    int64_t v = total - ps->carried[i];
+    ps->carried[i] = total;
+    return v;
+}
+
+static int lg_emit(lg_parser_t *ps, const int64_t *vals, int64_t blocksize)
+{
+    int rc = hs_profile_add_sample(ps->p, ps->stack, ps->nstack, vals);
+    if (rc == 0)
+        rc = hs_profile_add_label(ps->p, ps->p->nsamples - 1, "bytes", NULL, blocksize, NULL);
+    return rc;
+}
+
+/* A jemalloc "t*: N1: S1 [N2: S2]" record for the stack in ps->stack. */
+static int lg_jemalloc_record(lg_parser_t *ps, const int64_t q[4])
+{
+    double f[4];
+    int64_t v[4];
+    size_t k = 0;
+    lg_scale_jeprof(ps->rate, q[0], q[1], &f[2], &f[3]);
+    lg_scale_jeprof(ps->rate, q[2], q[3], &f[0], &f[1]);
+    for (int i = ps->has_alloc ? 0 : 2; i < 4; i++)
+        v[k++] = lg_carry(ps, i, f[i]);
+    int64_t n = q[0] ? q[0] : q[2], s = q[0] ? q[1] : q[3];
+    int64_t bs = n > 0 ? s / n : 0;
+    return lg_emit(ps, v, bs);
+}
+
+/* "N1: S1 [N2: S2] @ 0x... 0x..." of the `heap profile:` family. */
+static int lg_heap_sample(lg_parser_t *ps, const char *c, const char *e)
+{
+    int64_t q[4], v[4], bs = 0;
+    if (!lg_quad(&c, e, q) || !lg_char(&c, e, '@'))
+        return lg_fail(ps, "expected 'N: BYTES [N: BYTES] @ ADDRESSES'");
+    int rc = lg_stack(ps, c, e);
+    if (rc)
+        return rc;
+    int64_t *out = v;
+    if (ps->has_alloc) {
+        if ((rc = lg_pair_pprof(ps, q[2], q[3], out, &bs)))
+            return rc;
+        out += 2;
+    }
+    if ((rc = lg_pair_pprof(ps, q[0], q[1], out, &bs)))
+        return rc;
+    ps->record++;
+    return lg_emit(ps, v, bs);
+}
+
+/* Appends function name (with its "+0x.." offset cut), file and line to location id. */
+static int lg_add_line(lg_parser_t *ps, uint64_t id, const char *name, size_t nlen,
+                       const char *file, size_t flen, int64_t line)
+{
+    const char *plus = NULL;
+    for (size_t i = 0; i + 2 < nlen; i++)
+        if (name[i] == '+' && name[i + 1] == '0' && name[i + 2] == 'x')
+            plus = name + i;
+    if (plus)
+        nlen = (size_t)(plus - name);
+    char *n = strndup(name, nlen), *f = strndup(file, flen);
+    uint64_t fid = (n && f) ? hs_profile_add_function(ps->p, n, n, f, 0) : 0;
+    free(n);
+    free(f);
+    if (!fid)
+        return -ENOMEM;
+    hs_location_t *l = &ps->p->locations[id - 1];
+    hs_line_t *lines = realloc(l->lines, (l->nlines + 1) * sizeof(*lines));
+    if (!lines)
+        return -ENOMEM;
+    lines[l->nlines].function_id = fid;
+    lines[l->nlines].line = line;
+    l->lines = lines;
+    l->nlines++;
+    return 0;
+}
+
+/* Go debug=1 frame comment "# 0xPC name+0xOFF file:line" after a record: the names of
+ * the record's locations, innermost inlined frame first. Other comments are skipped. */
+static int lg_go_comment(lg_parser_t *ps, const char *c, const char *e)
+{
+    uint64_t pc;
+    c++; /* '#' */
+    lg_ws(&c, e);
+    if (!lg_lit(&c, e, "0x") || !lg_hexdigits(&c, e, &pc) || c >= e || (*c != ' ' && *c != '\t'))
+        return 0;
+    lg_ws(&c, e);
+    const char *name = c;
+    while (c < e && *c != ' ' && *c != '\t')
+        c++;
+    size_t nlen = (size_t)(c - name);
+    lg_ws(&c, e);
+    const char *colon = e;
+    while (colon > c && colon[-1] != ':')
+        colon--;
+    const char *lc = colon;
+    int64_t line;
+    if (nlen == 0 || colon <= c + 1 || !lg_int(&lc, e, &line) || lc != e || ps->hcap == 0)
+        return 0;
+    size_t j = lg_hash_slot(ps, pc);
+    if (!ps->hids[j])
+        return 0;
+    uint64_t id = ps->hids[j];
+    if (id >= ps->filled_cap) {
+        size_t ncap = ps->p->nlocations + 1;
+        uint32_t *f = realloc(ps->filled, ncap * sizeof(*f));
+        if (!f)
+            return -ENOMEM;
+        memset(f + ps->filled_cap, 0, (ncap - ps->filled_cap) * sizeof(*f));
+        ps->filled = f;
+        ps->filled_cap = ncap;
+    }
+    const hs_location_t *l = &ps->p->locations[id - 1];
+    if (l->nlines && ps->filled[id] != ps->record)
+        return 0; /* named by an earlier record */
+    ps->filled[id] = ps->record;
+    return lg_add_line(ps, id, name, nlen, c, (size_t)(colon - 1 - c), line);
+}
+
+/* "heap profile: N: S [N: S] @ TYPE/RATE", as pprof's parseHeapHeader. */
+static int lg_heap_header(lg_parser_t *ps, const char *c, const char *e)
+{
+    int64_t q[4], rate = 0;
+    c += strlen("heap profile:");
+    if (!lg_quad(&c, e, q))
+        return lg_fail(ps, "bad header counts (want 'heap profile: N: BYTES [N: BYTES]')");
+    if (!lg_char(&c, e, '@'))
+        return lg_fail(ps, "header has no '@ heap.../RATE' sampling type");
+    lg_ws(&c, e);
+    const char *t = c;
+    while (c < e && ((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+        c++;
+    size_t tlen = (size_t)(c - t);
+    if (c < e && *c == '/') {
+        c++;
+        if (c < e && (!lg_int(&c, e, &rate) || rate < 0))
+            return lg_fail(ps, "bad sampling rate in header");
+    }
+    ps->has_alloc = (q[2] != q[0] && q[2] != 0) || (q[3] != q[1] && q[3] != 0);
+    if ((tlen == 7 && memcmp(t, "heap_v2", 7) == 0) ||
+        (tlen == 8 && memcmp(t, "heapz_v2", 8) == 0)) {
+        ps->v2 = true;
+        ps->rate = rate;
+    } else if (tlen == 11 && memcmp(t, "heapprofile", 11) == 0) {
+        ps->rate = 1;
+    } else if (tlen == 4 && memcmp(t, "heap", 4) == 0) {
+        ps->v2 = true; /* Go and old tcmalloc write twice the mean sampling interval */
+        ps->rate = rate / 2;
+    } else {
+        return lg_fail(ps, "unsupported heap profile type '%.*s'", (int)tlen, t);
+    }
+    return 0;
+}
+
+/* "heap_v2/RATE", jemalloc's header. */
+static int lg_jemalloc_header(lg_parser_t *ps, const char *c, const char *e)
+{
+    c += strlen("heap_v2/");
+    if (!lg_int(&c, e, &ps->rate) || ps->rate < 0 || c != e)
+        return lg_fail(ps, "bad jemalloc header (want 'heap_v2/RATE')");
+    ps->jemalloc = true;
+    ps->v2 = true;
+    return 0;
+}
+
+static int lg_types(lg_parser_t *ps)
+{
+    hs_profile_t *p = ps->p;
+    int rc = 0;
+    if (ps->has_alloc) {
+        rc = hs_profile_add_sample_type(p, "alloc_objects", "count");
+        if (!rc)
+            rc = hs_profile_add_sample_type(p, "alloc_space", "bytes");
+    }
+    /* pprof names the pair without a prefix when the file has no allocation counts;
+     * jemalloc's counts are explicitly the current (in-use) ones. */
+    bool bare = !ps->has_alloc && !ps->jemalloc;
+    if (!rc)
+        rc = hs_profile_add_sample_type(p, bare ? "objects" : "inuse_objects", "count");
+    if (!rc)
+        rc = hs_profile_add_sample_type(p, bare ? "space" : "inuse_space", "bytes");
+    p->default_sample_type = hs_profile_str(p, bare ? "space" : "inuse_space");
+    p->period_type.type = hs_profile_str(p, "space");
+    p->period_type.unit = hs_profile_str(p, "bytes");
+    p->period = ps->rate;
+    p->drop_frames = hs_profile_str(p, hs_legacy_alloc_drop_rx);
+    p->keep_frames = hs_profile_str(p, hs_legacy_alloc_keep_rx);
+    if (rc || p->default_sample_type < 0 || p->period_type.type < 0 || p->period_type.unit < 0 ||
+        p->drop_frames < 0 || p->keep_frames < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* ---- MAPPED_LIBRARIES ---------------------------------------------------------------------- */
+
+/* One /proc/PID/maps line "START-END PERMS OFFSET DEV INODE [PATH]"; executable ones are
+ * kept. Lines of any other shape are skipped, as pprof does. */
+static int lg_map_line(lg_parser_t *ps, const char *c, const char *e)
+{
+    lg_map_t m = {0};
+    if (!lg_hexdigits(&c, e, &m.start) || !lg_lit(&c, e, "-") || !lg_hexdigits(&c, e, &m.limit) ||
+        c >= e || (*c != ' ' && *c != '\t'))
+        return 0;
+    lg_ws(&c, e);
+    const char *perm = c;
+    while (c < e && strchr("-rwxps", *c))
+        c++;
+    if (c == perm || memchr(perm, 'x', (size_t)(c - perm)) == NULL)
+        return 0;
+    lg_ws(&c, e);
+    if (!lg_hexdigits(&c, e, &m.offset))
+        return 0;
+    lg_ws(&c, e);
+    while (c < e && *c != ' ' && *c != '\t') /* device */
+        c++;
+    int64_t inode;
+    if (!lg_int(&c, e, &inode))
+        return 0;
+    lg_ws(&c, e);
+    m.file = c;
+    while (c < e && *c != ' ' && *c != '\t')
+        c++;
+    m.filelen = (size_t)(c - m.file);
+    if (m.start >= m.limit)
+        return 0;
+    if (ps->nmaps == ps->maps_cap) {
+        size_t ncap = ps->maps_cap ? ps->maps_cap * 2 : 32;
+        lg_map_t *a = realloc(ps->maps, ncap * sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        ps->maps = a;
+        ps->maps_cap = ncap;
+    }
+    ps->maps[ps->nmaps++] = m;
+    return 0;
+}
+
+static bool lg_same_file(const lg_map_t *a, const lg_map_t *b)
+{
+    return !a->filelen || !b->filelen ||
+           (a->filelen == b->filelen && memcmp(a->file, b->file, a->filelen) == 0);
+}
+
+/* pprof's guess at a shared library name. */
+static bool lg_is_lib(const lg_map_t *m)
+{
+    const char *f = m->file, *e = m->file + m->filelen;
+    for (const char *s = f; s + 3 <= e; s++)
+        if (memcmp(s, ".so", 3) == 0 && (s + 3 == e || s[3] == '.' || s[3] == '_'))
+            return true;
+    return false;
+}
+
+/* pprof's massageMappings: merge the pieces of one file, move the main binary first. */
+static void lg_massage_maps(lg_parser_t *ps)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ps->nmaps; i++) {
+        lg_map_t *lm = n ? &ps->maps[n - 1] : NULL, *m = &ps->maps[i];
+        if (lm && lg_same_file(lm, m) && lm->limit == m->start &&
+            (!lm->offset || !m->offset || lm->offset + (lm->limit - lm->start) == m->offset)) {
+            lm->limit = m->limit;
+            if (m->filelen) {
+                lm->file = m->file;
+                lm->filelen = m->filelen;
+            }
+            continue;
+        }
+        ps->maps[n++] = *m;
+    }
+    ps->nmaps = n;
+    for (size_t i = 0; i < n; i++) {
+        const lg_map_t *m = &ps->maps[i];
+        if (!m->filelen || m->file[0] == '[' || lg_is_lib(m))
+            continue;
+        lg_map_t t = ps->maps[0];
+        ps->maps[0] = ps->maps[i];
+        ps->maps[i] = t;
+        break;
+    }
+    if (n && ps->maps[0].start - ps->maps[0].offset == 0x400000) {
+        ps->maps[0].start = 0x400000;
+        ps->maps[0].offset = 0;
+    }
+}
+
+/* Adds the mappings and gives every location one, as pprof's remapMappingIDs: the first
+ * mapping (main binary first) that holds the address, else one whose unrecorded first
+ * piece would, else a catch-all mapping. */
+static int lg_finish_maps(lg_parser_t *ps)
+{
+    hs_profile_t *p = ps->p;
+    lg_massage_maps(ps);
+    for (size_t i = 0; i < ps->nmaps; i++) {
+        char *f = strndup(ps->maps[i].file, ps->maps[i].filelen);
+        hs_mapping_t m = {0};
+        m.filename = f ? hs_profile_str(p, f) : -1;
+        free(f);
+        if (m.filename < 0 || !hs_profile_add_mapping(p, &m))
+            return -ENOMEM;
+    }
+    uint64_t fake = 0;
+    for (size_t i = 0; i < p->nlocations; i++) {
+        hs_location_t *l = &p->locations[i];
+        uint64_t a = l->address;
+        for (size_t k = 0; k < ps->nmaps && !l->mapping_id; k++)
+            if (ps->maps[k].start <= a && a < ps->maps[k].limit)
+                l->mapping_id = k + 1;
+        for (size_t k = 0; k < ps->nmaps && !l->mapping_id; k++) {
+            lg_map_t *m = &ps->maps[k];
+            if (m->offset && m->start - m->offset <= a && a < m->start) {
+                m->start -= m->offset;
+                m->offset = 0;
+                l->mapping_id = k + 1;
+            }
+        }
+        if (!l->mapping_id && a) {
+            if (!fake) {
+                hs_mapping_t m = {0};
+                m.memory_limit = UINT64_MAX;
+                if (!(fake = hs_profile_add_mapping(p, &m)))
+                    return -ENOMEM;
+            }
+            l->mapping_id = fake;
+        }
+    }
+    for (size_t i = 0; i < ps->nmaps; i++) {
+        p->mappings[i].memory_start = ps->maps[i].start;
+        p->mappings[i].memory_limit = ps->maps[i].limit;
+        p->mappings[i].file_offset = ps->maps[i].offset;
+    }
+    for (size_t i = 0; i < p->nlocations; i++) {
+        const hs_location_t *l = &p->locations[i];
+        if (l->nlines && l->mapping_id) {
+            hs_mapping_t *m = &p->mappings[l->mapping_id - 1];
+            m->has_functions = m->has_filenames = m->has_line_numbers = true;
+        }
+    }
+    return 0;
+}
+
+/* ---- the two body grammars ------------------------------------------------------------ */
+
+static bool lg_is_sentinel(const char *c, const char *e)
+{
+    size_t n = (size_t)(e - c);
+    return (n >= 17 && memcmp(c, "MAPPED_LIBRARIES:", 17) == 0) ||
+           (n >= 19 && memcmp(c, "--- Memory map: ---", 19) == 0);
+}
+
+static int lg_maps_section(lg_parser_t *ps)
+{
+    const char *c, *e;
+    int rc = 0;
+    while (rc == 0 && lg_next_line(ps, &c, &e))
+        rc = lg_map_line(ps, c, e);
+    return rc;
+}
+
+static int lg_heap_body(lg_parser_t *ps)
+{
+    const char *c, *e;
+    while (lg_next_line(ps, &c, &e)) {
+        int rc = 0;
+        if (c == e)
+            continue;
+        if (lg_is_sentinel(c, e))
+            return lg_maps_section(ps);
+        if (*c == '#')
+            rc = lg_go_comment(ps, c, e);
+        else
+            rc = lg_heap_sample(ps, c, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* "t*: ..." or "tN: ...": *all is set for the summed record. */
+static bool lg_thread_record(const char **c, const char *e, bool *all, int64_t q[4])
+{
+    int64_t tid;
+    if (!lg_lit(c, e, "t"))
+        return false;
+    *all = lg_lit(c, e, "*");
+    if (!*all && (!lg_int(c, e, &tid) || tid < 0))
+        return false;
+    return lg_char(c, e, ':') && lg_quad(c, e, q) && *c == e;
+}
+
+static int lg_jemalloc_body(lg_parser_t *ps)
+{
+    const char *c, *e;
+    bool in_stack = false, typed = false;
+    while (lg_next_line(ps, &c, &e)) {
+        int rc = 0;
+        int64_t q[4];
+        bool all;
+        if (c == e)
+            continue;
+        if (lg_is_sentinel(c, e))
+            break;
+        if (*c == '@') {
+            if (!typed && (rc = lg_types(ps)))
+                return rc;
+            typed = in_stack = true;
+            rc = lg_stack(ps, c + 1, e);
+        } else if (lg_thread_record(&c, e, &all, q)) {
+            if (!in_stack && all)
+                ps->has_alloc = ps->has_alloc || q[2] != 0 || q[3] != 0;
+            else if (in_stack && all)
+                rc = lg_jemalloc_record(ps, q);
+        } else {
+            return lg_fail(ps, "expected '@ ADDRESSES' or 'tN: N: BYTES [N: BYTES]'");
+        }
+        if (rc)
+            return rc;
+    }
+    if (!typed) {
+        int rc = lg_types(ps);
+        if (rc)
+            return rc;
+    }
+    return lg_maps_section(ps);
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+/* The first line that is neither blank nor a "--- heap" style preamble, at *c. */
+static void lg_skip_preamble(const uint8_t *data, size_t len, const char **c, const char **e)
+{
+    const char *s = (const char *)data, *end = s + len;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *le = nl ? nl : end;
+        const char *b = s;
+        while (b < le && (*b == ' ' || *b == '\t' || *b == '\r'))
+            b++;
+        if (b < le && !(le - b >= 3 && memcmp(b, "---", 3) == 0)) {
+            *c = b;
+            *e = le;
+            return;
+        }
+        s = nl ? nl + 1 : end;
+    }
+    *c = *e = end;
+}
+
+bool hs_legacy_detect(const uint8_t *data, size_t len)
+{
+    const char *c, *e;
+    lg_skip_preamble(data, len, &c, &e);
+    return lg_lit(&c, e, "heap profile:") || lg_lit(&c, e, "heap_v2/");
+}
+
+static void lg_free(lg_parser_t *ps)
+{
+    free(ps->hkeys);
+    free(ps->hids);
+    free(ps->stack);
+    free(ps->filled);
+    free(ps->maps);
+}
+
+int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *err, size_t errlen)
+{
+    lg_parser_t ps = {0};
+    const char *c, *e;
+    ps.err = err;
+    ps.errlen = errlen;
+    ps.pos = (const char *)data;
+    ps.end = ps.pos + len;
+    ps.p = hs_profile_new();
+    if (!ps.p)
+        return -ENOMEM;
+    int rc;
+    for (;;) {
+        if (!lg_next_line(&ps, &c, &e)) {
+            rc = lg_fail(&ps, "no heap profile header");
+            goto out;
+        }
+        if (c < e && !(e - c >= 3 && memcmp(c, "---", 3) == 0))
+            break;
+    }
+    if (e - c >= 13 && memcmp(c, "heap profile:", 13) == 0) {
+        rc = lg_heap_header(&ps, c, e);
+        if (!rc)
+            rc = lg_types(&ps);
+        if (!rc)
+            rc = lg_heap_body(&ps);
+    } else if (e - c >= 8 && memcmp(c, "heap_v2/", 8) == 0) {
+        rc = lg_jemalloc_header(&ps, c, e);
+        if (!rc)
+            rc = lg_jemalloc_body(&ps);
+    } else {
+        rc = lg_fail(&ps, "not a heap profile (want 'heap profile:' or 'heap_v2/')");
+    }
+    if (!rc)
+        rc = lg_finish_maps(&ps);
+out:
+    if (rc == -ENOMEM)
+        snprintf(err, errlen, "%s", strerror(ENOMEM));
+    if (rc) {
+        hs_profile_free(ps.p);
+        ps.p = NULL;
+    }
+    *out = ps.p;
+    lg_free(&ps);
+    return rc;
+}
