@@ -674,6 +674,64 @@ static int lg_finish_maps(lg_parser_t *ps)
 
 /* ---- the two body grammars ------------------------------------------------------------ */
 
+/* ---- jemalloc: its own frames --------------------------------------------------------- */
+
+static bool lg_is_jemalloc_map(const hs_profile_t *p, uint64_t mapping_id)
+{
+    const hs_mapping_t *m = mapping_id ? hs_profile_mapping(p, mapping_id) : NULL;
+    const char *f = m ? hs_profile_get_str(p, m->filename) : "";
+    const char *base = strrchr(f, '/');
+    return strncmp(base ? base + 1 : f, "libjemalloc", 11) == 0;
+}
+
+/* Drops the unused locations and renumbers the rest densely, in order. */
+static int lg_compact_locations(hs_profile_t *p)
+{
+    uint64_t *newid = calloc(p->nlocations + 1, sizeof(*newid));
+    if (!newid)
+        return -ENOMEM;
+    for (size_t i = 0; i < p->nsamples; i++)
+        for (size_t k = 0; k < p->samples[i].nlocs; k++)
+            newid[p->samples[i].location_ids[k]] = 1;
+    size_t n = 0;
+    for (size_t i = 0; i < p->nlocations; i++) {
+        if (!newid[i + 1]) {
+            free(p->locations[i].lines);
+            continue;
+        }
+        p->locations[n] = p->locations[i];
+        p->locations[n].id = n + 1;
+        newid[i + 1] = ++n;
+    }
+    p->nlocations = n;
+    for (size_t i = 0; i < p->nsamples; i++)
+        for (size_t k = 0; k < p->samples[i].nlocs; k++)
+            p->samples[i].location_ids[k] = newid[p->samples[i].location_ids[k]];
+    free(newid);
+    return 0;
+}
+
+/* jemalloc's backtraces start inside jemalloc (its profiler, then malloc). When it is
+ * the preloaded or linked libjemalloc, those leaf frames are cut here, as jeprof cuts
+ * everything up to the allocator's entry point; a stack made only of them is kept. */
+static int lg_trim_jemalloc(hs_profile_t *p)
+{
+    bool trimmed = false;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        hs_sample_t *s = &p->samples[i];
+        size_t k = 0;
+        while (k < s->nlocs &&
+               lg_is_jemalloc_map(p, p->locations[s->location_ids[k] - 1].mapping_id))
+            k++;
+        if (k == 0 || k == s->nlocs)
+            continue;
+        memmove(s->location_ids, s->location_ids + k, (s->nlocs - k) * sizeof(uint64_t));
+        s->nlocs -= k;
+        trimmed = true;
+    }
+    return trimmed ? lg_compact_locations(p) : 0;
+}
+
 static bool lg_is_sentinel(const char *c, const char *e)
 {
     size_t n = (size_t)(e - c);
@@ -830,6 +888,8 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
     }
     if (!rc)
         rc = lg_finish_maps(&ps);
+    if (!rc && ps.jemalloc)
+        rc = lg_trim_jemalloc(ps.p);
 out:
     if (rc == -ENOMEM)
         snprintf(err, errlen, "%s", strerror(ENOMEM));

@@ -10,6 +10,7 @@
 
 #include "profile.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,5 +20,13 @@ int hs_profile_parse_any(const uint8_t *data, size_t len, hs_profile_t **out, ch
                          size_t errlen);
 /* Reads and parses the file at path. */
 int hs_profile_read_any(const char *path, hs_profile_t **out, char *err, size_t errlen);
+
+/* Fills function names and file:line of every location that has none, from the ELF and
+ * DWARF of the files its mapping names (or their /usr/lib/debug/.build-id twins). A
+ * mapping whose file is missing or whose build id differs from the profile's is left
+ * unsymbolized, with one warning on stderr for it unless quiet; long work shows progress
+ * on stderr when it is a terminal, unless quiet. Returns how many locations got names,
+ * or -ENOMEM. (symbolize_profile.c) */
+int hs_profile_symbolize(hs_profile_t *p, bool quiet);
 
 #endif
