@@ -1,0 +1,165 @@
+/*
+ * The views' shared command line (viewopts.h): option parsing, reading profiles with the
+ * CLI's error messages and exit codes, and building the report. Prints only errors (on
+ * stderr) and --help (on stdout).
+ */
+#include "viewopts.h"
+#include "cli.h"
+#include "readers.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* From symbolize_profile.c, when it is in the build. */
+int hs_profile_symbolize(hs_profile_t *p, bool quiet) __attribute__((weak));
+
+const char hs_viewopts_help[] =
+    "  --sample-type NAME  inuse_space, inuse_objects, alloc_space, alloc_objects (or an\n"
+    "                      index); default: the profile's default, else the last one\n"
+    "  --unit UNIT         B, kB, MB, GB, TB, PB or auto (pprof's choice, the default)\n"
+    "  --granularity G     functions (default), lines or addresses\n"
+    "  --focus REGEX       keep only samples with a frame matching REGEX (function name,\n"
+    "                      source file or mapping file; POSIX extended syntax)\n"
+    "  --ignore REGEX      drop samples with a frame matching REGEX\n"
+    "  --hide REGEX        remove frames matching REGEX from the stacks\n"
+    "  --help              show this help\n";
+
+/* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i; NULL if
+ * argv[*i] is not that option. *missing is set when the value is absent. */
+static const char *vo_val(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int vo_bad(const hs_viewopts_t *o, const char *what, const char *a)
+{
+    hs_cli_error("%s: %s '%s' (see heapsift %s --help)", o->verb, what, a, o->verb);
+    return 1;
+}
+
+static int vo_granularity(hs_viewopts_t *o, const char *v)
+{
+    static const char *names[] = {"functions", "lines", "addresses"};
+    for (int g = 0; g < 3; g++) {
+        if (strcmp(v, names[g]) == 0) {
+            o->r.gran = (hs_gran_t)g;
+            return -1;
+        }
+    }
+    return vo_bad(o, "unknown granularity (functions, lines, addresses)", v);
+}
+
+/* One option with a value; returns -2 when argv[*i] is none of them. */
+static int vo_valued(int argc, char **argv, int *i, hs_viewopts_t *o, unsigned flags)
+{
+    bool missing = false;
+    const char *v;
+    char *end;
+    if ((v = vo_val(argc, argv, i, "--sample-type", &missing)))
+        o->r.sample_type = v;
+    else if ((v = vo_val(argc, argv, i, "--unit", &missing))) {
+        if (!(o->unit = hs_report_unit_arg(v)))
+            return vo_bad(o, "unknown unit (B, kB, MB, GB, TB, PB or auto)", v);
+    } else if ((v = vo_val(argc, argv, i, "--granularity", &missing)))
+        return vo_granularity(o, v);
+    else if ((v = vo_val(argc, argv, i, "--focus", &missing)))
+        o->r.focus = v;
+    else if ((v = vo_val(argc, argv, i, "--ignore", &missing)))
+        o->r.ignore = v;
+    else if ((v = vo_val(argc, argv, i, "--hide", &missing)))
+        o->r.hide = v;
+    else if ((flags & HS_VO_OUT) && (v = vo_val(argc, argv, i, "-o", &missing)))
+        o->out = v;
+    else if ((flags & HS_VO_BASE) && (v = vo_val(argc, argv, i, "--base", &missing)))
+        o->base = v;
+    else if ((flags & HS_VO_COUNT) && (v = vo_val(argc, argv, i, "-n", &missing))) {
+        o->count = strtol(v, &end, 10);
+        if (!*v || *end || o->count < 0)
+            return vo_bad(o, "-n wants a count, not", v);
+    } else if (missing)
+        return vo_bad(o, "missing value for", argv[*i]);
+    else
+        return -2;
+    return -1;
+}
+
+int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
+                      void (*usage)(FILE *))
+{
+    memset(o, 0, sizeof(*o));
+    o->verb = argv[0];
+    o->unit = "minimum";
+    o->r.trim_paths = true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int rc;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if ((flags & HS_VO_CUM) && strcmp(a, "--cum") == 0) {
+            o->cum = true;
+        } else if ((flags & HS_VO_CI) && strcmp(a, "--ci") == 0) {
+            o->ci = true;
+        } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != -2) {
+            if (rc >= 0)
+                return rc;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return vo_bad(o, "unknown option", a);
+        } else if (o->npos == npos) {
+            return vo_bad(o, "unexpected argument", a);
+        } else {
+            o->pos[o->npos++] = a;
+        }
+    }
+    if (o->npos < npos) {
+        hs_cli_error("%s: missing %s (see heapsift %s --help)", o->verb,
+                     npos - o->npos > 1 ? "arguments" : "argument", o->verb);
+        return 1;
+    }
+    return -1;
+}
+
+int hs_view_read(const char *path, hs_profile_t **out)
+{
+    char err[512];
+    int rc = hs_profile_read_any(path, out, err, sizeof(err));
+    if (rc) {
+        hs_cli_error("%s: %s", path, err);
+        return rc == -EINVAL ? 2 : 3;
+    }
+    bool unnamed = false;
+    for (size_t i = 0; i < (*out)->nlocations && !unnamed; i++)
+        unnamed = (*out)->locations[i].nlines == 0 && (*out)->locations[i].address != 0;
+    if (unnamed && hs_profile_symbolize && hs_profile_symbolize(*out, true) < 0) {
+        hs_cli_error("%s: %s", path, strerror(ENOMEM));
+        hs_profile_free(*out);
+        *out = NULL;
+        return 3;
+    }
+    return -1;
+}
+
+int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
+                  const hs_viewopts_t *o, const char *path)
+{
+    char err[512];
+    int rc = hs_report_build(r, profs, signs, n, &o->r, err, sizeof(err));
+    if (rc) {
+        hs_cli_error("%s: %s", path, err);
+        hs_report_free(r);
+        return rc == -ENOMEM ? 3 : rc == -EPROTO ? 2 : 1;
+    }
+    return -1;
+}

@@ -1,0 +1,64 @@
+/*
+ * What the profile views (top, traces, peek, tree, collapsed, flamegraph, diff) share on
+ * the command line: one option parser for --sample-type, --unit, --granularity,
+ * --focus/--ignore/--hide and the per-verb extras, reading the profile files through
+ * hs_profile_read_any, and building the report with CLI error reporting. Every function
+ * returning int returns -1 to go on, else the exit status (0, 1 usage, 2 bad input, 3 I/O).
+ */
+#ifndef HS_VIEWOPTS_H
+#define HS_VIEWOPTS_H
+
+#include "profile.h"
+#include "report.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum {
+    HS_VO_COUNT = 1 << 0, /* -n N */
+    HS_VO_CUM = 1 << 1,   /* --cum */
+    HS_VO_CI = 1 << 2,    /* --ci */
+    HS_VO_OUT = 1 << 3,   /* -o FILE */
+    HS_VO_BASE = 1 << 4,  /* --base FILE */
+};
+
+typedef struct {
+    const char *verb;
+    const char *pos[2]; /* positional arguments */
+    int npos;
+    hs_report_opts_t r;
+    const char *unit; /* pprof unit name; "minimum" by default */
+    long count;
+    bool cum, ci;
+    const char *out, *base;
+} hs_viewopts_t;
+
+/* The option lines every view's --help shows. */
+extern const char hs_viewopts_help[];
+
+/* Parses argv (argv[0] is the verb) into o: flags selects the extras, npos is the number
+ * of positional arguments required. usage prints the verb's help. */
+int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
+                      void (*usage)(FILE *));
+
+/* Reads the profile at path (any format), symbolizing it when it has unnamed locations
+ * and the symbolizer is linked in. */
+int hs_view_read(const char *path, hs_profile_t **out);
+
+/* Builds the report over n profiles (see hs_report_build); path names them in errors. */
+int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
+                  const hs_viewopts_t *o, const char *path);
+
+/* An extra column of the top report, printed "%*s" before the name. */
+typedef struct {
+    const char *header; /* NULL ends a list */
+    int width;
+    void (*cell)(const hs_report_t *r, const hs_rnode_t *n, const char *out_unit, char *out,
+                 size_t len);
+} hs_top_column_t;
+
+/* Prints a built report the way `go tool pprof -top` does (top.c), with the extra columns
+ * cols (NULL-terminated list, or NULL). Returns 0 or -ENOMEM. */
+int hs_top_print(hs_report_t *r, const hs_viewopts_t *o, const hs_top_column_t *cols);
+
+#endif

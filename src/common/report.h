@@ -1,0 +1,142 @@
+/*
+ * The report model every view of the CLI shares (top, traces, peek, tree, collapsed,
+ * flamegraph, diff), reproducing the pipeline of `go tool pprof`'s text reports: samples
+ * merged like pprof's Merge (equal stacks and labels summed, all-zero samples dropped),
+ * the total taken before filtering, --focus/--ignore/--hide applied per location like
+ * pprof's FilterSamplesByName, frames aggregated to pprof nodes at function, line or
+ * address granularity, cum counted once per sample, the 0.5% node fraction, pprof's
+ * orderings, and its number, unit and percentage formatting. A diff is a report over two
+ * profiles, the base with sign -1, exactly as pprof's -diff_base builds one.
+ *
+ * Each sample also carries the variance of its sampled estimate (docs/sampling.md), so a
+ * row's value gets a confidence interval and a diff can tell growth from noise.
+ *
+ * Owns its allocations only; never modifies the profiles it reads. Not thread-safe.
+ */
+#ifndef HS_REPORT_H
+#define HS_REPORT_H
+
+#include "profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum {
+    HS_GRAN_FUNCTIONS, /* pprof's default: one node per function */
+    HS_GRAN_LINES,     /* pprof -lines: per function and source line */
+    HS_GRAN_ADDRESSES, /* pprof -addresses: per address (and inlined line) */
+} hs_gran_t;
+
+typedef struct {
+    const char *sample_type; /* name or index; NULL: the default sample type */
+    hs_gran_t gran;
+    /* POSIX extended regular expressions (unanchored, like Go's MatchString), or NULL.
+     * focus keeps samples with a frame whose function name, file or mapping file matches,
+     * ignore drops them, hide removes matching frames. */
+    const char *focus, *ignore, *hide;
+    bool trim_paths; /* pprof's trimPath on file names (its graph reports do it) */
+} hs_report_opts_t;
+
+/* A node: pprof's NodeInfo and its values. */
+typedef struct {
+    char *name;        /* pprof's PrintableName */
+    const char *fname; /* function name, "" if none */
+    char *file;        /* cleaned source file, "" if none */
+    const char *obj;   /* mapping file, only for unnamed nodes */
+    uint64_t address;
+    int64_t start_line, lineno;
+    int64_t flat, cum;
+    double flat_var, cum_var; /* variance of flat and cum from sampling */
+    size_t stamp;             /* internal: last sample that added to cum, + 1 */
+    bool kept;                /* set by hs_report_select */
+} hs_rnode_t;
+
+/* A merged sample: its stack as node indices, leaf first. */
+typedef struct {
+    uint32_t *frames;
+    uint8_t *inl; /* 1 when the frame is an inlined call (not its location's last line) */
+    size_t nframes;
+    int64_t value; /* of the chosen sample type, negated for a diff base */
+    double var;    /* variance of value from sampling; 0 when exact */
+    const hs_profile_t *prof;
+    const hs_sample_t *src; /* the first sample merged in (for labels) */
+    bool base;              /* from a diff base */
+} hs_rsample_t;
+
+typedef struct hs_report_priv hs_report_priv_t;
+
+typedef struct {
+    int sidx;
+    const char *sample_type, *sample_unit;
+    hs_rnode_t *nodes;
+    size_t nnodes;
+    hs_rsample_t *samples; /* after filtering, in pprof's merged order */
+    size_t nsamples;
+    int64_t total; /* pprof's total: sum of |value| before filtering (of the base in a diff) */
+    /* The header of the merged profile (pprof's combineHeaders). */
+    const hs_profile_t *first;
+    int64_t time_nanos, duration_nanos;
+    const char **comments;
+    size_t ncomments;
+    bool focus_matched, ignore_matched, hide_matched;
+    hs_report_priv_t *priv;
+} hs_report_t;
+
+/* Builds the report over n profiles; signs[i] is +1, or -1 for a diff base (then every
+ * profile must have the same sample types). Returns 0, -ENOMEM, -EPROTO (no sample types,
+ * incompatible profiles) or -EINVAL (unknown sample type, bad regular expression), with a
+ * message in err. */
+int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
+                    const hs_report_opts_t *o, char *err, size_t errlen);
+void hs_report_free(hs_report_t *r);
+
+/* pprof's SampleIndexByName: a name (also without "inuse_"), an index, or NULL for the
+ * default sample type, else the last one. -1 when name matches nothing. */
+int hs_report_sample_index(const hs_profile_t *p, const char *name);
+
+/* Nodes ordered like pprof: by |flat| (or |cum| when cum), then name, then the other
+ * value, then pprof's NodeInfo text. Trimmed to |cum| >= fraction of the sum of flat
+ * values (0: keep all), then to count nodes (0: all); kept nodes get .kept. Returns a
+ * malloc'ed array of *nshown node indices; *orig is the count before `count`, *dropped
+ * the count under the fraction. NULL on ENOMEM. */
+uint32_t *hs_report_select(hs_report_t *r, bool cum, double fraction, long count, size_t *nshown,
+                           size_t *orig, size_t *dropped);
+
+/* An edge between nodes, as pprof's graph has them. */
+typedef struct {
+    uint32_t from, to; /* node index + 1 */
+    int64_t weight;
+    size_t stamp;
+    bool inl;
+} hs_redge_t;
+
+/* The edges between kept nodes (all nodes when kept_only is false), with pprof's weights
+ * (once per sample) and inline flags. *out is malloc'ed; returns the count, or -ENOMEM. */
+long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out);
+
+/* pprof's edge order: |weight| descending, then source name, then destination name. */
+void hs_report_sort_edges(const hs_report_t *r, hs_redge_t *e, size_t n);
+
+/* ---- formatting (pprof's measurement package) ---------------------------------------- */
+
+/* The output unit for a unit option ("minimum" or "auto": chosen from the values shown,
+ * like pprof's selectOutputUnit; else B, kB, ...). shown: node indices. */
+const char *hs_report_out_unit(const hs_report_t *r, const char *unit, const uint32_t *shown,
+                               size_t n);
+/* measurement.ScaledLabel of value from the report's sample unit to unit. */
+void hs_report_label(char *out, size_t len, int64_t value, const char *from, const char *to);
+/* The same for a real value (an interval), in the report's sample unit. */
+void hs_report_flabel(char *out, size_t len, double value, const char *from, const char *to);
+/* measurement.Percentage: width 6. */
+void hs_report_percent(char *out, size_t len, int64_t value, int64_t total);
+/* The command-line unit (B, kB, MB, GB, TB, PB, auto) as pprof names it, or NULL. */
+const char *hs_report_unit_arg(const char *u);
+
+/* pprof's ProfileLabels (File, Build ID, comments, Type, Time, Duration) on f. */
+void hs_report_print_header(const hs_report_t *r, const char *out_unit, FILE *f);
+/* pprof's "Active filters:" lines for the options that are set. */
+void hs_report_print_filters(const hs_report_opts_t *o, FILE *f);
+
+#endif
