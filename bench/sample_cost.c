@@ -1,0 +1,125 @@
+/*
+ * sample_cost: the latency of one sampled allocation. The thread recurses DEPTH frames
+ * (64 by default, the unwinder's default depth, so a sample unwinds a full 64-frame stack)
+ * and, at the bottom, makes N malloc/free pairs of SIZE bytes, timing each malloc and each
+ * free on its own with clock_gettime(CLOCK_MONOTONIC). Run with HEAPSIFT_RATE=1 every
+ * malloc is sampled (unwind, stack-table lookup, live-table insert) and every free removes
+ * a live sample; run with HEAPSIFT_RATE=0 (hooks, no sampling) or without the library it
+ * gives the floor: the allocator plus the clock reads. bench/targets.sh takes the
+ * difference of the medians as the cost per sample. The first WARMUP pairs are not
+ * recorded (the first sample of a stack inserts it into the stack table; later ones find
+ * it, which is the common case in a long-running program). It prints, for malloc, free and
+ * their sum, the 50th, 90th, 99th and 99.9th percentiles and the maximum in nanoseconds.
+ *
+ * Usage: sample_cost [N [DEPTH [SIZE]]]   (defaults 200000, 64, 64)
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define WARMUP 1000
+
+#define NOINLINE __attribute__((noinline))
+#define KEEP_FRAME() __asm__ volatile("" ::: "memory")
+
+static unsigned long n_ops = 200000;
+static size_t alloc_size = 64;
+static uint32_t *lat_malloc, *lat_free, *lat_pair;
+static void *volatile sink;
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+    return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static NOINLINE void measure(void)
+{
+    for (unsigned long i = 0; i < n_ops + WARMUP; i++) {
+        uint64_t t0 = now_ns();
+        void *p = malloc(alloc_size);
+        uint64_t t1 = now_ns();
+        sink = p;
+        free(p);
+        uint64_t t2 = now_ns();
+        if (i >= WARMUP) {
+            lat_malloc[i - WARMUP] = clamp32(t1 - t0);
+            lat_free[i - WARMUP] = clamp32(t2 - t1);
+            lat_pair[i - WARMUP] = clamp32(t2 - t0);
+        }
+    }
+}
+
+/* DEPTH frames of this function above measure(): the stack every sample unwinds. */
+static NOINLINE void recurse(int depth)
+{
+    if (depth > 0)
+        recurse(depth - 1);
+    else
+        measure();
+    KEEP_FRAME();
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static uint32_t pct(const uint32_t *sorted, unsigned long n, double p)
+{
+    unsigned long i = (unsigned long)(p / 100.0 * (double)(n - 1) + 0.5);
+
+    return sorted[i < n ? i : n - 1];
+}
+
+static void report(const char *what, uint32_t *lat)
+{
+    qsort(lat, n_ops, sizeof(*lat), cmp_u32);
+    printf("%s_ns: p50=%u p90=%u p99=%u p99.9=%u max=%u\n", what, pct(lat, n_ops, 50),
+           pct(lat, n_ops, 90), pct(lat, n_ops, 99), pct(lat, n_ops, 99.9), lat[n_ops - 1]);
+}
+
+int main(int argc, char **argv)
+{
+    int depth = 64;
+
+    if (argc > 1)
+        n_ops = strtoul(argv[1], NULL, 10);
+    if (argc > 2)
+        depth = atoi(argv[2]);
+    if (argc > 3)
+        alloc_size = strtoul(argv[3], NULL, 10);
+    if (argc > 4 || n_ops == 0 || depth < 0 || depth > 100000 || alloc_size == 0) {
+        fprintf(stderr, "usage: %s [N [DEPTH [SIZE]]]  (defaults 200000, 64, 64)\n", argv[0]);
+        return 1;
+    }
+    lat_malloc = calloc(n_ops, sizeof(uint32_t));
+    lat_free = calloc(n_ops, sizeof(uint32_t));
+    lat_pair = calloc(n_ops, sizeof(uint32_t));
+    if (!lat_malloc || !lat_free || !lat_pair) {
+        fprintf(stderr, "sample_cost: out of memory\n");
+        return 3;
+    }
+    recurse(depth);
+    printf("sample_cost: %lu x malloc(%zu)+free at recursion depth %d\n", n_ops, alloc_size,
+           depth);
+    report("malloc", lat_malloc);
+    report("free", lat_free);
+    report("pair", lat_pair);
+    free(lat_malloc);
+    free(lat_free);
+    free(lat_pair);
+    return 0;
+}
