@@ -890,6 +890,11 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
         rc = lg_finish_maps(&ps);
     if (!rc && ps.jemalloc)
         rc = lg_trim_jemalloc(ps.p);
+    /* Go's runtime already cut its own leaf frames and hides runtime.goexit at the root;
+     * pprof's runtime\..* pruning would then cut every named stack down to the unnamed
+     * root frame, so a Go profile that names its frames gets none. */
+    if (!rc && ps.filled)
+        ps.p->drop_frames = ps.p->keep_frames = 0;
 out:
     if (rc == -ENOMEM)
         snprintf(err, errlen, "%s", strerror(ENOMEM));
