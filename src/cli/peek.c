@@ -1,0 +1,146 @@
+/*
+ * `heapsift peek REGEX FILE`: the callers and callees of every function whose name
+ * matches REGEX, with edge weights, byte-identical to `go tool pprof -peek REGEX` (no
+ * trimming, pprof's node and edge orders). Reads through the shared report model.
+ * Exit codes: 0, 1 usage (also: nothing matched), 2 bad input, 3 I/O.
+ */
+#include "cli.h"
+#include "report.h"
+#include "viewopts.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char peek_sep[] =
+    "----------------------------------------------------------+-------------";
+
+static void peek_edge(const hs_report_t *r, const hs_redge_t *e, const hs_rnode_t *n,
+                      const char *ou, bool in)
+{
+    char v[64], pct[32];
+    hs_report_label(v, sizeof(v), e->weight, r->sample_unit, ou);
+    hs_report_percent(pct, sizeof(pct), e->weight, n->cum);
+    printf("%50s %s |   %s%s\n", v, pct, r->nodes[(in ? e->from : e->to) - 1].name,
+           e->inl ? " (inline)" : "");
+}
+
+/* pprof's printTree for the nodes matching re; returns how many matched. */
+static size_t peek_nodes(const hs_report_t *r, const uint32_t *order, size_t n, const hs_redge_t *e,
+                         size_t ne, const regex_t *re, const char *ou)
+{
+    char f[64], c[64], fp[32], sp[32], cp[32];
+    int64_t flat_sum = 0;
+    size_t matched = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = order[i] + 1;
+        const hs_rnode_t *nd = &r->nodes[order[i]];
+        if (regexec(re, nd->name, 0, NULL, 0) != 0)
+            continue;
+        matched++;
+        puts(peek_sep);
+        for (size_t k = 0; k < ne; k++)
+            if (e[k].to == id)
+                peek_edge(r, &e[k], nd, ou, true);
+        flat_sum += nd->flat;
+        hs_report_label(f, sizeof(f), nd->flat, r->sample_unit, ou);
+        hs_report_label(c, sizeof(c), nd->cum, r->sample_unit, ou);
+        hs_report_percent(fp, sizeof(fp), nd->flat, r->total);
+        hs_report_percent(sp, sizeof(sp), flat_sum, r->total);
+        hs_report_percent(cp, sizeof(cp), nd->cum, r->total);
+        printf("%10s %s %s %10s %s                | %s\n", f, fp, sp, c, cp, nd->name);
+        for (size_t k = 0; k < ne; k++)
+            if (e[k].from == id)
+                peek_edge(r, &e[k], nd, ou, false);
+    }
+    if (n > 0)
+        puts(peek_sep);
+    return matched;
+}
+
+static int peek_print(hs_report_t *r, const hs_viewopts_t *o, const regex_t *re, size_t *matched)
+{
+    size_t n, orig, dropped;
+    hs_redge_t *e = NULL;
+    uint32_t *order = hs_report_select(r, o->cum, 0, 0, &n, &orig, &dropped);
+    long ne = order ? hs_report_edges(r, false, &e) : -ENOMEM;
+    if (ne < 0) {
+        free(order);
+        return -ENOMEM;
+    }
+    hs_report_sort_edges(r, e, (size_t)ne);
+    const char *ou = hs_report_out_unit(r, o->unit, order, n);
+    char a[64], b[64], pct[32];
+    int64_t flat_sum = 0;
+    for (size_t i = 0; i < n; i++)
+        flat_sum += r->nodes[order[i]].flat;
+    hs_report_print_header(r, ou, stdout);
+    hs_report_print_filters(&o->r, stdout);
+    hs_report_label(a, sizeof(a), flat_sum, r->sample_unit, ou);
+    hs_report_label(b, sizeof(b), r->total, r->sample_unit, ou);
+    hs_report_percent(pct, sizeof(pct), flat_sum, r->total);
+    printf("Showing nodes accounting for %s, %s of %s total\n", a, pct + strspn(pct, " "), b);
+    puts(peek_sep);
+    puts("      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t ");
+    *matched = peek_nodes(r, order, n, e, (size_t)ne, re, ou);
+    free(e);
+    free(order);
+    return 0;
+}
+
+static void peek_usage(FILE *f)
+{
+    fprintf(f, "usage: heapsift peek [options] REGEX FILE\n"
+               "\n"
+               "Prints the callers and callees of every function whose name matches REGEX\n"
+               "(POSIX extended syntax), like `go tool pprof -peek REGEX`.\n"
+               "\n"
+               "  --cum               order the functions by cumulative use\n");
+    fputs(hs_viewopts_help, f);
+    fprintf(f, "\nExit status: 0 ok, 1 usage or no match, 2 bad input, 3 I/O error.\n");
+}
+
+static int peek_run(hs_profile_t *p, hs_viewopts_t *o, const regex_t *re)
+{
+    hs_report_t r;
+    int sign = 1, rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, o, o->pos[1]);
+    if (rc >= 0)
+        return rc;
+    size_t matched = 0;
+    if (peek_print(&r, o, re, &matched)) {
+        hs_cli_error("%s: %s", o->pos[1], strerror(ENOMEM));
+        rc = 3;
+    } else if (fflush(stdout) != 0) {
+        rc = 3;
+    } else if (matched == 0) {
+        hs_cli_error("no matches found for regexp: %s", o->pos[0]);
+        rc = 1;
+    } else {
+        rc = 0;
+    }
+    hs_report_free(&r);
+    return rc;
+}
+
+int hs_cmd_peek(int argc, char **argv)
+{
+    hs_viewopts_t o;
+    int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_CUM, 2, peek_usage);
+    if (rc >= 0)
+        return rc;
+    regex_t re;
+    if ((rc = regcomp(&re, o.pos[0], REG_EXTENDED | REG_NOSUB)) != 0) {
+        char msg[128];
+        regerror(rc, &re, msg, sizeof(msg));
+        hs_cli_error("peek: bad regular expression '%s': %s", o.pos[0], msg);
+        return 1;
+    }
+    hs_profile_t *p = NULL;
+    if ((rc = hs_view_read(o.pos[1], &p)) < 0) {
+        rc = peek_run(p, &o, &re);
+        hs_profile_free(p);
+    }
+    regfree(&re);
+    return rc;
+}
