@@ -112,6 +112,8 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
             o->cum = true;
         } else if ((flags & HS_VO_CI) && strcmp(a, "--ci") == 0) {
             o->ci = true;
+        } else if ((flags & HS_VO_ALL) && strcmp(a, "--all") == 0) {
+            o->all = true;
         } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != -2) {
             if (rc >= 0)
                 return rc;

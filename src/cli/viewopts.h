@@ -20,6 +20,7 @@ enum {
     HS_VO_CI = 1 << 2,    /* --ci */
     HS_VO_OUT = 1 << 3,   /* -o FILE */
     HS_VO_BASE = 1 << 4,  /* --base FILE */
+    HS_VO_ALL = 1 << 5,   /* --all */
 };
 
 typedef struct {
@@ -29,7 +30,7 @@ typedef struct {
     hs_report_opts_t r;
     const char *unit; /* pprof unit name; "minimum" by default */
     long count;
-    bool cum, ci;
+    bool cum, ci, all;
     const char *out, *base;
 } hs_viewopts_t;
 

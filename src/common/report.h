@@ -119,6 +119,19 @@ long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out);
 /* pprof's edge order: |weight| descending, then source name, then destination name. */
 void hs_report_sort_edges(const hs_report_t *r, hs_redge_t *e, size_t n);
 
+/* A call tree (pprof's newTree shape): one tree node per distinct path of report nodes
+ * from the root. Index 0 is the root (node UINT32_MAX); links are tree indices, 0 = none. */
+typedef struct {
+    uint32_t node; /* report node index */
+    uint32_t parent, child, sibling, depth;
+    int64_t flat, cum;           /* from the profiles with sign +1 */
+    int64_t base_flat, base_cum; /* from diff bases, as positive values */
+} hs_rtree_t;
+
+/* Builds the call tree of the report's samples; *out is malloc'ed. Returns the count of
+ * tree nodes (>= 1), or -ENOMEM. */
+long hs_report_tree(const hs_report_t *r, hs_rtree_t **out);
+
 /* ---- formatting (pprof's measurement package) ---------------------------------------- */
 
 /* The output unit for a unit option ("minimum" or "auto": chosen from the values shown,

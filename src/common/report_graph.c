@@ -168,3 +168,94 @@ void hs_report_sort_edges(const hs_report_t *r, hs_redge_t *e, size_t n)
 {
     qsort_r(e, n, sizeof(*e), rep_edge_cmp, (void *)r);
 }
+
+/* ---- call tree ------------------------------------------------------------------------------ */
+
+typedef struct {
+    hs_rtree_t *t;
+    size_t n, cap;
+    uint32_t *slots; /* (parent, node) -> tree index */
+    size_t slots_cap;
+} rep_tree_t;
+
+static size_t rep_tree_slot(uint32_t parent, uint32_t node, size_t cap)
+{
+    return (((uint64_t)parent << 32 | node) * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
+}
+
+static int rep_tree_grow(rep_tree_t *t)
+{
+    size_t cap = t->slots_cap * 2;
+    uint32_t *s = calloc(cap, sizeof(*s));
+    hs_rtree_t *a = realloc(t->t, cap / 2 * sizeof(*a));
+    if (a)
+        t->t = a;
+    if (!s || !a) {
+        free(s);
+        return -ENOMEM;
+    }
+    for (size_t i = 1; i < t->n; i++) {
+        size_t j = rep_tree_slot(t->t[i].parent, t->t[i].node, cap);
+        while (s[j])
+            j = (j + 1) & (cap - 1);
+        s[j] = (uint32_t)i;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->slots_cap = cap;
+    t->cap = cap / 2;
+    return 0;
+}
+
+/* The child of parent for report node `node`, created when absent; 0 on ENOMEM. */
+static uint32_t rep_tree_child(rep_tree_t *t, uint32_t parent, uint32_t node)
+{
+    if (t->n + 1 > t->cap && rep_tree_grow(t))
+        return 0;
+    size_t mask = t->slots_cap - 1, j = rep_tree_slot(parent, node, t->slots_cap);
+    for (; t->slots[j]; j = (j + 1) & mask)
+        if (t->t[t->slots[j]].parent == parent && t->t[t->slots[j]].node == node)
+            return t->slots[j];
+    uint32_t i = (uint32_t)t->n++;
+    hs_rtree_t *c = &t->t[i];
+    memset(c, 0, sizeof(*c));
+    c->node = node;
+    c->parent = parent;
+    c->depth = t->t[parent].depth + 1;
+    c->sibling = t->t[parent].child;
+    t->t[parent].child = i;
+    t->slots[j] = i;
+    return i;
+}
+
+long hs_report_tree(const hs_report_t *r, hs_rtree_t **out)
+{
+    rep_tree_t t = {NULL, 1, 0, NULL, 1024};
+    t.slots = calloc(t.slots_cap, sizeof(*t.slots));
+    t.t = calloc(t.slots_cap / 2, sizeof(*t.t));
+    t.cap = t.slots_cap / 2;
+    if (!t.slots || !t.t)
+        goto fail;
+    t.t[0].node = UINT32_MAX;
+    for (size_t si = 0; si < r->nsamples; si++) {
+        const hs_rsample_t *s = &r->samples[si];
+        int64_t v = s->base ? -s->value : s->value;
+        uint32_t cur = 0;
+        if (s->value == 0)
+            continue;
+        for (size_t i = s->nframes; i-- > 0;) {
+            if (!(cur = rep_tree_child(&t, cur, s->frames[i])))
+                goto fail;
+            *(s->base ? &t.t[cur].base_cum : &t.t[cur].cum) += v;
+        }
+        *(s->base ? &t.t[cur].base_flat : &t.t[cur].flat) += v;
+        *(s->base ? &t.t[0].base_cum : &t.t[0].cum) += v;
+    }
+    free(t.slots);
+    *out = t.t;
+    return (long)t.n;
+fail:
+    free(t.slots);
+    free(t.t);
+    return -ENOMEM;
+}
