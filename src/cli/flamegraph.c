@@ -126,7 +126,7 @@ static void fg_frame(const fg_state_t *st, uint32_t i, double x)
     const hs_rtree_t *n = &st->t[i];
     const char *name = i ? st->r->nodes[n->node].name : "all";
     double w = (double)n->cum * st->scale, y = FG_TOP + (st->maxdepth - n->depth) * FG_FRAME;
-    char v[64], pct[32], fill[40], dv[64] = "";
+    char v[64], pct[32], fill[40], dv[80] = "";
     hs_report_label(v, sizeof(v), n->cum, st->r->sample_unit, "minimum");
     hs_report_percent(pct, sizeof(pct), n->cum, st->root);
     if (st->diff) {
