@@ -1,0 +1,288 @@
+/*
+ * stress_lifecycle: allocations at the edges of a process's and a thread's life.
+ *
+ * usage: stress_lifecycle ctor DUMP
+ *            a constructor(101) allocated NCTOR blocks of CTORSZ bytes in site_ctor before
+ *            main (and before the profiler's own constructor when that runs later); main
+ *            checks them, calls heapsift_dump(DUMP), frees half and keeps half until a
+ *            destructor frees them after main returns; that destructor also allocates and
+ *            frees. Prints "ctor_bytes=N" (the site_ctor bytes live at the dump).
+ *        stress_lifecycle churn DIR SECONDS
+ *            short-lived threads, 4 at a time, each allocating, keeping some blocks (in
+ *            site_thread_keep, handed to the main thread) and freeing the rest, with a
+ *            pthread_key destructor that frees a block at thread exit, while another
+ *            thread calls heapsift_dump back to back on DIR/churn.N.pb.gz. At the end the
+ *            main thread dumps DIR/churn.end.pb.gz. Prints "threads=N dumps=N kept=N"
+ *            (kept: the site_thread_keep bytes live at the end dump).
+ *        stress_lifecycle exit-thread MS
+ *            8 threads allocate and free in a loop; after MS ms one of them calls exit(0)
+ *            while the others are still allocating (the main thread waits in pthread_join).
+ * Exit 0 ok, 1 corruption or a failed call (reason on stderr), 64 usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define SITE __attribute__((noipa, used))
+#else
+#define SITE __attribute__((noinline, used))
+#endif
+
+extern int heapsift_dump(const char *path) __attribute__((weak));
+
+#define NCTOR 100
+#define CTORSZ 1000
+
+static unsigned char *g_ctor[NCTOR];
+static int g_ctor_ok;
+static volatile int g_stop, g_bad;
+static void *volatile g_last;
+
+SITE void *site_ctor(size_t n)
+{
+    void *p = malloc(n);
+    g_last = p;
+    return p;
+}
+
+__attribute__((constructor(101))) static void early(void)
+{
+    for (int i = 0; i < NCTOR; i++) {
+        g_ctor[i] = site_ctor(CTORSZ);
+        if (!g_ctor[i])
+            return;
+        memset(g_ctor[i], i, CTORSZ);
+    }
+    g_ctor_ok = 1;
+}
+
+static int ctor_check(int from, int to)
+{
+    for (int i = from; i < to; i++)
+        for (int k = 0; k < CTORSZ; k++)
+            if (g_ctor[i][k] != (unsigned char)i)
+                return 0;
+    return 1;
+}
+
+__attribute__((destructor(101))) static void late(void)
+{
+    if (!g_ctor_ok)
+        return;
+    if (!ctor_check(NCTOR / 2, NCTOR)) {
+        fprintf(stderr, "stress_lifecycle: constructor blocks corrupt at exit\n");
+        _exit(1);
+    }
+    for (int i = NCTOR / 2; i < NCTOR; i++)
+        free(g_ctor[i]);
+    void *volatile p = calloc(100, 100);
+    p = realloc(p, 100000);
+    free(p);
+}
+
+static int run_ctor(const char *dump)
+{
+    if (!g_ctor_ok || !ctor_check(0, NCTOR)) {
+        fprintf(stderr, "stress_lifecycle: constructor blocks missing or corrupt in main\n");
+        return 1;
+    }
+    int rc = heapsift_dump ? heapsift_dump(dump) : -1;
+    if (rc != 0) {
+        fprintf(stderr, "stress_lifecycle: heapsift_dump(%s) = %d\n", dump, rc);
+        return 1;
+    }
+    for (int i = 0; i < NCTOR / 2; i++)
+        free(g_ctor[i]);
+    printf("ctor_bytes=%d\n", NCTOR * CTORSZ);
+    return 0;
+}
+
+/* ---- churn ---------------------------------------------------------------------------- */
+
+#define KEEP_MAX 100000
+#define KEEPSZ 96
+
+static pthread_mutex_t g_keep_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *g_keep[KEEP_MAX];
+static int g_nkeep;
+static pthread_key_t g_key;
+static const char *g_dir;
+static int g_dumps;
+
+SITE void *site_thread_keep(void)
+{
+    void *p = malloc(KEEPSZ);
+    g_last = p;
+    return p;
+}
+
+static void key_free(void *p)
+{
+    unsigned char *b = p;
+    for (int k = 0; k < 500; k++)
+        if (b[k] != 0x77) {
+            fprintf(stderr, "stress_lifecycle: thread-specific block corrupt at exit\n");
+            g_bad = 1;
+            break;
+        }
+    free(p);
+}
+
+static void *short_thread(void *arg)
+{
+    (void)arg;
+    unsigned char *tsd = malloc(500);
+    if (!tsd)
+        return NULL;
+    memset(tsd, 0x77, 500);
+    pthread_setspecific(g_key, tsd);
+    void *tmp[20];
+    for (int i = 0; i < 20; i++) {
+        tmp[i] = malloc(16 + (size_t)i * 40);
+        if (tmp[i])
+            memset(tmp[i], i, 16 + (size_t)i * 40);
+    }
+    void *k = site_thread_keep();
+    for (int i = 0; i < 20; i++)
+        free(tmp[i]);
+    if (k) {
+        memset(k, 0x33, KEEPSZ);
+        pthread_mutex_lock(&g_keep_lock);
+        if (g_nkeep < KEEP_MAX)
+            g_keep[g_nkeep++] = k;
+        else
+            free(k);
+        pthread_mutex_unlock(&g_keep_lock);
+    }
+    return NULL;
+}
+
+static void *churn_dumper(void *arg)
+{
+    (void)arg;
+    char path[4096];
+    while (!g_stop) {
+        snprintf(path, sizeof(path), "%s/churn.%d.pb.gz", g_dir, g_dumps);
+        int rc = heapsift_dump(path);
+        if (rc != 0) {
+            fprintf(stderr, "stress_lifecycle: heapsift_dump(%s) = %d\n", path, rc);
+            g_bad = 1;
+        }
+        g_dumps++;
+    }
+    return NULL;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int run_churn(const char *dir, double secs)
+{
+    if (!heapsift_dump) {
+        fprintf(stderr, "stress_lifecycle: heapsift_dump not found (library not loaded)\n");
+        return 2;
+    }
+    g_dir = dir;
+    pthread_key_create(&g_key, key_free);
+    pthread_t d;
+    pthread_create(&d, NULL, churn_dumper, NULL);
+    double end = now() + secs;
+    unsigned long nthreads = 0;
+    while (now() < end && !g_bad) {
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            if (pthread_create(&t[i], NULL, short_thread, NULL) != 0) {
+                fprintf(stderr, "stress_lifecycle: pthread_create: %s\n", strerror(errno));
+                g_bad = 1;
+                return 1;
+            }
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        nthreads += 4;
+    }
+    g_stop = 1;
+    pthread_join(d, NULL);
+    for (int i = 0; i < g_nkeep; i++)
+        for (int k = 0; k < KEEPSZ; k++)
+            if (((unsigned char *)g_keep[i])[k] != 0x33) {
+                fprintf(stderr, "stress_lifecycle: kept block corrupt\n");
+                return 1;
+            }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/churn.end.pb.gz", dir);
+    if (heapsift_dump(path) != 0) {
+        fprintf(stderr, "stress_lifecycle: final heapsift_dump failed\n");
+        return 1;
+    }
+    printf("threads=%lu dumps=%d kept=%d\n", nthreads, g_dumps, g_nkeep * KEEPSZ);
+    for (int i = 0; i < g_nkeep; i++)
+        free(g_keep[i]);
+    return g_bad ? 1 : 0;
+}
+
+/* ---- exit from a thread --------------------------------------------------------------- */
+
+static void *busy(void *arg)
+{
+    uintptr_t me = (uintptr_t)arg;
+    unsigned char *slot[64] = {0};
+    for (unsigned long i = 0;; i++) {
+        unsigned j = (unsigned)(i * 2654435761u % 64);
+        if (slot[j]) {
+            if (slot[j][0] != (unsigned char)j || slot[j][99] != (unsigned char)j) {
+                fprintf(stderr, "stress_lifecycle: block corrupt in thread %lu\n",
+                        (unsigned long)me);
+                _exit(1);
+            }
+            free(slot[j]);
+            slot[j] = NULL;
+        } else {
+            slot[j] = malloc(100 + (i % 900));
+            if (slot[j])
+                memset(slot[j], (int)j, 100);
+        }
+    }
+    return NULL;
+}
+
+static void *exiter(void *arg)
+{
+    unsigned ms = (unsigned)(uintptr_t)arg;
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    exit(0);
+}
+
+static int run_exit_thread(unsigned ms)
+{
+    pthread_t t[9];
+    for (uintptr_t i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, busy, (void *)i);
+    pthread_create(&t[8], NULL, exiter, (void *)(uintptr_t)ms);
+    pthread_join(t[8], NULL);
+    fprintf(stderr, "stress_lifecycle: exit() from a thread returned\n");
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "ctor"))
+        return run_ctor(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "churn"))
+        return run_churn(argv[2], atof(argv[3]));
+    if (argc == 3 && !strcmp(argv[1], "exit-thread"))
+        return run_exit_thread((unsigned)atoi(argv[2]));
+    fprintf(stderr, "usage: stress_lifecycle ctor DUMP | churn DIR SECONDS | exit-thread MS\n");
+    return 64;
+}
