@@ -1,0 +1,115 @@
+#!/bin/sh
+# heapsift convert and merge, on profiles made here by real programs: heapsift's own
+# (heapsift run), gperftools' HEAPPROFILE and jemalloc's heap_v2 (when installed).
+#  - convert --to pprof: `go tool pprof` reads it with the totals heapsift top shows for
+#    the original, for every sample type;
+#  - convert --to legacy: `go tool pprof` (and jeprof, when installed) read it with the
+#    same totals;
+#  - convert --to collapsed: the values add up to the total, stacks are root first;
+#  - merge A A B: totals are 2A + B by go tool pprof; merging profiles of different
+#    sample types fails with status 2 and names both files.
+# Usage: convert_merge.sh BUILD_DIR SOURCE_DIR. Exits 77 when go is missing.
+set -eu
+build=$1
+hs=$build/heapsift
+command -v go >/dev/null 2>&1 || { echo "go not found: skipping"; exit 77; }
+command -v cc >/dev/null 2>&1 || { echo "no C compiler: skipping"; exit 77; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+export GOCACHE="$tmp/gocache"
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+total() { sed -n 's/.* of \([0-9]*\)B\{0,1\} total$/\1/p'; }
+pprof_total() { go tool pprof -top -unit=B -sample_index="$2" "$1" 2>/dev/null | total; }
+hs_total() { "$hs" top --unit B --sample-type "$2" "$1" 2>/dev/null | total; }
+
+cat >"$tmp/prog.c" <<'EOF'
+#include <stdlib.h>
+#include <string.h>
+static void *keep[100000];
+static int nkeep;
+__attribute__((noinline)) void *big_site(size_t n) { void *p = malloc(n); memset(p, 1, n); return p; }
+__attribute__((noinline)) void *small_site(size_t n) { void *p = malloc(n); memset(p, 2, n); return p; }
+int main(void)
+{
+    for (int i = 0; i < 300; i++)
+        keep[nkeep++] = big_site(150000 + i);
+    for (int i = 0; i < 40000; i++) {
+        void *p = small_site(64 + (size_t)(i % 3000));
+        if (i % 3 == 0)
+            keep[nkeep++] = p;
+        else
+            free(p);
+    }
+    return 0;
+}
+EOF
+cc -O1 -g -fno-omit-frame-pointer -o "$tmp/prog" "$tmp/prog.c"
+"$hs" run -q -o "$tmp/hs.pb.gz" --rate 32768 -- "$tmp/prog" || fail "heapsift run"
+files="$tmp/hs.pb.gz"
+tc=$(ls /usr/lib/*/libtcmalloc.so.4 2>/dev/null | head -n 1 || true)
+if [ -n "$tc" ]; then
+    HEAPPROFILE="$tmp/hp" LD_PRELOAD=$tc "$tmp/prog" 2>/dev/null
+    cp "$(ls "$tmp"/hp.*.heap | tail -n 1)" "$tmp/gperf.heap" && files="$files $tmp/gperf.heap"
+fi
+je=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1 || true)
+if [ -n "$je" ]; then
+    MALLOC_CONF="prof:true,prof_final:true,lg_prof_sample:14,prof_prefix:$tmp/je" \
+        LD_PRELOAD=$je "$tmp/prog"
+    cp "$(ls "$tmp"/je.*.heap | head -n 1)" "$tmp/jemalloc.heap" && files="$files $tmp/jemalloc.heap"
+fi
+
+types_of() {
+    go tool pprof -raw "$1" 2>/dev/null | sed -n '/^Samples:/{n;p;q}' | sed 's/\/[a-z]*//g; s/\[dflt\]//'
+}
+
+for f in $files; do
+    name=$(basename "$f")
+    "$hs" convert --to pprof -q -o "$tmp/c.pb.gz" "$f" || { fail "$name: convert --to pprof"; continue; }
+    "$hs" convert --to legacy -o "$tmp/c.heap" "$f" || { fail "$name: convert --to legacy"; continue; }
+    for st in $(types_of "$tmp/c.pb.gz"); do
+        want=$(hs_total "$f" "$st")
+        p=$(pprof_total "$tmp/c.pb.gz" "$st")
+        lst=$st
+        [ "$(types_of "$tmp/c.heap" | wc -w)" -eq 2 ] && lst=${st#inuse_}
+        l=$(pprof_total "$tmp/c.heap" "$lst")
+        echo "$name $st: heapsift $want, pprof on --to pprof $p, on --to legacy $l"
+        [ -n "$want" ] && [ "$want" = "$p" ] || fail "$name $st: pprof conversion total '$p' != '$want'"
+        [ "$want" = "$l" ] || fail "$name $st: legacy conversion total '$l' != '$want'"
+        "$hs" convert --to collapsed --sample-type "$st" -o "$tmp/c.txt" "$f"
+        c=$(awk '{s += $NF} END {printf "%d", s}' "$tmp/c.txt")
+        [ "$c" = "$want" ] || fail "$name $st: collapsed values add up to $c, not $want"
+    done
+    grep -q '^[^ ]*main;[^ ]*big_site ' "$tmp/c.txt" ||
+        fail "$name: no folded stack '...main;big_site' (root first)"
+    if command -v jeprof >/dev/null 2>&1; then
+        j=$(jeprof --text --show_bytes "$tmp/prog" "$tmp/c.heap" 2>/dev/null | sed -n 's/^Total: \([0-9]*\) B/\1/p')
+        want=$(types_of "$tmp/c.pb.gz" | tr ' ' '\n' | grep -x 'inuse_space' || true)
+        [ -z "$want" ] || [ "$j" = "$(hs_total "$f" inuse_space)" ] ||
+            fail "$name: jeprof reads the legacy conversion as $j bytes"
+    fi
+done
+
+"$hs" merge -o "$tmp/m.pb.gz" "$tmp/hs.pb.gz" "$tmp/hs.pb.gz" ${tc:+"$tmp/gperf.heap"} ||
+    fail "merge of same-typed profiles"
+for st in alloc_space inuse_space inuse_objects; do
+    a=$(hs_total "$tmp/hs.pb.gz" $st) b=0
+    [ -z "$tc" ] || b=$(hs_total "$tmp/gperf.heap" $st)
+    m=$(pprof_total "$tmp/m.pb.gz" $st)
+    echo "merge $st: 2 x $a + $b = $m"
+    [ "$m" = $((2 * a + b)) ] || fail "merge $st: $m != 2 x $a + $b"
+done
+if [ -n "$je" ]; then
+    rc=0
+    "$hs" merge -o "$tmp/bad.pb.gz" "$tmp/hs.pb.gz" "$tmp/jemalloc.heap" 2>"$tmp/err" || rc=$?
+    [ $rc -eq 2 ] || fail "merge of different sample types: status $rc, want 2"
+    grep -q 'hs.pb.gz.*jemalloc.heap' "$tmp/err" || { fail "merge error names neither file:"; cat "$tmp/err" >&2; }
+    [ ! -e "$tmp/bad.pb.gz" ] || fail "a failed merge wrote its output"
+fi
+
+if [ $fails -ne 0 ]; then
+    echo "convert_merge: $fails check(s) failed" >&2
+    exit 1
+fi
+echo "convert_merge: ok"
