@@ -1,0 +1,315 @@
+# bench/targets.sh: issue 3's budgets, sourced by bench/run.sh (which sets lib, bin, tmp,
+# report, rounds, quick, jemalloc, awk_lib and, when the peers part ran, $tmp/peers);
+# defines targets_main and nothing runs on sourcing. POSIX sh. Each target is measured by
+# the program made for it, the same way whether it passes or not:
+#   instructions  bench/pairs under callgrind (--toggle-collect=run_pairs: the loop and its
+#                 callees only), one thread, N and 2N pairs, with no profiler and with
+#                 heapsift at HEAPSIFT_RATE=2^40 (nothing sampled) or 0; extra instructions
+#                 per pair both directly ((Ir_hs(N) - Ir_plain(N)) / N) and as the
+#                 difference between 2N and N, which cancels what is paid once (a thread's
+#                 first malloc initialises its sampler: a few thousand instructions, not a
+#                 per-pair cost); the budget is held against the 2N-N figure, and the row
+#                 shows the direct one and the one-off instructions too. Callgrind counts
+#                 are deterministic, so one round is enough.
+#   sample cost   bench/sample_cost, 64 frames deep, each malloc and free timed alone:
+#                 RATE=0 against RATE=1 with each unwinder, interleaved rounds; cost per
+#                 sample = the round's median pair latency at RATE=1 minus at RATE=0.
+#   dump          bench/dump_latency at RATE=1: 100,000 live samples from 10,000 stacks,
+#                 DUMPS heapsift_dump calls while DUMP_ALLOCATORS threads malloc and free.
+# The churn, memory and peer targets are read from the peers part's results.
+
+targets_callgrind() {
+    n=$([ "$quick" -eq 1 ] && echo 100000 || echo 500000)
+    n2=$((n * 2))
+    : >"$tmp/cg"
+    echo "heapsift bench, targets: callgrind, $n and $n2 malloc(64)+free pairs" >&2
+    for cfg in glibc:plain glibc:hs-nosample glibc:hs-hooks jemalloc:plain jemalloc:hs-nosample
+    do
+        alloc=${cfg%%:*} c=${cfg#*:}
+        for k in $n $n2; do
+            set -- env
+            pre=""
+            [ "$alloc" = jemalloc ] && pre=$jemalloc
+            case "$c" in
+            hs-nosample) set -- "$@" "LD_PRELOAD=$lib${pre:+ $pre}" HEAPSIFT_RATE=1099511627776 ;;
+            hs-hooks) set -- "$@" "LD_PRELOAD=$lib${pre:+ $pre}" HEAPSIFT_RATE=0 ;;
+            *) [ -n "$pre" ] && set -- "$@" "LD_PRELOAD=$pre" ;;
+            esac
+            set -- "$@" "HEAPSIFT_OUT=$tmp/cg.%p.pb.gz"
+            "$@" valgrind --tool=callgrind --toggle-collect=run_pairs \
+                --callgrind-out-file="$tmp/callgrind.out" "$bin/pairs" "$k" 64 \
+                >/dev/null 2>"$tmp/cg.err" ||
+                { echo "bench: callgrind failed:" >&2; tail -n 5 "$tmp/cg.err" >&2; return 0; }
+            echo "$alloc $c $k $(sed -n 's/^summary: //p' "$tmp/callgrind.out")" >>"$tmp/cg"
+            rm -f "$tmp/callgrind.out" "$tmp"/cg.*.pb.gz
+        done
+    done
+    {
+        echo
+        echo "### Non-sampled path: instructions per malloc(64)+free pair (callgrind)"
+        echo
+        awk -v n="$n" -v n2="$n2" '
+        { ir[$1, $2, $3] = $4; seen[$1, $2] = 1 }
+        END {
+            print "| allocator | configuration | Ir per pair | extra per pair vs plain (direct) | extra per pair (2N - N) |"
+            print "| --- | --- | --- | --- | --- |"
+            split("glibc:plain glibc:hs-nosample glibc:hs-hooks jemalloc:plain jemalloc:hs-nosample", cs, " ")
+            for (i = 1; i <= 5; i++) {
+                split(cs[i], kv, ":"); a = kv[1]; c = kv[2]
+                if (!((a, c) in seen)) continue
+                per = ir[a, c, n] / n
+                if (c == "plain") { d1 = "-"; d2 = "-" }
+                else {
+                    d1 = sprintf("%.2f", (ir[a, c, n] - ir[a, "plain", n]) / n)
+                    d2 = sprintf("%.2f", ((ir[a, c, n2] - ir[a, c, n]) - (ir[a, "plain", n2] - ir[a, "plain", n])) / n)
+                }
+                label = c == "hs-nosample" ? "heapsift, HEAPSIFT_RATE=2^40" : (c == "hs-hooks" ? "heapsift, HEAPSIFT_RATE=0" : "no profiler")
+                printf "| %s | %s | %.2f | %s | %s |\n", a, label, per, d1, d2
+            }
+        }' "$tmp/cg"
+    } >>"$report"
+}
+
+targets_sample_cost() {
+    n=$([ "$quick" -eq 1 ] && echo 20000 || echo 200000)
+    : >"$tmp/sc"
+    echo "heapsift bench, targets: sample cost, $rounds rounds x 4 configurations, $n pairs" >&2
+    configs="rate0 libunwind libgcc fp"
+    r=0
+    while [ "$r" -lt "$rounds" ]; do
+        order=$(echo $configs | tr ' ' '\n' | awk -v k="$r" \
+            '{ line[NR - 1] = $0 } END { for (i = 0; i < NR; i++) print line[(i + k) % NR] }')
+        printf "  round %d/%d:" $((r + 1)) "$rounds" >&2
+        for c in $order; do
+            printf " %s" "$c" >&2
+            if [ "$c" = rate0 ]; then
+                set -- HEAPSIFT_RATE=0
+            else
+                set -- HEAPSIFT_RATE=1 "HEAPSIFT_UNWIND=$c"
+            fi
+            env "LD_PRELOAD=$lib" "HEAPSIFT_OUT=$tmp/sc.%p.pb.gz" "$@" \
+                "$bin/sample_cost" "$n" 64 64 >"$tmp/sc.out" 2>"$tmp/sc.err" ||
+                { echo "bench: sample_cost failed:" >&2; tail -n 5 "$tmp/sc.err" >&2; return 0; }
+            # "malloc_ns: p50=.. p90=.." -> "round config what p50 p90 p99 p99.9 max"
+            sed -n 's/^\([a-z]*\)_ns: p50=\([0-9]*\) p90=\([0-9]*\) p99=\([0-9]*\) p99.9=\([0-9]*\) max=\([0-9]*\)$/\1 \2 \3 \4 \5 \6/p' \
+                "$tmp/sc.out" | while read -r what a b c2 d e; do
+                echo "$r $c $what $a $b $c2 $d $e" >>"$tmp/sc"
+            done
+            rm -f "$tmp"/sc.*.pb.gz
+        done
+        echo >&2
+        r=$((r + 1))
+    done
+    {
+        echo
+        echo "### Sampled path: latency of a malloc(64)+free 64 frames deep (ns, medians over rounds)"
+        echo
+        awk "$awk_lib"'
+        { v[$1, $2, $3] = $4 " " $5 " " $6 " " $7 " " $8; rounds[$1] = 1 }
+        END {
+            print "| configuration | pair p50 | pair p90 | pair p99 | pair p99.9 | malloc p50 / p90 / p99 | free p50 | cost per sample (pair p50 - RATE=0 pair p50) |"
+            print "| --- | --- | --- | --- | --- | --- | --- | --- |"
+            split("rate0 libunwind libgcc fp", cs, " ")
+            for (i = 1; i <= 4; i++) {
+                c = cs[i]
+                split("", col); cost = ""
+                for (r in rounds) {
+                    split(v[r, c, "pair"], p, " "); split(v[r, c, "malloc"], m, " ")
+                    split(v[r, c, "free"], f, " "); split(v[r, "rate0", "pair"], z, " ")
+                    for (k = 1; k <= 4; k++) col["p" k] = col["p" k] " " p[k]
+                    for (k = 1; k <= 3; k++) col["m" k] = col["m" k] " " m[k]
+                    col["f1"] = col["f1"] " " f[1]
+                    cost = cost " " (p[1] - z[1])
+                }
+                label = c == "rate0" ? "HEAPSIFT_RATE=0 (hooks, no sample)" : "HEAPSIFT_RATE=1, HEAPSIFT_UNWIND=" c
+                printf "| %s | %d | %d | %d | %d | %d / %d / %d | %d | %s |\n", label,
+                    median(col["p1"]), median(col["p2"]), median(col["p3"]), median(col["p4"]),
+                    median(col["m1"]), median(col["m2"]), median(col["m3"]), median(col["f1"]),
+                    (c == "rate0" ? "-" : sprintf("%d", median(cost)))
+            }
+        }' "$tmp/sc"
+    } >>"$report"
+}
+
+targets_dump() {
+    drounds=$([ "$quick" -eq 1 ] && echo 1 || echo 3)
+    dumps=$([ "$quick" -eq 1 ] && echo 2 || echo 5)
+    nalloc=${DUMP_ALLOCATORS:-1}
+    : >"$tmp/dl"
+    echo "heapsift bench, targets: dump latency, $drounds runs x $dumps dumps," \
+        "$nalloc allocating threads" >&2
+    r=0
+    while [ "$r" -lt "$drounds" ]; do
+        mkdir -p "$tmp/dl.d"
+        env "LD_PRELOAD=$lib" HEAPSIFT_RATE=1 "HEAPSIFT_OUT=$tmp/dl.d/exit.%p.pb.gz" \
+            "$bin/dump_latency" "$tmp/dl.d" 100000 10000 "$nalloc" "$dumps" \
+            >"$tmp/dl.out" 2>"$tmp/dl.err" ||
+            { echo "bench: dump_latency failed:" >&2; tail -n 5 "$tmp/dl.err" >&2; return 0; }
+        sed -n 's/^dump [0-9]*: rc=0 duration_ms=\([0-9.]*\)$/dur \1/p' "$tmp/dl.out" >>"$tmp/dl"
+        grep -c '^dump [0-9]*: rc=-' "$tmp/dl.out" | sed 's/^/failed /' >>"$tmp/dl"
+        sed -n 's/^pair_ns_during_dumps: count=\([0-9]*\) p50=\([0-9]*\) p99=\([0-9]*\) p99.9=\([0-9]*\) max=\([0-9]*\)$/in \1 \2 \3 \4 \5/p; s/^pair_ns_outside_dumps: count=\([0-9]*\) p50=\([0-9]*\) p99=\([0-9]*\) p99.9=\([0-9]*\) max=\([0-9]*\)$/out \1 \2 \3 \4 \5/p; s/^slow pairs during dumps.*slept=\([0-9]*\) worst preempted=\([0-9]*\)$/slow \1 \2/p' \
+            "$tmp/dl.out" >>"$tmp/dl"
+        f=$(ls "$tmp"/dl.d/dump_latency.0.pb.gz 2>/dev/null || true)
+        if [ -n "$f" ]; then
+            echo "state $(gzip -dc "$f" | grep -ao 'live samples=[0-9]*' | cut -d= -f2)" \
+                "$(gzip -dc "$f" | grep -ao ' stacks=[0-9]*' | cut -d= -f2)" >>"$tmp/dl"
+        fi
+        rm -rf "$tmp/dl.d"
+        r=$((r + 1))
+    done
+    {
+        echo
+        echo "### Dump of 100,000 live samples from 10,000 stacks ($drounds runs x $dumps dumps," \
+            "$nalloc allocating thread(s), HEAPSIFT_RATE=1)"
+        echo
+        awk "$awk_lib"'
+        $1 == "dur" { d = d " " $2 }
+        $1 == "failed" { failed += $2 }
+        $1 == "in" { icount += $2; i50 = i50 " " $3; i999 = i999 " " $5; imax = imax " " $6 }
+        $1 == "out" { o999 = o999 " " $5; omax = omax " " $6 }
+        $1 == "slow" { slept = slept " " $2; pre = pre " " $3 }
+        $1 == "state" { st = $2 " live samples, " $3 " stacks" }
+        END {
+            print "| figure | value |"
+            print "| --- | --- |"
+            printf "| profile written (first dump of a run) | %s |\n", st == "" ? "?" : st
+            printf "| dump duration, median / max over %d dumps (ms) | %.1f / %.1f |\n",
+                split(d, tmpa, " "), median(d), extreme(d, 1)
+            if (failed) printf "| dumps that failed | %d |\n", failed
+            printf "| malloc+free pairs during dumps | %d |\n", icount
+            printf "| pair latency during dumps: median p50 / median p99.9 / worst (us) | %.2f / %.2f / %.1f |\n",
+                median(i50) / 1000, median(i999) / 1000, extreme(imax, 1) / 1000
+            printf "| worst pair during dumps that slept (voluntary switch) / was preempted (us) | %.1f / %.1f |\n",
+                extreme(slept, 1) / 1000, extreme(pre, 1) / 1000
+            printf "| pair latency outside dumps: median p99.9 / worst (us) | %.2f / %.1f |\n",
+                median(o999) / 1000, extreme(omax, 1) / 1000
+        }' "$tmp/dl"
+    } >>"$report"
+}
+
+# One "| target | measured | limit | result |" row per target into $tmp/targets.
+target_row() {
+    echo "| $1 | $2 | $3 | $4 |" >>"$tmp/targets"
+}
+
+# Churn, memory and the peer comparison, from the peers part's results.
+targets_from_peers() {
+    [ -s "$tmp/peers" ] || {
+        target_row "churn, memory, peers" "not measured (peers part not run)" "-" "-"
+        return 0
+    }
+    awk -v threads="$threads" "$awk_lib"'
+    { st[$1, $2, $3] = $4; wall[$1, $2, $3] = $5; rss[$1, $2, $3] = $6; w[$1] = 1; r[$2] = 1 }
+    # Median over rounds of wall(c)/wall(b); "inf" if c only timed out; "" if not run.
+    function ratio(wl, c, b,    rr, l, t) {
+        l = ""; t = 0
+        for (rr in r) {
+            if (st[wl, rr, c] == "timeout") t = 1
+            if (st[wl, rr, c] == "ok" && st[wl, rr, b] == "ok")
+                l = l " " wall[wl, rr, c] / wall[wl, rr, b]
+        }
+        return l != "" ? median(l) : (t ? "inf" : "")
+    }
+    function rssmed(wl, c,    rr, l) {
+        l = ""
+        for (rr in r) if (st[wl, rr, c] == "ok") l = l " " rss[wl, rr, c] / 1024
+        return median(l)
+    }
+    function rssdelta(wl, c, b,    rr, l) {
+        l = ""
+        for (rr in r)
+            if (st[wl, rr, c] == "ok" && st[wl, rr, b] == "ok")
+                l = l " " (rss[wl, rr, c] - rss[wl, rr, b]) / 1024
+        return median(l)
+    }
+    function show(x) { return x == "inf" ? "timeout" : (x == "" ? "not run" : sprintf("%.3f", x)) }
+    function row(t, m, lim, ok) { printf "| %s | %s | %s | %s |\n", t, m, lim, ok }
+    END {
+        if ("churn" in w) {
+            x = ratio("churn", "hs-default", "none")
+            row("churn, " threads " threads, default rate: wall ratio", show(x), "<= 1.03",
+                x == "" ? "-" : (x != "inf" && x <= 1.03 ? "PASS" : "FAIL"))
+            x = ratio("churn", "hs-64k", "none")
+            row("churn, " threads " threads, HEAPSIFT_RATE=65536: wall ratio", show(x), "<= 1.10",
+                x == "" ? "-" : (x != "inf" && x <= 1.10 ? "PASS" : "FAIL"))
+            if (threads != 2) row("(churn targets are for 2 threads)", "THREADS=" threads, "-", "-")
+        }
+        for (wl in w) {
+            base = rssmed(wl, "none"); d = rssdelta(wl, "hs-default", "none")
+            if (base == "" || d == "") continue
+            lim = 0.02 * base + 8
+            row(wl ": profiler memory at the default rate (max RSS over none; none max RSS " sprintf("%.1f", base) " MiB as the peak heap)",
+                sprintf("%+.1f MiB", d), sprintf("<= %.1f MiB", lim), d <= lim ? "PASS" : "FAIL")
+        }
+        for (wl in w) {
+            hs = ratio(wl, "hs-default", "none"); hj = ratio(wl, "hs-on-jemalloc", "jemalloc")
+            jp = ratio(wl, "jemalloc-prof", "jemalloc"); gp = ratio(wl, "gperf-heap", "tcmalloc")
+            ht = ratio(wl, "heaptrack", "none")
+            if (hs == "") continue
+            worst = "PASS"; m = "heapsift " show(hs)
+            if (hj != "") m = m ", heapsift on jemalloc " show(hj)
+            split("jemalloc-prof gperf-heap heaptrack", pn, " "); pv[1] = jp; pv[2] = gp; pv[3] = ht
+            for (k = 1; k <= 3; k++) {
+                if (pv[k] == "") continue
+                m = m "; " pn[k] " " show(pv[k])
+                if (hs == "inf" || (pv[k] != "inf" && hs + 0 >= pv[k] + 0)) worst = "FAIL"
+                if (k == 1 && hj != "" && (hj == "inf" || (jp != "inf" && hj + 0 >= jp + 0))) worst = "FAIL"
+            }
+            row(wl ": overhead below every peer profiler (each against its own allocator, default rates)",
+                m, "heapsift lowest", worst)
+        }
+    }' "$tmp/peers" >>"$tmp/targets"
+}
+
+targets_main() {
+    : >"$tmp/targets"
+    targets_callgrind
+    targets_sample_cost
+    targets_dump
+    # Budget rows from the tables just written (the figures are in $tmp/cg, sc, dl).
+    if [ -s "$tmp/cg" ]; then
+        awk '{ ir[$1, $2, $3] = $4; ks[$3] = 1 }
+        END {
+            for (k in ks) if (n == "" || k + 0 < n + 0) n = k
+            n2 = 2 * n
+            a = (ir["glibc", "hs-nosample", n] - ir["glibc", "plain", n]) / n
+            b = ((ir["glibc", "hs-nosample", n2] - ir["glibc", "hs-nosample", n]) - (ir["glibc", "plain", n2] - ir["glibc", "plain", n])) / n
+            printf "| non-sampled malloc+free: extra instructions per pair (glibc, callgrind, N=%d; judged on 2N-N) | %.2f per pair (2N-N); direct (Ir_hs - Ir_plain)/N = %.3f, i.e. plus %.0f one-off instructions | <= 20 | %s |\n", n, b, a, (a - b) * n, b <= 20 ? "PASS" : "FAIL"
+        }' "$tmp/cg" >>"$tmp/targets"
+    fi
+    if [ -s "$tmp/sc" ]; then
+        awk "$awk_lib"'
+        $3 == "pair" { p50[$1, $2] = $4; rounds[$1] = 1 }
+        END {
+            for (r in rounds) l = l " " (p50[r, "libunwind"] - p50[r, "rate0"])
+            m = median(l)
+            printf "| sampled path: median cost per sample, 64 frames, default unwinder (libunwind) | %d ns | <= 2000 ns | %s |\n", m, m <= 2000 ? "PASS" : "FAIL"
+        }' "$tmp/sc" >>"$tmp/targets"
+    fi
+    if [ -s "$tmp/dl" ]; then
+        awk "$awk_lib"'
+        $1 == "dur" { d = d " " $2 }
+        $1 == "in" { imax = imax " " $6 }
+        $1 == "slow" { slept = slept " " $2 }
+        END {
+            m = median(d); w = extreme(imax, 1) / 1000
+            printf "| dump of 100,000 live samples / 10,000 stacks: median duration | %.1f ms | <= 250 ms | %s |\n", m, m <= 250 ? "PASS" : "FAIL"
+            printf "| allocating thread blocked during a dump: worst malloc+free | %.2f ms | <= 1 ms | %s |\n", w / 1000, w <= 1000 ? "PASS" : "FAIL"
+            s = extreme(slept, 1) / 1000
+            printf "| (the same, counting only pairs that slept: waited for a lock or the kernel) | %.3f ms | <= 1 ms | %s |\n", s / 1000, s <= 1000 ? "PASS" : "FAIL"
+        }' "$tmp/dl" >>"$tmp/targets"
+    fi
+    targets_from_peers
+    {
+        echo
+        echo "### Targets (issue 3)"
+        echo
+        echo "| target | measured | limit | result |"
+        echo "| --- | --- | --- | --- |"
+        cat "$tmp/targets"
+        echo
+        echo "The dump rows count every slow malloc+free during a dump; the dump table" \
+            "splits the worst into pairs that slept (blocked: a voluntary context switch)" \
+            "and pairs that were preempted (the machine's other load)."
+    } >>"$report"
+}
