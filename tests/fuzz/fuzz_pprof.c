@@ -1,0 +1,23 @@
+/*
+ * libFuzzer target of the pprof protobuf decoder (pprof.c): any input must decode or fail
+ * cleanly, and a decoded profile must encode again.
+ */
+#include "pprof.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    hs_profile_t *p = NULL;
+    char err[256];
+    if (hs_pprof_decode(data, size, &p, err, sizeof(err)) == 0) {
+        hs_buf_t b = HS_BUF_INIT;
+        hs_pprof_encode(p, &b);
+        hs_buf_free(&b);
+        hs_profile_free(p);
+    }
+    return 0;
+}
