@@ -69,9 +69,9 @@ int hs_cmd_diff(int argc, char **argv)
         return rc;
     diff_by_cum = o.cum;
     hs_profile_t *p[2] = {NULL, NULL}; /* NEW, then BASE: pprof's merge order */
-    if ((rc = hs_view_read(o.pos[1], &p[0])) >= 0)
+    if ((rc = hs_view_read(&o, o.pos[1], &p[0])) >= 0)
         return rc;
-    if ((rc = hs_view_read(o.pos[0], &p[1])) >= 0) {
+    if ((rc = hs_view_read(&o, o.pos[0], &p[1])) >= 0) {
         hs_profile_free(p[0]);
         return rc;
     }

@@ -279,9 +279,9 @@ int hs_cmd_flamegraph(int argc, char **argv)
     if (rc >= 0)
         return rc;
     hs_profile_t *p[2] = {NULL, NULL};
-    if ((rc = hs_view_read(o.pos[0], &p[0])) >= 0)
+    if ((rc = hs_view_read(&o, o.pos[0], &p[0])) >= 0)
         return rc;
-    if (o.base && (rc = hs_view_read(o.base, &p[1])) >= 0) {
+    if (o.base && (rc = hs_view_read(&o, o.base, &p[1])) >= 0) {
         hs_profile_free(p[0]);
         return rc;
     }

@@ -137,7 +137,7 @@ int hs_cmd_peek(int argc, char **argv)
         return 1;
     }
     hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(o.pos[1], &p)) < 0) {
+    if ((rc = hs_view_read(&o, o.pos[1], &p)) < 0) {
         rc = peek_run(p, &o, &re);
         hs_profile_free(p);
     }

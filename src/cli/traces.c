@@ -112,7 +112,7 @@ int hs_cmd_traces(int argc, char **argv)
         return rc;
     o.r.trim_paths = false; /* pprof's traces skip its graph's path trimming */
     hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(o.pos[0], &p)) >= 0)
+    if ((rc = hs_view_read(&o, o.pos[0], &p)) >= 0)
         return rc;
     hs_report_t r;
     int sign = 1;

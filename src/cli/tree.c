@@ -117,7 +117,7 @@ int hs_cmd_tree(int argc, char **argv)
     if (rc >= 0)
         return rc;
     hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(o.pos[0], &p)) >= 0)
+    if ((rc = hs_view_read(&o, o.pos[0], &p)) >= 0)
         return rc;
     hs_report_t r;
     int sign = 1;

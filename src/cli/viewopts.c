@@ -23,6 +23,8 @@ const char hs_viewopts_help[] =
     "                      source file or mapping file; POSIX extended syntax)\n"
     "  --ignore REGEX      drop samples with a frame matching REGEX\n"
     "  --hide REGEX        remove frames matching REGEX from the stacks\n"
+    "  --symbolize MODE    auto (default: name unsymbolized frames from the binaries the\n"
+    "                      mappings name) or none\n"
     "  --help              show this help\n";
 
 /* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i; NULL if
@@ -74,7 +76,11 @@ static int vo_valued(int argc, char **argv, int *i, hs_viewopts_t *o, unsigned f
             return vo_bad(o, "unknown unit (B, kB, MB, GB, TB, PB or auto)", v);
     } else if ((v = vo_val(argc, argv, i, "--granularity", &missing)))
         return vo_granularity(o, v);
-    else if ((v = vo_val(argc, argv, i, "--focus", &missing)))
+    else if ((v = vo_val(argc, argv, i, "--symbolize", &missing))) {
+        if (strcmp(v, "none") != 0 && strcmp(v, "auto") != 0)
+            return vo_bad(o, "unknown symbolize mode (auto, none)", v);
+        o->no_symbolize = strcmp(v, "none") == 0;
+    } else if ((v = vo_val(argc, argv, i, "--focus", &missing)))
         o->r.focus = v;
     else if ((v = vo_val(argc, argv, i, "--ignore", &missing)))
         o->r.ignore = v;
@@ -133,7 +139,7 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
     return -1;
 }
 
-int hs_view_read(const char *path, hs_profile_t **out)
+int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out)
 {
     char err[512];
     int rc = hs_profile_read_any(path, out, err, sizeof(err));
@@ -142,6 +148,8 @@ int hs_view_read(const char *path, hs_profile_t **out)
         return rc == -EINVAL ? 2 : 3;
     }
     bool unnamed = false;
+    if (o->no_symbolize)
+        return -1;
     for (size_t i = 0; i < (*out)->nlocations && !unnamed; i++)
         unnamed = (*out)->locations[i].nlines == 0 && (*out)->locations[i].address != 0;
     if (unnamed && hs_profile_symbolize && hs_profile_symbolize(*out, true) < 0) {

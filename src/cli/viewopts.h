@@ -31,6 +31,7 @@ typedef struct {
     const char *unit; /* pprof unit name; "minimum" by default */
     long count;
     bool cum, ci, all;
+    bool no_symbolize; /* --symbolize=none */
     const char *out, *base;
 } hs_viewopts_t;
 
@@ -42,9 +43,9 @@ extern const char hs_viewopts_help[];
 int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
                       void (*usage)(FILE *));
 
-/* Reads the profile at path (any format), symbolizing it when it has unnamed locations
- * and the symbolizer is linked in. */
-int hs_view_read(const char *path, hs_profile_t **out);
+/* Reads the profile at path (any format), symbolizing it when it has unnamed locations,
+ * the symbolizer is linked in and o does not say --symbolize=none. */
+int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out);
 
 /* Builds the report over n profiles (see hs_report_build); path names them in errors. */
 int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,

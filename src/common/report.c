@@ -747,6 +747,14 @@ static int rep_check(const hs_profile_t *const *profs, const int *signs, size_t 
         }
     }
     *sidx = hs_report_sample_index(p, o->sample_type);
+    for (size_t i = 0; !o->sample_type && i < n; i++) { /* combineHeaders' default */
+        const char *dst = hs_profile_get_str(profs[i], profs[i]->default_sample_type);
+        if (*dst) {
+            int k = hs_profile_sample_type_index(p, dst);
+            *sidx = k >= 0 ? k : (int)p->ntypes - 1;
+            break;
+        }
+    }
     if (*sidx < 0) {
         size_t w =
             (size_t)snprintf(err, errlen, "sample type \"%s\" must be one of: [", o->sample_type);

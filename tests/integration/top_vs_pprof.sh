@@ -216,8 +216,10 @@ compare() {
     shift
     checks=$((checks + 1))
     # shellcheck disable=SC2086
-    "$hs" top "$f" $hsargs >"$tmp/ours.full" 2>"$tmp/ours.err" || true
-    go tool pprof -top "$@" "$f" >"$tmp/theirs.full" 2>/dev/null || true
+    # Neither side symbolizes: the generator's mappings name real libraries at made-up
+    # addresses, which each side's symbolizer would read differently.
+    "$hs" top --symbolize=none "$f" $hsargs >"$tmp/ours.full" 2>"$tmp/ours.err" || true
+    go tool pprof -top -symbolize=none "$@" "$f" >"$tmp/theirs.full" 2>/dev/null || true
     sed -n '/^Showing nodes/,$p' "$tmp/ours.full" >"$tmp/ours"
     sed -n '/^Showing nodes/,$p' "$tmp/theirs.full" >"$tmp/theirs"
     if [ ! -s "$tmp/theirs" ] || ! cmp -s "$tmp/ours" "$tmp/theirs"; then
