@@ -14,6 +14,11 @@
  *            thread calls heapsift_dump back to back on DIR/churn.N.pb.gz. At the end the
  *            main thread dumps DIR/churn.end.pb.gz. Prints "threads=N dumps=N kept=N"
  *            (kept: the site_thread_keep bytes live at the end dump).
+ *        stress_lifecycle proctitle
+ *            does what setproctitle() does in redis, nginx or postgres: moves environ to
+ *            the heap and overwrites the original argv and environment strings with a
+ *            title; then allocates and returns (the profiler must still know where to
+ *            write its exit profile).
  *        stress_lifecycle exit-thread MS
  *            8 threads allocate and free in a loop; after MS ms one of them calls exit(0)
  *            while the others are still allocating (the main thread waits in pthread_join).
@@ -275,14 +280,48 @@ static int run_exit_thread(unsigned ms)
     return 1;
 }
 
+/* ---- setproctitle ------------------------------------------------------------------- */
+
+extern char **environ;
+
+static int run_proctitle(char **argv)
+{
+    /* The argv and environment strings are contiguous; find their end. */
+    char *start = argv[0], *end = argv[0] + strlen(argv[0]) + 1;
+    for (int i = 1; argv[i] && argv[i] == end; i++)
+        end = argv[i] + strlen(argv[i]) + 1;
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **copy = malloc((n + 1) * sizeof(char *));
+    if (!copy)
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        if (environ[i] == end)
+            end = environ[i] + strlen(environ[i]) + 1;
+        copy[i] = strdup(environ[i]);
+    }
+    copy[n] = NULL;
+    environ = copy;
+    memset(start, 0, (size_t)(end - start));
+    snprintf(start, (size_t)(end - start), "stress_lifecycle: title set");
+    void *volatile p = malloc(12345);
+    free(p);
+    printf("title set over %zu bytes\n", (size_t)(end - start));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "proctitle"))
+        return run_proctitle(argv);
     if (argc == 3 && !strcmp(argv[1], "ctor"))
         return run_ctor(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "churn"))
         return run_churn(argv[2], atof(argv[3]));
     if (argc == 3 && !strcmp(argv[1], "exit-thread"))
         return run_exit_thread((unsigned)atoi(argv[2]));
-    fprintf(stderr, "usage: stress_lifecycle ctor DUMP | churn DIR SECONDS | exit-thread MS\n");
+    fprintf(stderr, "usage: stress_lifecycle ctor DUMP | churn DIR SECONDS | proctitle | "
+                    "exit-thread MS\n");
     return 64;
 }

@@ -11,6 +11,8 @@
 #    holds exactly the bytes the threads handed over.
 #  - exit-thread: exit(0) from a thread while 8 others allocate, 5 times: no hang, status
 #    0, one valid exit profile each time.
+#  - proctitle: the program overwrites its argv and environment strings as setproctitle()
+#    does (redis-server, nginx, postgres): the exit profile still goes to HEAPSIFT_OUT.
 # usage: lifecycle.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/stress.inc"
@@ -129,4 +131,19 @@ for i in 1 2 3 4 5; do
         show "$T/exit$i.err" 10
     fi
 done
+# setproctitle
+dir=$T/proctitle
+mkdir -p "$dir"
+if bounded 30 proctitle env HEAPSIFT_RATE=1 HEAPSIFT_OUT="$dir/exit.pb.gz" LD_PRELOAD="$LIB" \
+    "$PROG" proctitle >"$T/proctitle.out" 2>"$T/proctitle.err"; then
+    if [ -e "$dir/exit.pb.gz" ]; then
+        valid "$dir/exit.pb.gz" "proctitle: exit profile"
+    else
+        fail "proctitle: after the program rewrote its environment strings, no exit profile at" \
+            "HEAPSIFT_OUT ($(head -n 1 "$T/proctitle.err"))"
+    fi
+else
+    [ "$RC" -ne 0 ] && [ "$RC" -lt 124 ] && fail "proctitle: stress_lifecycle exited $RC"
+    show "$T/proctitle.err" 10
+fi
 finish
