@@ -779,6 +779,12 @@ static bool lg_thread_record(const char **c, const char *e, bool *all, int64_t q
     return lg_char(c, e, ':') && lg_quad(c, e, q) && *c == e;
 }
 
+static int lg_typed_maps(lg_parser_t *ps, bool typed)
+{
+    int rc = typed ? 0 : lg_types(ps);
+    return rc ? rc : lg_maps_section(ps);
+}
+
 static int lg_jemalloc_body(lg_parser_t *ps)
 {
     const char *c, *e;
@@ -790,7 +796,7 @@ static int lg_jemalloc_body(lg_parser_t *ps)
         if (c == e)
             continue;
         if (lg_is_sentinel(c, e))
-            break;
+            return lg_typed_maps(ps, typed);
         if (*c == '@') {
             if (!typed && (rc = lg_types(ps)))
                 return rc;
@@ -807,12 +813,8 @@ static int lg_jemalloc_body(lg_parser_t *ps)
         if (rc)
             return rc;
     }
-    if (!typed) {
-        int rc = lg_types(ps);
-        if (rc)
-            return rc;
-    }
-    return lg_maps_section(ps);
+    /* jemalloc always ends its dump with the mappings: without them it was cut short. */
+    return lg_fail(ps, "truncated: no MAPPED_LIBRARIES section after the last record");
 }
 
 /* ---- entry points ---------------------------------------------------------------------- */
@@ -886,6 +888,10 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
     } else {
         rc = lg_fail(&ps, "not a heap profile (want 'heap profile:' or 'heap_v2/')");
     }
+    /* Every writer ends its last line; a file cut inside a line would read as a smaller
+     * number or address without this check. */
+    if (!rc && len && data[len - 1] != '\n')
+        rc = lg_fail(&ps, "truncated: the last line has no end of line");
     if (!rc)
         rc = lg_finish_maps(&ps);
     if (!rc && ps.jemalloc)
