@@ -6,7 +6,8 @@ set -eu
 
 need="cmake make gcc g++ pkg-config binutils zlib1g-dev libdw-dev libelf-dev \
 libunwind-dev golang-go libjemalloc2 libtcmalloc-minimal4 libjemalloc-dev google-perftools \
-libgoogle-perftools-dev clang-14 libclang-rt-14-dev"
+libgoogle-perftools-dev clang-14 libclang-rt-14-dev python3 perl sqlite3 git redis-server \
+redis-tools"
 
 missing=""
 for p in $need; do
