@@ -8,6 +8,7 @@
  *   2. stack table lock  (stacktab.c)
  *   3. live table shards (livetab.c)   in shard order
  *   4. thread registry   (threads.c)   a leaf: nothing is taken while holding it
+ *   5. kept peak lock    (triggers.c)  a leaf: only copies under it, never allocates
  * The stack is captured before any lock; no lock is held while calling the real
  * allocator, the unwinder or the symbolizer, except hs_dump_lock.
  */
@@ -40,6 +41,8 @@ struct hs_tls {
     uint8_t resolving; /* this thread is looking up the real functions */
     uint8_t registered;
     hs_tls_t *next, *prev; /* thread registry (threads.c) */
+    uint64_t rate;         /* rate the countdown was drawn with; 0 = not drawn yet */
+    uint64_t sample_rate;  /* rate the allocation being sampled was judged at */
 };
 
 extern __thread hs_tls_t hs_tls __attribute__((tls_model("initial-exec")));
@@ -80,6 +83,15 @@ typedef struct {
     const char *unwind; /* unwinder variant name */
     bool children;      /* exec'd children stay profiled */
     bool verbose;       /* say where each profile went */
+    /* Triggers (triggers.c); 0 = off. */
+    uint32_t signal;         /* dump on this signal */
+    uint64_t interval_bytes; /* dump every this many bytes allocated */
+    uint64_t interval_ms;    /* dump every this many milliseconds */
+    bool peak;               /* keep the live set at the highest live heap */
+    uint32_t peak_growth;    /* dump at new peaks this many per-mille above the last */
+    uint64_t peak_min_ms;    /* at most one peak dump per this many milliseconds */
+    uint32_t oom_fraction;   /* dump at this many per-mille of the memory limit */
+    uint32_t keep;           /* keep the newest N files of each kind */
 } hs_options_t;
 
 extern hs_options_t hs_opt HS_HIDDEN;
@@ -178,6 +190,9 @@ void hs_forget(void *p);
 /* Re-inserts a live entry removed by a failed realloc. */
 void hs_unforget(const void *entry);
 
+/* heapsift_set_active(false) sets it: sampled paths then take no new sample. */
+extern int hs_inactive HS_HIDDEN;
+
 /* Initialises the library once. Safe to call from any allocation or the constructor. */
 void hs_init(void);
 
@@ -188,5 +203,97 @@ int hs_dump(const char *path, const char *kind);
 /* Sets the pid used by the path pattern after fork, and whether the pattern must be
  * made unique (forked or exec'd child without %p). */
 void hs_dump_after_fork(void);
+
+enum {
+    HS_DUMP_FINAL = 1,   /* an exit dump: its pattern name gets no sequence number */
+    HS_DUMP_TRIGGER = 2, /* a trigger's dump: refused (-ECANCELED) once closed */
+    HS_DUMP_CLOSE = 4,   /* after this dump, refuse trigger dumps (the process exits) */
+};
+/* hs_dump with flags. kind "peak" writes the kept peak (hs_peak_copy). Failures are
+ * logged once until a dump succeeds again. Holds the guard and the dump lock. */
+int hs_dump_ex(const char *path, const char *kind, unsigned flags);
+/* Writes a profile to fd: format 0 gzipped pprof, 1 uncompressed pprof. 0 or -errno. */
+int hs_dump_fd(int fd, int format);
+/* Profiles written and dumps failed since start. */
+void hs_dump_counts(uint64_t *written, uint64_t *failed);
+
+/* --- triggers.c: the background thread and every dump trigger --------------------- */
+
+/* Weighted live bytes of the sampled objects (sum of weight * size), kept by the
+ * sampled alloc and free paths; the peak trigger resynchronises it with the table. */
+extern int64_t hs_live_est HS_HIDDEN;
+/* hs_live_est above this wakes the profiler thread (INT64_MAX: disarmed). */
+extern int64_t hs_peak_arm HS_HIDDEN;
+void hs_triggers_peak_poke(void) HS_COLD;
+
+/* Sampled path only: adds d to the live estimate and wakes the peak trigger when armed. */
+static inline void hs_live_add(int64_t d)
+{
+    int64_t v = __atomic_add_fetch(&hs_live_est, d, __ATOMIC_RELAXED);
+    if (HS_UNLIKELY(v > __atomic_load_n(&hs_peak_arm, __ATOMIC_RELAXED)))
+        hs_triggers_peak_poke();
+}
+
+/* Installs the signal handler and starts the thread when a trigger needs it (once;
+ * the caller must not hold the guard). Returns 0 or -errno (triggers then stay off). */
+int hs_triggers_start(void);
+/* At exit: no trigger dumps from now on; the thread is woken to leave (not joined). */
+void hs_triggers_stop(void);
+/* Fork handlers (rank 5 lock; in the child: a new eventfd and thread). */
+void hs_triggers_fork_prepare(void);
+void hs_triggers_fork_parent(void);
+void hs_triggers_fork_child(void);
+/* dump.c, under the dump lock: a pattern-named file of this kind was written
+ * (HEAPSIFT_KEEP removes the oldest beyond N). */
+void hs_triggers_wrote(const char *kind, const char *path);
+/* Forgets the kept peak (heapsift_reset). */
+void hs_triggers_peak_reset(void);
+
+/* The kept peak: per stack id, alloc_objects, alloc_space, inuse_objects, inuse_space
+ * as of the peak. */
+typedef struct {
+    double (*v)[4];
+    uint32_t n;
+    uint64_t samples;       /* live samples at the peak */
+    double objects, bytes;  /* live totals at the peak */
+    int64_t time_ns;        /* wall clock of the peak */
+    hs_counters_t counters; /* exact counters at the peak */
+} hs_peak_t;
+/* Copies the kept peak into *out (out->v from malloc; the caller frees it; guard held).
+ * Returns false when no peak was kept yet. */
+bool hs_peak_copy(hs_peak_t *out);
+
+/* --- accounting.c: what the process holds, for the profile comments ---------------- */
+
+enum { HS_ALLOC_UNKNOWN, HS_ALLOC_GLIBC, HS_ALLOC_JEMALLOC };
+
+typedef struct {
+    /* /proc/self/smaps_rollup */
+    uint64_t rss, anon, file, swap;
+    /* /proc/self/smaps, resident bytes by kind of mapping */
+    uint64_t heap;       /* the allocator's own mappings (glibc: [heap], arenas, mmapped
+                          * chunks; jemalloc: stats.resident) */
+    uint64_t stacks;     /* [stack] and thread stacks (an rw mapping above a guard page) */
+    uint64_t code;       /* file-backed mappings: code, read-only data, mapped files */
+    uint64_t other_anon; /* every other anonymous mapping: the program's own mmaps, data */
+    /* the profiler: its mmap'd tables (inside other_anon) and what it keeps on the heap */
+    uint64_t prof_maps, prof_heap;
+    int allocator; /* HS_ALLOC_* */
+    /* glibc (mallinfo2): arena, mmap, mmap_chunks, in_use, free, releasable;
+     * jemalloc (mallctl stats.*): allocated, active, metadata, resident, retained, mapped */
+    uint64_t a[6];
+} hs_acct_t;
+
+/* Reads /proc and the allocator's statistics. Guard held; no lock held (mallinfo2 takes
+ * the allocator's). Fields it cannot read stay 0. */
+void hs_acct_read(hs_acct_t *a);
+/* Formats the accounting as profile comments, one per line; returns the count. */
+int hs_acct_format(const hs_acct_t *a, char lines[][200], int max);
+/* Fills a->prof_maps and a->prof_heap (and takes prof_maps out of a->other_anon). */
+void hs_acct_profiler(hs_acct_t *a);
+/* The process's resident set size in bytes (/proc/self/statm), 0 if unreadable. */
+uint64_t hs_acct_rss_fast(void);
+/* Bytes the trigger thread keeps on the heap (the kept peak, the kept file names). */
+uint64_t hs_triggers_mem(void);
 
 #endif

@@ -16,6 +16,7 @@
 #include "unwind.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,12 +86,28 @@ static void dump_append(char *out, size_t cap, size_t *n, const char *s)
     out[*n] = '\0';
 }
 
-/* Expands %p, %n, %k and %% of the pattern into out. */
-static void dump_expand(const char *pat, const char *kind, unsigned seq, char *out, size_t cap)
+/* Inserts text before the ".pb.gz" of out (or appends it). */
+static void dump_insert(char *out, size_t cap, size_t *n, const char *text)
+{
+    char *ext = strstr(out, ".pb.gz");
+    char tail[64] = "";
+    if (ext && *n - (size_t)(ext - out) < sizeof(tail)) {
+        snprintf(tail, sizeof(tail), "%s", ext);
+        *n = (size_t)(ext - out);
+        out[*n] = '\0';
+    }
+    dump_append(out, cap, n, text);
+    dump_append(out, cap, n, tail);
+}
+
+/* Expands %p, %n, %k and %% of the pattern into out. A pattern without them still
+ * names every file apart: ".<pid>" in a child, ".<kind>" unless the kind is heap, and
+ * ".<n>" unless this is an exit dump (final). */
+static void dump_expand(const char *pat, const char *kind, unsigned seq, bool final, char *out,
+                        size_t cap)
 {
     size_t n = 0;
-    char num[32];
-    bool has_pid = strstr(pat, "%p") != NULL;
+    char num[40];
     out[0] = '\0';
     if (pat[0] != '/' && dump_cwd[0]) {
         dump_append(out, cap, &n, dump_cwd);
@@ -113,23 +130,28 @@ static void dump_expand(const char *pat, const char *kind, unsigned seq, char *o
             snprintf(num, sizeof(num), "%c", *c);
         dump_append(out, cap, &n, num);
     }
-    if (!has_pid && dump_needs_pid()) {
-        /* name.pb.gz -> name.<pid>.pb.gz */
-        char *ext = strstr(out, ".pb.gz");
-        char tail[64] = "";
-        if (ext && n - (size_t)(ext - out) < sizeof(tail)) {
-            snprintf(tail, sizeof(tail), "%s", ext);
-            n = (size_t)(ext - out);
-            out[n] = '\0';
-        }
+    num[0] = '\0';
+    if (!strstr(pat, "%p") && dump_needs_pid())
         snprintf(num, sizeof(num), ".%ld", (long)getpid());
-        dump_append(out, cap, &n, num);
-        dump_append(out, cap, &n, tail);
-    }
+    if (!strstr(pat, "%k") && strcmp(kind, "heap") != 0)
+        snprintf(num + strlen(num), sizeof(num) - strlen(num), ".%s", kind);
+    if (!strstr(pat, "%n") && !final)
+        snprintf(num + strlen(num), sizeof(num) - strlen(num), ".%u", seq);
+    if (num[0])
+        dump_insert(out, cap, &n, num);
 }
 
+/* What a dump describes besides its stacks: the live totals and the exact counters, as
+ * of now or of the kept peak. */
+typedef struct {
+    hs_live_totals_t totals;
+    hs_counters_t counters;
+    int64_t time_ns; /* 0: now */
+    hs_acct_t acct;
+} dump_meta_t;
+
 /* Copies the tables: per-stack cumulative counts and the aggregated live set. */
-static dump_stack_t *dump_snapshot(uint32_t *count, hs_live_totals_t *totals)
+static dump_stack_t *dump_snapshot(uint32_t *count, dump_meta_t *m)
 {
     uint32_t n = hs_stacktab_count();
     dump_stack_t *s = calloc(n ? n : 1, sizeof(*s));
@@ -140,7 +162,8 @@ static dump_stack_t *dump_snapshot(uint32_t *count, hs_live_totals_t *totals)
         s = NULL;
         goto out;
     }
-    hs_livetab_aggregate(obj, bytes, n, totals);
+    hs_livetab_aggregate(obj, bytes, n, &m->totals);
+    hs_counters_read(&m->counters);
     for (uint32_t i = 0; i < n; i++) {
         if (!hs_stacktab_get((int32_t)i, &s[i].st))
             continue;
@@ -153,6 +176,31 @@ static dump_stack_t *dump_snapshot(uint32_t *count, hs_live_totals_t *totals)
 out:
     free(obj);
     free(bytes);
+    return s;
+}
+
+/* The kept peak as a snapshot (no peak kept yet: an empty one). */
+static dump_stack_t *dump_snapshot_peak(uint32_t *count, dump_meta_t *m)
+{
+    hs_peak_t pk;
+    if (!hs_peak_copy(&pk)) {
+        *count = 0;
+        hs_counters_read(&m->counters);
+        return calloc(1, sizeof(dump_stack_t));
+    }
+    dump_stack_t *s = calloc(pk.n ? pk.n : 1, sizeof(*s));
+    for (uint32_t i = 0; s && i < pk.n; i++) {
+        if (!hs_stacktab_get((int32_t)i, &s[i].st))
+            continue;
+        memcpy(s[i].v, pk.v[i], sizeof(s[i].v));
+    }
+    *count = pk.n;
+    m->totals.samples = pk.samples;
+    m->totals.objects = pk.objects;
+    m->totals.bytes = pk.bytes;
+    m->counters = pk.counters;
+    m->time_ns = pk.time_ns;
+    free(pk.v);
     return s;
 }
 
@@ -221,36 +269,61 @@ static uint64_t dump_location(dump_ctx_t *c, uint64_t pc)
     return c->loc_id[i];
 }
 
-static int dump_header(hs_profile_t *p, const hs_live_totals_t *totals)
+/* The 95% half-width of the live bytes estimate. Per stack, taking its objects to share
+ * one size s = bytes/objects with weight w(s), the variance estimate of docs/sampling.md
+ * sums to bytes * s * (w - 1). Exact when each stack allocates one size. */
+static double dump_live_ci95(const dump_stack_t *s, uint32_t n)
+{
+    double var = 0;
+    uint64_t rate = __atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < n && rate > 1; i++) {
+        if (s[i].v[2] <= 0 || s[i].v[3] <= 0)
+            continue;
+        double size = s[i].v[3] / s[i].v[2];
+        double w = hs_sampler_weight((uint64_t)(size + 0.5), rate);
+        var += s[i].v[3] * size * (w - 1);
+    }
+    return 1.96 * sqrt(var);
+}
+
+static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, double ci95)
 {
     static const char *const types[4][2] = {{"alloc_objects", "count"},
                                             {"alloc_space", "bytes"},
                                             {"inuse_objects", "count"},
                                             {"inuse_space", "bytes"}};
-    char line[160];
+    char line[200];
+    uint64_t rate = __atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
     for (int i = 0; i < 4; i++)
         if (hs_profile_add_sample_type(p, types[i][0], types[i][1]) != 0)
             return -ENOMEM;
     p->default_sample_type = hs_profile_str(p, "inuse_space");
     p->period_type.type = hs_profile_str(p, "space");
     p->period_type.unit = hs_profile_str(p, "bytes");
-    p->period = (int64_t)hs_opt.rate;
-    p->time_nanos = dump_now_ns();
+    p->period = (int64_t)rate;
+    p->time_nanos = m->time_ns ? m->time_ns : dump_now_ns();
     p->duration_nanos = p->time_nanos - dump_start_ns;
-    snprintf(line, sizeof(line), "heapsift 0.1.0 rate=%llu unwind=%s depth=%u",
-             (unsigned long long)hs_opt.rate, hs_opt.unwind, hs_opt.depth);
+    snprintf(line, sizeof(line), "heapsift 0.1.0 rate=%llu unwind=%s depth=%u kind=%s",
+             (unsigned long long)rate, hs_opt.unwind, hs_opt.depth, kind);
     hs_profile_add_comment(p, line);
-    hs_counters_t k;
-    hs_counters_read(&k);
+    const hs_counters_t *k = &m->counters;
     snprintf(line, sizeof(line), "exact: allocs=%llu frees=%llu bytes=%llu threads=%llu",
-             (unsigned long long)k.allocs, (unsigned long long)k.frees, (unsigned long long)k.bytes,
-             (unsigned long long)k.threads);
+             (unsigned long long)k->allocs, (unsigned long long)k->frees,
+             (unsigned long long)k->bytes, (unsigned long long)k->threads);
     if (hs_profile_add_comment(p, line) != 0)
         return -ENOMEM;
     snprintf(line, sizeof(line), "live samples=%llu stacks=%u dropped_stack_samples=%llu",
-             (unsigned long long)totals->samples, hs_stacktab_count(),
+             (unsigned long long)m->totals.samples, hs_stacktab_count(),
              (unsigned long long)hs_stacktab_dropped());
-    return hs_profile_add_comment(p, line);
+    hs_profile_add_comment(p, line);
+    snprintf(line, sizeof(line), "estimate: live_bytes=%.0f live_objects=%.0f ci95_bytes=%.0f",
+             m->totals.bytes, m->totals.objects, ci95);
+    hs_profile_add_comment(p, line);
+    char acct[8][200];
+    int na = hs_acct_format(&m->acct, acct, 8);
+    for (int i = 0; i < na; i++)
+        hs_profile_add_comment(p, acct[i]);
+    return 0;
 }
 
 static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n)
@@ -283,8 +356,8 @@ static size_t dump_pow2(size_t n)
 }
 
 /* Builds the whole profile from a snapshot. Returns 0 or -errno. */
-static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n,
-                      const hs_live_totals_t *totals)
+static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const dump_meta_t *m,
+                      const char *kind)
 {
     size_t pcs = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -300,7 +373,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n,
     if (!c->map_ids)
         c->maps.n = 0;
     c->sym = hs_symbolizer_new_pid(0);
-    int rc = dump_header(c->prof, totals);
+    int rc = dump_header(c->prof, m, kind, dump_live_ci95(s, n));
     if (rc == 0)
         rc = dump_samples(c, s, n);
     return rc;
@@ -318,38 +391,133 @@ static void dump_ctx_free(dump_ctx_t *c)
         hs_profile_free(c->prof);
 }
 
-static int dump_locked(const char *path, const char *kind)
+/* Builds the profile of this kind into c (the caller frees it with dump_ctx_free). The
+ * accounting is read first, so the dump's own allocations are not in it. */
+static int dump_make(dump_ctx_t *c, const char *kind, uint64_t *samples, uint32_t *stacks)
+{
+    dump_meta_t m;
+    uint32_t n = 0;
+    memset(&m, 0, sizeof(m));
+    memset(c, 0, sizeof(*c));
+    hs_acct_read(&m.acct);
+    bool peak = strcmp(kind, "peak") == 0;
+    dump_stack_t *s = peak ? dump_snapshot_peak(&n, &m) : dump_snapshot(&n, &m);
+    int rc = s ? dump_build(c, s, n, &m, kind) : -ENOMEM;
+    free(s);
+    *samples = m.totals.samples;
+    *stacks = n;
+    return rc;
+}
+
+static uint64_t dump_written, dump_failed;
+static bool dump_failing, dump_closed;
+
+/* A failure is reported once, until a dump succeeds again. */
+static void dump_report(int rc, const char *path, uint64_t samples, uint32_t stacks)
+{
+    if (rc != 0) {
+        __atomic_add_fetch(&dump_failed, 1, __ATOMIC_RELAXED);
+        if (!dump_failing)
+            hs_log("cannot write profile %s: %s (reported once; retried at the next dump)", path,
+                   strerror(-rc));
+        dump_failing = true;
+        return;
+    }
+    __atomic_add_fetch(&dump_written, 1, __ATOMIC_RELAXED);
+    if (dump_failing)
+        hs_log("profiles are written again (%s)", path);
+    else if (hs_opt.verbose)
+        hs_log("wrote %s (%llu live samples, %u stacks)", path, (unsigned long long)samples,
+               stacks);
+    dump_failing = false;
+}
+
+static int dump_locked(const char *path, const char *kind, unsigned flags)
 {
     char buf[4096];
-    uint32_t n = 0;
-    hs_live_totals_t totals = {0, 0, 0};
+    uint64_t samples = 0;
+    uint32_t stacks = 0;
     dump_ctx_t c;
-    memset(&c, 0, sizeof(c));
-    if (!path) {
-        dump_expand(hs_opt.out, kind, dump_seq++, buf, sizeof(buf));
+    bool named = !path;
+    if (named) {
+        dump_expand(hs_opt.out, kind, dump_seq++, flags & HS_DUMP_FINAL, buf, sizeof(buf));
         path = buf;
     }
-    dump_stack_t *s = dump_snapshot(&n, &totals);
-    int rc = s ? dump_build(&c, s, n, &totals) : -ENOMEM;
+    int rc = dump_make(&c, kind, &samples, &stacks);
     if (rc == 0)
         rc = hs_pprof_write_file(c.prof, path);
-    if (rc != 0)
-        hs_log("cannot write profile %s: %s", path, strerror(-rc));
-    else if (hs_opt.verbose)
-        hs_log("wrote %s (%llu live samples, %u stacks)", path, (unsigned long long)totals.samples,
-               n);
+    dump_report(rc, path, samples, stacks);
+    if (rc == 0 && named)
+        hs_triggers_wrote(kind, path);
     dump_ctx_free(&c);
-    free(s);
+    return rc;
+}
+
+int hs_dump_ex(const char *path, const char *kind, unsigned flags)
+{
+    hs_tls_t *t = &hs_tls;
+    int rc = -ECANCELED;
+    hs_guard_enter(t);
+    pthread_mutex_lock(&dump_lock);
+    if (!(dump_closed && (flags & HS_DUMP_TRIGGER)))
+        rc = dump_locked(path, kind, flags);
+    if (flags & HS_DUMP_CLOSE)
+        dump_closed = true;
+    pthread_mutex_unlock(&dump_lock);
+    hs_guard_exit(t);
     return rc;
 }
 
 int hs_dump(const char *path, const char *kind)
 {
+    return hs_dump_ex(path, kind, 0);
+}
+
+static int dump_write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int hs_dump_fd(int fd, int format)
+{
     hs_tls_t *t = &hs_tls;
+    uint64_t samples;
+    uint32_t stacks;
+    dump_ctx_t c;
+    hs_buf_t raw, gz;
+    if (format != 0 && format != 1)
+        return -EINVAL;
     hs_guard_enter(t);
     pthread_mutex_lock(&dump_lock);
-    int rc = dump_locked(path, kind);
+    memset(&raw, 0, sizeof(raw));
+    memset(&gz, 0, sizeof(gz));
+    int rc = dump_make(&c, "heap", &samples, &stacks);
+    if (rc == 0)
+        rc = hs_pprof_encode(c.prof, &raw);
+    if (rc == 0 && format == 0)
+        rc = hs_gzip(raw.data, raw.len, 6, &gz);
+    if (rc == 0)
+        rc = format == 0 ? dump_write_all(fd, gz.data, gz.len)
+                         : dump_write_all(fd, raw.data, raw.len);
+    dump_ctx_free(&c);
+    hs_buf_free(&raw);
+    hs_buf_free(&gz);
     pthread_mutex_unlock(&dump_lock);
     hs_guard_exit(t);
     return rc;
+}
+
+void hs_dump_counts(uint64_t *written, uint64_t *failed)
+{
+    *written = __atomic_load_n(&dump_written, __ATOMIC_RELAXED);
+    *failed = __atomic_load_n(&dump_failed, __ATOMIC_RELAXED);
 }

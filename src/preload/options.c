@@ -8,12 +8,22 @@
 #include "core.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 hs_options_t hs_opt;
 
-typedef enum { HS_OPT_STR, HS_OPT_BYTES, HS_OPT_UINT, HS_OPT_BOOL } hs_opt_kind_t;
+typedef enum {
+    HS_OPT_STR,
+    HS_OPT_BYTES,
+    HS_OPT_UINT,
+    HS_OPT_BOOL,
+    HS_OPT_SIGNAL,   /* a signal name (USR2, SIGUSR2, RTMIN+1) or number -> uint32 */
+    HS_OPT_SECONDS,  /* seconds, decimals allowed, or N ms -> uint64 milliseconds */
+    HS_OPT_PERCENT,  /* a percentage (10 or 10%) -> uint32 per-mille */
+    HS_OPT_FRACTION, /* a fraction (0.9 or 90%) -> uint32 per-mille */
+} hs_opt_kind_t;
 
 typedef struct {
     const char *name;
@@ -57,6 +67,88 @@ static bool options_parse_uint(const char *s, bool suffixes, uint64_t *out)
     return true;
 }
 
+/* Parses "D[.DDD]" into thousandths (further decimals are ignored); *end gets the rest. */
+static bool options_parse_milli(const char *s, uint64_t *out, const char **end)
+{
+    uint64_t v = 0, scale = 1000;
+    bool digits = false;
+    for (; *s >= '0' && *s <= '9'; s++, digits = true) {
+        if (v > UINT64_MAX / 10000)
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    v *= 1000;
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++, digits = true)
+            if ((scale /= 10) > 0)
+                v += (uint64_t)(*s - '0') * scale;
+    *out = v;
+    *end = s;
+    return digits;
+}
+
+/* Seconds ("60", "0.25", "250ms") -> milliseconds; percent ("10", "10%") or fraction
+ * ("0.9", "90%") -> per-mille. */
+static bool options_parse_scaled(const char *s, hs_opt_kind_t kind, uint64_t *out)
+{
+    const char *end;
+    uint64_t m;
+    if (!options_parse_milli(s, &m, &end))
+        return false;
+    if (kind == HS_OPT_SECONDS) {
+        if (strcmp(end, "ms") == 0)
+            m /= 1000;
+        else if (*end && strcmp(end, "s") != 0)
+            return false;
+    } else if (*end == '%' && !end[1]) {
+        m /= 100; /* percent -> per-mille */
+    } else if (*end) {
+        return false;
+    } else if (kind == HS_OPT_PERCENT) {
+        m /= 100;
+    }
+    *out = m;
+    return true;
+}
+
+static const struct {
+    const char *name;
+    int num;
+} hs_signals[] = {
+    {"HUP", SIGHUP},       {"INT", SIGINT},     {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2},     {"PIPE", SIGPIPE},   {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+    {"CHLD", SIGCHLD},     {"CONT", SIGCONT},   {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU},     {"URG", SIGURG},     {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+    {"PROF", SIGPROF},     {"WINCH", SIGWINCH}, {"IO", SIGIO},     {"PWR", SIGPWR},
+    {"VTALRM", SIGVTALRM},
+};
+
+/* A signal the profiler may catch: not KILL/STOP (impossible) nor one the kernel raises
+ * for a faulting instruction (a handler that returns would re-run the fault forever). */
+static bool options_parse_signal(const char *s, uint64_t *out)
+{
+    uint64_t n = 0;
+    if (strncasecmp(s, "SIG", 3) == 0)
+        s += 3;
+    if (options_parse_uint(s, false, &n)) {
+        /* a number */
+    } else if (strncasecmp(s, "RTMIN", 5) == 0) {
+        uint64_t k = 0;
+        if (s[5] && (s[5] != '+' || !options_parse_uint(s + 6, false, &k)))
+            return false;
+        n = (uint64_t)SIGRTMIN + k;
+    } else {
+        for (size_t i = 0; i < sizeof(hs_signals) / sizeof(hs_signals[0]); i++)
+            if (strcasecmp(s, hs_signals[i].name) == 0)
+                n = (uint64_t)hs_signals[i].num;
+    }
+    if (n == 0 || n > (uint64_t)SIGRTMAX || n == SIGKILL || n == SIGSTOP || n == SIGSEGV ||
+        n == SIGBUS || n == SIGILL || n == SIGFPE || n == SIGTRAP || n == SIGABRT || n == SIGSYS)
+        return false;
+    *out = n;
+    return true;
+}
+
 static bool options_parse_bool(const char *s, bool *out)
 {
     static const char *const yes[] = {"1", "yes", "true", "on", NULL};
@@ -83,7 +175,20 @@ static int options_apply(const hs_opt_def_t *d, const char *v)
         return options_parse_bool(v, (bool *)d->dst) ? 0 : -EINVAL;
     case HS_OPT_BYTES:
     case HS_OPT_UINT:
-        if (!options_parse_uint(v, d->kind == HS_OPT_BYTES, &u) || u < d->min || u > d->max)
+    case HS_OPT_SIGNAL:
+    case HS_OPT_SECONDS:
+    case HS_OPT_PERCENT:
+    case HS_OPT_FRACTION:
+        if (d->kind == HS_OPT_SIGNAL) {
+            if (strcmp(v, "0") != 0 && !options_parse_signal(v, &u))
+                return -EINVAL;
+        } else if (d->kind == HS_OPT_BYTES || d->kind == HS_OPT_UINT) {
+            if (!options_parse_uint(v, d->kind == HS_OPT_BYTES, &u))
+                return -EINVAL;
+        } else if (!options_parse_scaled(v, d->kind, &u)) {
+            return -EINVAL;
+        }
+        if (u < d->min || u > d->max)
             return -EINVAL;
         if (d->max <= UINT32_MAX)
             *(uint32_t *)d->dst = (uint32_t)u;
@@ -116,6 +221,21 @@ int hs_options_load(void)
          "libunwind, libgcc or fp"},
         {"HEAPSIFT_CHILDREN", HS_OPT_BOOL, "1", 0, 0, &hs_opt.children, "0 or 1"},
         {"HEAPSIFT_VERBOSE", HS_OPT_BOOL, "0", 0, 0, &hs_opt.verbose, "0 or 1"},
+        {"HEAPSIFT_SIGNAL", HS_OPT_SIGNAL, "0", 0, UINT32_MAX, &hs_opt.signal,
+         "a signal name or number, e.g. USR2 or 12; not KILL, STOP or a fault signal"},
+        {"HEAPSIFT_INTERVAL_BYTES", HS_OPT_BYTES, "0", 0, UINT64_MAX, &hs_opt.interval_bytes,
+         "bytes allocated between dumps, e.g. 4G; 0 = off"},
+        {"HEAPSIFT_INTERVAL_SECONDS", HS_OPT_SECONDS, "0", 0, UINT64_MAX / 2, &hs_opt.interval_ms,
+         "seconds between dumps, e.g. 60, 0.5 or 250ms; 0 = off"},
+        {"HEAPSIFT_PEAK", HS_OPT_BOOL, "0", 0, 0, &hs_opt.peak, "0 or 1"},
+        {"HEAPSIFT_PEAK_GROWTH", HS_OPT_PERCENT, "0", 0, 1000000, &hs_opt.peak_growth,
+         "a growth in percent, e.g. 10%; 0 = no dumps at new peaks"},
+        {"HEAPSIFT_PEAK_MIN_SECONDS", HS_OPT_SECONDS, "10", 0, UINT64_MAX / 2, &hs_opt.peak_min_ms,
+         "seconds between peak dumps, e.g. 10"},
+        {"HEAPSIFT_OOM_FRACTION", HS_OPT_FRACTION, "0", 0, 1000, &hs_opt.oom_fraction,
+         "a fraction of the memory limit, e.g. 0.9 or 90%; 0 = off"},
+        {"HEAPSIFT_KEEP", HS_OPT_UINT, "0", 0, 1u << 20, &hs_opt.keep,
+         "a number of files per kind; 0 = keep all"},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {

@@ -1,6 +1,7 @@
 /*
  * The recorder: initialisation, the sampled path's shared steps (decide, capture,
- * record), forgetting freed samples, fork handling, the exit dump and the public API.
+ * record), forgetting freed samples (and the running live estimate they keep), fork
+ * handling and the exit dumps; the public API is in control.c.
  * Called from slowpath.c on application threads; never on the non-sampled path. The
  * stack is captured before any lock is taken; the tables never call malloc.
  */
@@ -26,6 +27,18 @@ int hs_state = HS_STATE_UNINIT;
 /* A fake return address standing for "stack table full": the profile names it. */
 const uintptr_t hs_overflow_pc = 1;
 static int hs_insert_failed;
+/* heapsift_set_active: 0 = take no new samples (frees of sampled objects still count). */
+int hs_inactive;
+
+static inline uint64_t recorder_rate(void)
+{
+    return __atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
+}
+
+static inline bool recorder_active(void)
+{
+    return !__atomic_load_n(&hs_inactive, __ATOMIC_RELAXED);
+}
 
 static int recorder_find_self(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -54,21 +67,25 @@ static void recorder_fork_prepare(void)
     hs_stacktab_lock();
     hs_livetab_lock_all();
     hs_threads_lock();
+    hs_triggers_fork_prepare();
 }
 
 static void recorder_fork_parent(void)
 {
+    hs_triggers_fork_parent();
     hs_threads_unlock();
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
 }
 
+/* The trigger thread is restarted last, once every table is usable again. */
 static void recorder_fork_child(void)
 {
     hs_threads_after_fork_child();
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
     hs_dump_after_fork();
+    hs_triggers_fork_child();
 }
 
 /* Blanks libheapsift's entry out of LD_PRELOAD in place (no allocation), so programs
@@ -140,16 +157,18 @@ void hs_init(void)
  * judge this allocation (n bytes, already charged) against it. */
 static bool recorder_new_thread(hs_tls_t *t, uint64_t n)
 {
+    uint64_t rate = recorder_rate();
     hs_sampler_seed_thread(t, hs_opt.seed);
     t->bytes += (uint64_t)(t->drawn - t->countdown); /* this allocation included */
-    int64_t next = hs_sampler_next(t, hs_opt.rate) - (int64_t)n;
+    int64_t next = hs_sampler_next(t, rate) - (int64_t)n;
     t->drawn = t->countdown = next;
+    t->rate = t->sample_rate = rate;
     hs_guard_enter(t); /* pthread_setspecific may allocate */
     hs_thread_register(t);
     hs_guard_exit(t);
-    if (next > 0)
+    if (next > 0 || !recorder_active())
         return false;
-    hs_countdown_reset(t, hs_sampler_next(t, hs_opt.rate));
+    hs_countdown_reset(t, hs_sampler_next(t, rate));
     return true;
 }
 
@@ -170,8 +189,13 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n)
     }
     if (HS_UNLIKELY(t->rng == 0))
         return recorder_new_thread(t, n);
-    hs_countdown_reset(t, hs_sampler_next(t, hs_opt.rate));
-    return true;
+    /* This allocation was judged at the rate its countdown was drawn with; the next
+     * countdown uses the current one (heapsift_set_rate). */
+    uint64_t rate = recorder_rate();
+    t->sample_rate = t->rate ? t->rate : rate;
+    t->rate = rate;
+    hs_countdown_reset(t, hs_sampler_next(t, rate));
+    return recorder_active();
 }
 
 void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
@@ -181,7 +205,7 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     uintptr_t pcs[HS_MAX_DEPTH];
     hs_guard_enter(t);
     size_t depth = hs_unwind_capture(pcs, hs_opt.depth);
-    double w = hs_sampler_weight(n, hs_opt.rate);
+    double w = hs_sampler_weight(n, t->sample_rate ? t->sample_rate : recorder_rate());
     int32_t id = hs_stacktab_record(pcs, (uint32_t)depth, w, w * (double)n);
     if (id < 0)
         id = hs_stacktab_record(&hs_overflow_pc, 1, w, w * (double)n);
@@ -189,6 +213,8 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
         hs_live_t e = {.addr = (uintptr_t)p, .size = n, .weight = w, .stack_id = id};
         if (hs_livetab_insert(&e) != 0)
             hs_log_once(hs_insert_failed, "live table full: some live samples are not tracked");
+        else
+            hs_live_add((int64_t)(w * (double)n));
     }
     hs_guard_exit(t);
 }
@@ -196,37 +222,34 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
 void hs_forget(void *p)
 {
     hs_live_t e;
-    hs_livetab_remove((uintptr_t)p, &e);
+    if (hs_livetab_remove((uintptr_t)p, &e))
+        hs_live_add(-(int64_t)(e.weight * (double)e.size));
 }
 
 void hs_unforget(const void *entry)
 {
-    hs_livetab_insert((const hs_live_t *)entry);
+    const hs_live_t *e = entry;
+    if (hs_livetab_insert(e) == 0)
+        hs_live_add((int64_t)(e->weight * (double)e->size));
 }
 
+/* The trigger thread starts here rather than in hs_init, which may run inside the
+ * first malloc call: creating a thread there is best avoided. */
 __attribute__((constructor)) static void recorder_ctor(void)
 {
     hs_init();
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
+        hs_triggers_start();
 }
 
+/* The exit dumps: the live heap, then the kept peak. Trigger dumps are refused from the
+ * first one on, so none runs while the process is being torn down. */
 __attribute__((destructor)) static void recorder_dtor(void)
 {
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
         return;
-    hs_dump(NULL, "heap");
-}
-
-HS_EXPORT int heapsift_dump(const char *path)
-{
-    int s = __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE);
-    if (s == HS_STATE_UNINIT)
-        hs_init();
-    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
-        return -ENOTSUP;
-    return hs_dump(path, "heap");
-}
-
-HS_EXPORT const char *heapsift_version(void)
-{
-    return "0.1.0";
+    hs_triggers_stop();
+    hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
+    if (hs_opt.peak)
+        hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);
 }

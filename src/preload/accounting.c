@@ -1,0 +1,302 @@
+/*
+ * Accounting: what the process really holds, recorded in every profile so that a reader
+ * can tell a leak from fragmentation, allocator caching or memory that is not heap at
+ * all. It reads RSS and its anonymous/file split (/proc/self/smaps_rollup), classifies
+ * every mapping's resident bytes (/proc/self/smaps: the allocator's mappings, stacks,
+ * file-backed, other anonymous), asks the real allocator for its own figures (glibc
+ * mallinfo2; jemalloc's mallctl stats, looked up with dlsym at dump time and used only
+ * when jemalloc is the allocator hs_real resolved to) and sizes the profiler itself.
+ * Runs on the dumping thread with the guard held, before the dump allocates anything;
+ * reads files with open/read into stack buffers and never touches application memory
+ * directly (chunk headers are read with process_vm_readv, which fails instead of
+ * faulting if a mapping vanished). `heapsift stats` turns the comments into a
+ * reconciliation (src/cli/stats.c, docs/accounting.md).
+ */
+#define _GNU_SOURCE
+#include "core.h"
+#include "livetab.h"
+#include "stacktab.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Optional exact sizes of the tables' mmap'd memory; estimated when absent. */
+extern size_t hs_livetab_mem(void) __attribute__((weak));
+extern size_t hs_stacktab_mem(void) __attribute__((weak));
+
+#define ACCT_ARENA_ALIGN (64ul << 20) /* glibc's HEAP_MAX_SIZE on 64-bit */
+
+/* A line reader over a file descriptor, on a caller-provided buffer. */
+typedef struct {
+    int fd;
+    char buf[8192];
+    size_t pos, len;
+} acct_reader_t;
+
+/* The next line (NUL-terminated, without its newline), or NULL at the end. Lines longer
+ * than the buffer are cut. */
+static char *acct_line(acct_reader_t *r)
+{
+    for (;;) {
+        char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
+        if (nl || (r->len == sizeof(r->buf) - 1 && r->pos == 0)) {
+            char *line = r->buf + r->pos;
+            if (!nl)
+                nl = r->buf + r->len - 1;
+            *nl = '\0';
+            r->pos = (size_t)(nl - r->buf) + 1;
+            return line;
+        }
+        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+        r->len -= r->pos;
+        r->pos = 0;
+        ssize_t n = read(r->fd, r->buf + r->len, sizeof(r->buf) - 1 - r->len);
+        if (n <= 0) {
+            if (r->len == 0)
+                return NULL;
+            r->buf[r->len] = '\n'; /* last line without a newline */
+            n = 1;
+        }
+        r->len += (size_t)n;
+    }
+}
+
+/* "Name:   1234 kB" -> bytes, when line starts with key. */
+static bool acct_kb(const char *line, const char *key, uint64_t *out)
+{
+    size_t k = strlen(key);
+    if (strncmp(line, key, k) != 0 || line[k] != ':')
+        return false;
+    *out = strtoull(line + k + 1, NULL, 10) * 1024;
+    return true;
+}
+
+static void acct_rollup(hs_acct_t *a)
+{
+    acct_reader_t r = {.fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC)};
+    char *line;
+    if (r.fd < 0)
+        return;
+    while ((line = acct_line(&r)) != NULL) {
+        acct_kb(line, "Rss", &a->rss);
+        acct_kb(line, "Anonymous", &a->anon);
+        acct_kb(line, "Swap", &a->swap);
+    }
+    close(r.fd);
+    a->file = a->rss > a->anon ? a->rss - a->anon : 0;
+}
+
+/* One mapping of /proc/self/smaps. */
+typedef struct {
+    uintptr_t start, end;
+    char perms[5];
+    unsigned long inode;
+    char path[64]; /* cut; only its first characters matter */
+    uint64_t rss;
+} acct_map_t;
+
+static bool acct_parse_header(const char *line, acct_map_t *m)
+{
+    int off = 0;
+    unsigned long long s, e;
+    if (sscanf(line, "%llx-%llx %4s %*s %*s %lu %n", &s, &e, m->perms, &m->inode, &off) < 4)
+        return false;
+    m->start = (uintptr_t)s;
+    m->end = (uintptr_t)e;
+    snprintf(m->path, sizeof(m->path), "%s", off > 0 ? line + off : "");
+    m->rss = 0;
+    return true;
+}
+
+/* glibc's mmapped chunk: its header (prev_size, size) sits at the mapping's start, with
+ * IS_MMAPPED set and prev_size + size == the mapping's length. */
+static bool acct_is_glibc_chunk(const acct_map_t *m)
+{
+    uint64_t hdr[2];
+    struct iovec local = {hdr, sizeof(hdr)};
+    struct iovec remote = {(void *)m->start, sizeof(hdr)};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(hdr))
+        return false;
+    return (hdr[1] & 2) && (hdr[1] & ~7ull) + hdr[0] == m->end - m->start;
+}
+
+/* Adds a finished mapping to its class. prev_guard: the mapping right below it is a
+ * PROT_NONE anonymous guard (a thread stack's, with glibc's layout). */
+static void acct_classify(hs_acct_t *a, const acct_map_t *m, bool prev_guard)
+{
+    bool anon = m->inode == 0 && (m->path[0] == '\0' || m->path[0] == '[');
+    if (!m->rss)
+        return;
+    if (!anon || strcmp(m->path, "[vdso]") == 0 || strcmp(m->path, "[vvar]") == 0)
+        a->code += m->rss;
+    else if (strcmp(m->path, "[stack]") == 0)
+        a->stacks += m->rss;
+    else if (strcmp(m->path, "[heap]") == 0 && a->allocator != HS_ALLOC_JEMALLOC)
+        a->heap += m->rss;
+    else if (a->allocator == HS_ALLOC_GLIBC && m->path[0] == '\0' &&
+             ((m->start & (ACCT_ARENA_ALIGN - 1)) == 0 || acct_is_glibc_chunk(m)))
+        a->heap += m->rss;
+    else if (prev_guard && m->path[0] == '\0' && m->perms[0] == 'r' && m->perms[1] == 'w')
+        a->stacks += m->rss;
+    else
+        a->other_anon += m->rss;
+}
+
+static void acct_smaps(hs_acct_t *a)
+{
+    acct_reader_t r = {.fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC)};
+    acct_map_t cur, next;
+    bool have = false, prev_guard = false, cur_guard = false;
+    char *line;
+    if (r.fd < 0)
+        return;
+    while ((line = acct_line(&r)) != NULL) {
+        if (acct_parse_header(line, &next)) {
+            if (have)
+                acct_classify(a, &cur, prev_guard);
+            prev_guard = have && cur_guard && cur.end == next.start;
+            cur = next;
+            cur_guard = cur.inode == 0 && cur.path[0] == '\0' && strcmp(cur.perms, "---p") == 0;
+            have = true;
+        } else if (have) {
+            acct_kb(line, "Rss", &cur.rss);
+        }
+    }
+    if (have)
+        acct_classify(a, &cur, prev_guard);
+    close(r.fd);
+}
+
+/* Which allocator hs_real.malloc is: glibc's, jemalloc's (mallctl in the same object),
+ * or another. Decided once. */
+static int acct_allocator(void **mallctl_fn)
+{
+    static int kind = -1;
+    static void *ctl;
+    Dl_info self, other;
+    if (kind < 0) {
+        kind = HS_ALLOC_UNKNOWN;
+        void *m = (void *)hs_real.malloc;
+        void *c = dlsym(RTLD_DEFAULT, "mallctl");
+        if (m && dladdr(m, &self) && self.dli_fname) {
+            if (c && dladdr(c, &other) && other.dli_fbase == self.dli_fbase) {
+                kind = HS_ALLOC_JEMALLOC;
+                ctl = c;
+            } else if (strstr(self.dli_fname, "libc.so")) {
+                kind = HS_ALLOC_GLIBC;
+            }
+        }
+    }
+    *mallctl_fn = ctl;
+    return kind;
+}
+
+static void acct_glibc(hs_acct_t *a)
+{
+    struct mallinfo2 (*mi2)(void) = (struct mallinfo2(*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
+    if (!mi2)
+        return;
+    struct mallinfo2 mi = mi2();
+    a->a[0] = mi.arena;
+    a->a[1] = mi.hblkhd;
+    a->a[2] = mi.hblks;
+    a->a[3] = mi.uordblks;
+    a->a[4] = mi.fordblks;
+    a->a[5] = mi.keepcost;
+}
+
+typedef int (*acct_mallctl_t)(const char *, void *, size_t *, void *, size_t);
+
+static void acct_jemalloc(hs_acct_t *a, acct_mallctl_t ctl)
+{
+    static const char *const names[6] = {"stats.allocated", "stats.active",   "stats.metadata",
+                                         "stats.resident",  "stats.retained", "stats.mapped"};
+    uint64_t epoch = 1;
+    size_t sz = sizeof(epoch);
+    ctl("epoch", &epoch, &sz, &epoch, sz); /* refresh the statistics */
+    for (int i = 0; i < 6; i++) {
+        size_t v = 0, vs = sizeof(v);
+        if (ctl(names[i], &v, &vs, NULL, 0) == 0)
+            a->a[i] = v;
+    }
+    /* Its mappings are plain anonymous ones: move what it says is resident. */
+    a->heap = a->a[3] < a->other_anon ? a->a[3] : a->other_anon;
+    a->other_anon -= a->heap;
+}
+
+/* The tables' resident memory: exact when the tables say, else from their counts. */
+void hs_acct_profiler(hs_acct_t *a)
+{
+    uint64_t live = hs_livetab_count(), stacks = hs_stacktab_count();
+    a->prof_maps = hs_livetab_mem ? hs_livetab_mem() : live * 2 * sizeof(hs_live_t) * 10 / 7;
+    a->prof_maps += hs_stacktab_mem ? hs_stacktab_mem() : stacks * (48 + 8 + 2 * 4 + 16 * 8);
+    a->prof_maps += HS_FILTER_SIZE;
+    a->prof_heap = hs_triggers_mem();
+    uint64_t p = a->prof_maps < a->other_anon ? a->prof_maps : a->other_anon;
+    a->other_anon -= p;
+}
+
+void hs_acct_read(hs_acct_t *a)
+{
+    void *ctl = NULL;
+    memset(a, 0, sizeof(*a));
+    a->allocator = acct_allocator(&ctl);
+    acct_rollup(a);
+    acct_smaps(a);
+    if (a->allocator == HS_ALLOC_GLIBC)
+        acct_glibc(a);
+    else if (a->allocator == HS_ALLOC_JEMALLOC)
+        acct_jemalloc(a, (acct_mallctl_t)ctl);
+    hs_acct_profiler(a);
+}
+
+int hs_acct_format(const hs_acct_t *a, char lines[][200], int max)
+{
+    static const char *const alloc_names[3] = {"unknown", "glibc", "jemalloc"};
+    int n = 0;
+    if (max < 4 || !a->rss)
+        return 0;
+    snprintf(lines[n++], 200, "rss: rss=%llu anon=%llu file=%llu swap=%llu",
+             (unsigned long long)a->rss, (unsigned long long)a->anon, (unsigned long long)a->file,
+             (unsigned long long)a->swap);
+    snprintf(lines[n++], 200, "maps: heap=%llu stacks=%llu code=%llu other_anon=%llu",
+             (unsigned long long)a->heap, (unsigned long long)a->stacks,
+             (unsigned long long)a->code, (unsigned long long)a->other_anon);
+    snprintf(lines[n++], 200, "profiler: maps=%llu heap=%llu", (unsigned long long)a->prof_maps,
+             (unsigned long long)a->prof_heap);
+    const unsigned long long *v = (const unsigned long long *)a->a;
+    if (a->allocator == HS_ALLOC_GLIBC)
+        snprintf(lines[n++], 200,
+                 "allocator: glibc arena=%llu mmap=%llu mmap_chunks=%llu in_use=%llu free=%llu "
+                 "releasable=%llu",
+                 v[0], v[1], v[2], v[3], v[4], v[5]);
+    else if (a->allocator == HS_ALLOC_JEMALLOC)
+        snprintf(lines[n++], 200,
+                 "allocator: jemalloc allocated=%llu active=%llu metadata=%llu resident=%llu "
+                 "retained=%llu mapped=%llu",
+                 v[0], v[1], v[2], v[3], v[4], v[5]);
+    else
+        snprintf(lines[n++], 200, "allocator: %s", alloc_names[0]);
+    return n;
+}
+
+uint64_t hs_acct_rss_fast(void)
+{
+    char buf[128];
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strchr(buf, ' ');
+    return p ? strtoull(p + 1, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}

@@ -1,0 +1,144 @@
+/*
+ * The public runtime API (include/heapsift.h): dump, write to a descriptor, switch
+ * sampling on and off, reset the cumulative counts, change the rate, read statistics.
+ * Every function may be called from any thread at any time (not from a signal handler):
+ * each initialises the library if nothing else did, answers -ENOTSUP when profiling is
+ * off, and runs whatever may allocate under the reentrancy guard. Changes reach the
+ * sampled path through plain atomics it reads (hs_inactive, hs_opt.rate); the
+ * non-sampled paths never look at them.
+ */
+#define _GNU_SOURCE
+#include "core.h"
+#include "livetab.h"
+#include "stacktab.h"
+
+#include "heapsift.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONTROL_MAX_RATE (1ull << 40)
+
+/* True when the library is initialised and sampling is set up. */
+static bool control_on(void)
+{
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_UNINIT)
+        hs_init();
+    return __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON;
+}
+
+HS_EXPORT int heapsift_dump(const char *path)
+{
+    return control_on() ? hs_dump(path, "heap") : -ENOTSUP;
+}
+
+HS_EXPORT int heapsift_dump_peak(const char *path)
+{
+    return control_on() ? hs_dump(path, "peak") : -ENOTSUP;
+}
+
+HS_EXPORT int heapsift_write(int fd, int format)
+{
+    if (!control_on())
+        return -ENOTSUP;
+    if (fd < 0)
+        return -EBADF;
+    return hs_dump_fd(fd, format);
+}
+
+HS_EXPORT int heapsift_set_active(int active)
+{
+    if (!control_on())
+        return -ENOTSUP;
+    __atomic_store_n(&hs_inactive, !active, __ATOMIC_RELAXED);
+    return 0;
+}
+
+HS_EXPORT int heapsift_reset(void)
+{
+    if (!control_on())
+        return -ENOTSUP;
+    hs_stacktab_clear_counts();
+    hs_triggers_peak_reset();
+    return 0;
+}
+
+HS_EXPORT int heapsift_set_rate(unsigned long long bytes)
+{
+    if (!control_on())
+        return -ENOTSUP;
+    if (bytes < 1 || bytes > CONTROL_MAX_RATE)
+        return -EINVAL;
+    __atomic_store_n(&hs_opt.rate, (uint64_t)bytes, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* The live estimate and its 95% half-width, from one pass over the live table (the same
+ * per-stack approximation as the profiles, docs/accounting.md). Guard held. */
+static void control_live(struct heapsift_stats *out)
+{
+    uint32_t n = hs_stacktab_count();
+    double *obj = calloc(n ? n : 1, sizeof(double));
+    double *bytes = calloc(n ? n : 1, sizeof(double));
+    hs_live_totals_t tot = {0, 0, 0};
+    double var = 0;
+    uint64_t rate = __atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
+    if (obj && bytes) {
+        hs_livetab_aggregate(obj, bytes, n, &tot);
+        for (uint32_t i = 0; i < n && rate > 1; i++) {
+            if (obj[i] <= 0 || bytes[i] <= 0)
+                continue;
+            double size = bytes[i] / obj[i];
+            var += bytes[i] * size * (hs_sampler_weight((uint64_t)(size + 0.5), rate) - 1);
+        }
+    }
+    out->live_bytes = tot.bytes;
+    out->live_objects = tot.objects;
+    out->live_samples = tot.samples;
+    out->live_bytes_ci95 = 1.96 * sqrt(var);
+    free(obj);
+    free(bytes);
+}
+
+HS_EXPORT int heapsift_stats(struct heapsift_stats *out)
+{
+    hs_counters_t k;
+    hs_acct_t a;
+    uint64_t written, failed;
+    if (!out)
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    if (!control_on())
+        return -ENOTSUP;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    hs_counters_read(&k);
+    out->allocs = k.allocs;
+    out->frees = k.frees;
+    out->bytes_allocated = k.bytes;
+    out->threads = k.threads;
+    control_live(out);
+    hs_peak_t pk;
+    if (hs_peak_copy(&pk)) {
+        out->peak_bytes = pk.bytes;
+        free(pk.v);
+    }
+    out->rate = __atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
+    out->rss = hs_acct_rss_fast();
+    memset(&a, 0, sizeof(a));
+    hs_acct_profiler(&a);
+    out->profiler_bytes = a.prof_maps + a.prof_heap;
+    hs_dump_counts(&written, &failed);
+    out->dumps = written;
+    out->dump_failures = failed;
+    out->active = !__atomic_load_n(&hs_inactive, __ATOMIC_RELAXED);
+    hs_guard_exit(t);
+    return 0;
+}
+
+HS_EXPORT const char *heapsift_version(void)
+{
+    return "0.1.0";
+}

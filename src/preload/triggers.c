@@ -1,0 +1,599 @@
+/*
+ * Triggers: the profiler's one background thread and every reason it dumps: a signal
+ * (HEAPSIFT_SIGNAL), bytes allocated (HEAPSIFT_INTERVAL_BYTES), time
+ * (HEAPSIFT_INTERVAL_SECONDS), a new peak of live heap (HEAPSIFT_PEAK, _GROWTH,
+ * _MIN_SECONDS), memory close to its limit (HEAPSIFT_OOM_FRACTION); plus HEAPSIFT_KEEP,
+ * which removes the oldest files of each kind. The thread blocks every signal and holds
+ * the reentrancy guard for life, so what it allocates is never sampled. The application's
+ * threads only ever touch it through an eventfd: the signal handler and the sampled path
+ * (when the live estimate passes the armed peak) set a pending bit and write to it,
+ * which is async-signal-safe; a storm of signals coalesces into the bits. Never called on
+ * the non-sampled path. The kept peak (a copy of the live set per stack) is guarded by
+ * its own lock (rank 5, a leaf that is only held to swap or copy).
+ */
+#define _GNU_SOURCE
+#include "core.h"
+#include "livetab.h"
+#include "stacktab.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { TRIG_SIGNAL = 1, TRIG_PEAK = 2, TRIG_STOP = 4 };
+
+#define TRIG_POLL_MS 20     /* bytes and memory-limit polling period */
+#define TRIG_LIMITS_MS 1000 /* how often the memory limits are re-read */
+
+int64_t hs_live_est;
+int64_t hs_peak_arm = INT64_MAX;
+
+static int trig_efd = -1;
+static unsigned trig_pending;
+static int trig_started, trig_stopping, trig_running;
+static struct sigaction trig_prev; /* the handler we replaced, chained to */
+
+/* Thread-only state: next deadlines and thresholds. */
+static struct {
+    uint64_t next_bytes;
+    int64_t next_tick_ms;
+    int64_t peak_dumped_at_ms;
+    double peak_dumped; /* live bytes of the last peak dump, 0 = none */
+    bool oom_armed;
+    int64_t oom_retry_ms, limits_at_ms;
+} trig;
+
+/* The kept peak (rank 5 lock). */
+static pthread_mutex_t peak_lock = PTHREAD_MUTEX_INITIALIZER;
+static hs_peak_t peak_kept;
+static int64_t peak_bytes; /* peak_kept.bytes rounded; atomic, read without the lock */
+
+/* HEAPSIFT_KEEP: the newest paths written, per kind; under the dump lock. */
+#define TRIG_KINDS 8
+static struct {
+    char kind[16];
+    char **paths; /* ring of hs_opt.keep entries */
+    uint32_t n, head;
+} keep[TRIG_KINDS];
+
+static int64_t trig_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t trig_wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Async-signal-safe: one write(2) to the eventfd. */
+static void trig_wake(unsigned why)
+{
+    uint64_t one = 1;
+    __atomic_fetch_or(&trig_pending, why, __ATOMIC_RELEASE);
+    int fd = __atomic_load_n(&trig_efd, __ATOMIC_ACQUIRE);
+    if (fd >= 0) {
+        ssize_t w = write(fd, &one, sizeof(one));
+        (void)w;
+    }
+}
+
+static void trig_on_signal(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    trig_wake(TRIG_SIGNAL);
+    errno = saved;
+    if (trig_prev.sa_flags & SA_SIGINFO) {
+        if (trig_prev.sa_sigaction)
+            trig_prev.sa_sigaction(sig, si, uc);
+    } else if (trig_prev.sa_handler != SIG_DFL && trig_prev.sa_handler != SIG_IGN &&
+               trig_prev.sa_handler) {
+        trig_prev.sa_handler(sig);
+    }
+}
+
+void hs_triggers_peak_poke(void)
+{
+    if (__atomic_exchange_n(&hs_peak_arm, INT64_MAX, __ATOMIC_RELAXED) != INT64_MAX)
+        trig_wake(TRIG_PEAK);
+}
+
+static bool trig_needs_thread(void)
+{
+    return hs_opt.signal || hs_opt.interval_bytes || hs_opt.interval_ms || hs_opt.peak ||
+           hs_opt.oom_fraction;
+}
+
+/* A trigger's dump; failures are logged once by dump.c and retried at the next one. */
+static int trig_dump(const char *kind)
+{
+    if (__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
+        return -ECANCELED;
+    return hs_dump_ex(NULL, kind, HS_DUMP_TRIGGER);
+}
+
+/* ---- the kept peak ------------------------------------------------------------------ */
+
+/* Builds a snapshot of the live set now; false on ENOMEM. */
+static bool peak_build(hs_peak_t *p)
+{
+    uint32_t n = hs_stacktab_count();
+    double *obj = calloc(n ? n : 1, sizeof(double));
+    double *bytes = calloc(n ? n : 1, sizeof(double));
+    hs_live_totals_t tot = {0, 0, 0};
+    memset(p, 0, sizeof(*p));
+    p->v = calloc(n ? n : 1, sizeof(*p->v));
+    if (!obj || !bytes || !p->v) {
+        free(p->v);
+        p->v = NULL;
+        free(obj);
+        free(bytes);
+        return false;
+    }
+    hs_livetab_aggregate(obj, bytes, n, &tot);
+    hs_counters_read(&p->counters);
+    for (uint32_t i = 0; i < n; i++) {
+        hs_stack_t st;
+        if (obj[i] == 0 && bytes[i] == 0)
+            continue;
+        if (hs_stacktab_get((int32_t)i, &st)) {
+            p->v[i][0] = st.alloc_objects;
+            p->v[i][1] = st.alloc_bytes;
+        }
+        p->v[i][2] = obj[i];
+        p->v[i][3] = bytes[i];
+    }
+    p->n = n;
+    p->samples = tot.samples;
+    p->objects = tot.objects;
+    p->bytes = tot.bytes;
+    p->time_ns = trig_wall_ns();
+    free(obj);
+    free(bytes);
+    return true;
+}
+
+/* Re-arms the sampled path's wake-up a little above the kept peak: a new snapshot only
+ * pays off once the heap grew by 1/64 or one sampling period. */
+static void peak_arm(void)
+{
+    int64_t rate = (int64_t)__atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
+    int64_t kept = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+    int64_t arm = kept + (kept / 64 > rate ? kept / 64 : rate);
+    __atomic_store_n(&hs_peak_arm, arm, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&hs_live_est, __ATOMIC_RELAXED) > arm)
+        hs_triggers_peak_poke();
+}
+
+/* The live estimate passed the arm: snapshot, keep the snapshot if it is a new peak, and
+ * resynchronise the running estimate with the table (a realloc's removal may be missed). */
+static void peak_check(void)
+{
+    hs_peak_t p, old;
+    int64_t before = __atomic_load_n(&hs_live_est, __ATOMIC_RELAXED);
+    if (!peak_build(&p))
+        return;
+    __atomic_add_fetch(&hs_live_est, (int64_t)p.bytes - before, __ATOMIC_RELAXED);
+    if (p.bytes <= (double)__atomic_load_n(&peak_bytes, __ATOMIC_RELAXED)) {
+        free(p.v);
+        return;
+    }
+    pthread_mutex_lock(&peak_lock);
+    old = peak_kept;
+    peak_kept = p;
+    __atomic_store_n(&peak_bytes, (int64_t)p.bytes, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&peak_lock);
+    free(old.v);
+}
+
+/* HEAPSIFT_PEAK_GROWTH: a dump once the kept peak grew enough since the last one, at
+ * most one per HEAPSIFT_PEAK_MIN_SECONDS. Returns the ms until it may be due. */
+static int64_t peak_maybe_dump(int64_t now)
+{
+    double b = (double)__atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+    if (!hs_opt.peak_growth || b <= 0)
+        return -1;
+    if (b <= trig.peak_dumped * (1.0 + hs_opt.peak_growth / 1000.0))
+        return -1;
+    int64_t wait = trig.peak_dumped_at_ms + (int64_t)hs_opt.peak_min_ms - now;
+    if (trig.peak_dumped > 0 && wait > 0)
+        return wait;
+    if (trig_dump("peak") == 0) {
+        trig.peak_dumped = b;
+        trig.peak_dumped_at_ms = now;
+    }
+    return -1;
+}
+
+bool hs_peak_copy(hs_peak_t *out)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        uint32_t n = __atomic_load_n(&peak_kept.n, __ATOMIC_RELAXED);
+        double(*v)[4] = malloc((n ? n : 1) * sizeof(*v));
+        if (!v)
+            return false;
+        pthread_mutex_lock(&peak_lock);
+        bool ok = peak_kept.v && peak_kept.n == n;
+        if (ok) {
+            *out = peak_kept;
+            out->v = v;
+            memcpy(v, peak_kept.v, n * sizeof(*v));
+        }
+        bool none = !peak_kept.v;
+        pthread_mutex_unlock(&peak_lock);
+        if (ok)
+            return true;
+        free(v);
+        if (none)
+            return false;
+    }
+    return false;
+}
+
+void hs_triggers_peak_reset(void)
+{
+    hs_peak_t old;
+    pthread_mutex_lock(&peak_lock);
+    old = peak_kept;
+    memset(&peak_kept, 0, sizeof(peak_kept));
+    __atomic_store_n(&peak_bytes, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&peak_lock);
+    free(old.v);
+    if (hs_opt.peak)
+        __atomic_store_n(&hs_peak_arm, 0, __ATOMIC_RELAXED);
+}
+
+/* ---- memory limits (HEAPSIFT_OOM_FRACTION) ----------------------------------------- */
+
+static struct {
+    char dir[1024];    /* the cgroup v2 directory with the tightest limit */
+    uint64_t cg_limit; /* its memory.max or memory.high; 0 = none */
+    uint64_t as_limit; /* RLIMIT_AS; 0 = none */
+    int logged_none;
+} lim;
+
+/* Reads a small file into buf, NUL-terminated. Returns its length or -1. */
+static ssize_t trig_read(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = -1;
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, cap - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
+/* A cgroup memory file: a number, or "max" (no limit: 0). */
+static uint64_t trig_read_u64(const char *dir, const char *file)
+{
+    char path[1100], buf[64];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    if (trig_read(path, buf, sizeof(buf)) <= 0 || buf[0] < '0' || buf[0] > '9')
+        return 0;
+    return strtoull(buf, NULL, 10);
+}
+
+/* The cgroup v2 path of this process ("0::/path" in /proc/self/cgroup) under the
+ * unified hierarchy's mount point; false without cgroup v2. */
+static bool trig_cgroup_dir(char *dir, size_t cap)
+{
+    char buf[2048];
+    const char *base = NULL;
+    if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+        base = "/sys/fs/cgroup";
+    else if (access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0)
+        base = "/sys/fs/cgroup/unified";
+    if (!base || trig_read("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+        return false;
+    char *line = strstr(buf, "0::");
+    if (!line || (line != buf && line[-1] != '\n'))
+        return false;
+    line += 3;
+    line[strcspn(line, "\n")] = '\0';
+    snprintf(dir, cap, "%s%s", base, strcmp(line, "/") == 0 ? "" : line);
+    return true;
+}
+
+/* The tightest memory.max/memory.high from this cgroup up to the root, and RLIMIT_AS. */
+static void oom_read_limits(void)
+{
+    char dir[1024];
+    struct rlimit rl;
+    lim.cg_limit = 0;
+    if (trig_cgroup_dir(dir, sizeof(dir))) {
+        size_t root = strlen(strstr(dir, "/unified") ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup");
+        for (;;) {
+            uint64_t m = trig_read_u64(dir, "memory.max");
+            uint64_t h = trig_read_u64(dir, "memory.high");
+            uint64_t v = m && (!h || m < h) ? m : h;
+            if (v && (!lim.cg_limit || v < lim.cg_limit)) {
+                lim.cg_limit = v;
+                snprintf(lim.dir, sizeof(lim.dir), "%s", dir);
+            }
+            char *slash = strrchr(dir, '/');
+            if (strlen(dir) <= root || !slash)
+                break;
+            *slash = '\0';
+        }
+    }
+    lim.as_limit = 0;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        lim.as_limit = rl.rlim_cur;
+    if (!lim.cg_limit && !lim.as_limit && !lim.logged_none && hs_opt.verbose) {
+        lim.logged_none = 1;
+        hs_log("HEAPSIFT_OOM_FRACTION: no memory limit (cgroup v2 memory.max/memory.high, "
+               "RLIMIT_AS) yet; watching for one");
+    }
+}
+
+/* The highest use/limit ratio over the limits found (cgroup: memory.current; address
+ * space: VmSize from /proc/self/statm). */
+static double oom_usage(void)
+{
+    double f = 0;
+    char buf[256];
+    if (lim.cg_limit) {
+        uint64_t cur = trig_read_u64(lim.dir, "memory.current");
+        f = (double)cur / (double)lim.cg_limit;
+    }
+    if (lim.as_limit && trig_read("/proc/self/statm", buf, sizeof(buf)) > 0) {
+        double vm = (double)strtoull(buf, NULL, 10) * (double)sysconf(_SC_PAGESIZE);
+        if (vm / (double)lim.as_limit > f)
+            f = vm / (double)lim.as_limit;
+    }
+    return f;
+}
+
+/* Dumps once on crossing the fraction; re-arms below 95% of it. A failed dump is retried
+ * at most once a second while memory stays above. */
+static void oom_check(int64_t now)
+{
+    if (now - trig.limits_at_ms >= TRIG_LIMITS_MS) {
+        oom_read_limits();
+        trig.limits_at_ms = now;
+    }
+    double thr = hs_opt.oom_fraction / 1000.0;
+    double f = oom_usage();
+    if (f >= thr) {
+        if (trig.oom_armed && now >= trig.oom_retry_ms) {
+            if (trig_dump("oom") == 0)
+                trig.oom_armed = false;
+            else
+                trig.oom_retry_ms = now + 1000;
+        }
+    } else if (f < thr * 0.95) {
+        trig.oom_armed = true;
+    }
+}
+
+/* ---- HEAPSIFT_KEEP ------------------------------------------------------------------ */
+
+void hs_triggers_wrote(const char *kind, const char *path)
+{
+    uint32_t cap = hs_opt.keep;
+    int k = -1;
+    if (!cap)
+        return;
+    for (int i = 0; i < TRIG_KINDS && k < 0; i++)
+        if (!keep[i].kind[0] || strcmp(keep[i].kind, kind) == 0)
+            k = i;
+    if (k < 0)
+        return;
+    snprintf(keep[k].kind, sizeof(keep[k].kind), "%s", kind);
+    if (!keep[k].paths && !(keep[k].paths = calloc(cap, sizeof(char *))))
+        return;
+    for (uint32_t i = 0; i < keep[k].n; i++)
+        if (strcmp(keep[k].paths[(keep[k].head + i) % cap], path) == 0)
+            return; /* rewritten in place: still one file */
+    char *copy = strdup(path);
+    if (!copy)
+        return;
+    if (keep[k].n == cap) {
+        char **oldest = &keep[k].paths[keep[k].head];
+        unlink(*oldest);
+        free(*oldest);
+        *oldest = copy;
+        keep[k].head = (keep[k].head + 1) % cap;
+    } else {
+        keep[k].paths[(keep[k].head + keep[k].n++) % cap] = copy;
+    }
+}
+
+/* ---- the thread --------------------------------------------------------------------- */
+
+static void trig_check_bytes(void)
+{
+    hs_counters_t k;
+    uint64_t step = hs_opt.interval_bytes;
+    hs_counters_read(&k);
+    if (k.bytes < trig.next_bytes)
+        return;
+    trig_dump("bytes");
+    trig.next_bytes += step * ((k.bytes - trig.next_bytes) / step + 1);
+}
+
+static void trig_check_time(int64_t now)
+{
+    int64_t step = (int64_t)hs_opt.interval_ms;
+    if (now < trig.next_tick_ms)
+        return;
+    trig_dump("interval");
+    trig.next_tick_ms += step * ((now - trig.next_tick_ms) / step + 1);
+}
+
+/* One round: handle what woke the thread, poll what needs polling; returns the poll
+ * timeout in ms until the next round (-1: only a wake-up). */
+static int trig_round(unsigned why, int64_t now)
+{
+    int64_t t = -1;
+    if (why & TRIG_SIGNAL)
+        trig_dump("signal");
+    if (hs_opt.interval_bytes)
+        trig_check_bytes();
+    if (hs_opt.interval_ms) {
+        trig_check_time(now);
+        t = trig.next_tick_ms - now;
+    }
+    if (hs_opt.oom_fraction)
+        oom_check(now);
+    if (hs_opt.peak) {
+        if (why & TRIG_PEAK) {
+            peak_check();
+            peak_arm();
+        }
+        int64_t w = peak_maybe_dump(now);
+        if (w >= 0 && (t < 0 || w < t))
+            t = w;
+    }
+    if ((hs_opt.interval_bytes || hs_opt.oom_fraction) && (t < 0 || t > TRIG_POLL_MS))
+        t = TRIG_POLL_MS;
+    return t > 1000000 ? 1000000 : (int)t;
+}
+
+static void *trig_main(void *arg)
+{
+    (void)arg;
+    hs_guard_enter(&hs_tls); /* for life: what this thread allocates is never sampled */
+    pthread_setname_np(pthread_self(), "heapsift");
+    int64_t now = trig_now_ms();
+    if (!trig.next_bytes)
+        trig.next_bytes = hs_opt.interval_bytes;
+    trig.next_tick_ms = now + (int64_t)hs_opt.interval_ms;
+    trig.oom_armed = true;
+    trig.limits_at_ms = now - TRIG_LIMITS_MS;
+    for (;;) {
+        unsigned why = __atomic_exchange_n(&trig_pending, 0, __ATOMIC_ACQ_REL);
+        if (__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
+            break;
+        int timeout = trig_round(why, trig_now_ms());
+        struct pollfd pfd = {.fd = __atomic_load_n(&trig_efd, __ATOMIC_ACQUIRE), .events = POLLIN};
+        if (poll(&pfd, 1, timeout) > 0 && (pfd.revents & POLLIN)) {
+            uint64_t v;
+            ssize_t r = read(pfd.fd, &v, sizeof(v));
+            (void)r;
+        }
+    }
+    __atomic_store_n(&trig_running, 0, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Starts the thread with every signal blocked (the mask is inherited at creation, so no
+ * signal can land on it even briefly). Guard held. */
+static int trig_spawn(void)
+{
+    sigset_t all, old;
+    pthread_t th;
+    pthread_attr_t attr;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, trig_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        __atomic_store_n(&trig_running, 1, __ATOMIC_RELEASE);
+    return -rc;
+}
+
+static int trig_open(void)
+{
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    __atomic_store_n(&trig_efd, fd, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int trig_install_signal(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = trig_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction((int)hs_opt.signal, &sa, &trig_prev) == 0 ? 0 : -errno;
+}
+
+int hs_triggers_start(void)
+{
+    if (!trig_needs_thread() || __atomic_exchange_n(&trig_started, 1, __ATOMIC_ACQ_REL))
+        return 0;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    int rc = trig_open();
+    if (rc == 0 && hs_opt.peak)
+        __atomic_store_n(&hs_peak_arm, 0, __ATOMIC_RELAXED);
+    if (rc == 0)
+        rc = trig_spawn();
+    if (rc == 0 && hs_opt.signal)
+        rc = trig_install_signal();
+    hs_guard_exit(t);
+    if (rc != 0)
+        hs_log("cannot start the trigger thread (%s); profiles are written at exit and on "
+               "request only",
+               strerror(-rc));
+    return rc;
+}
+
+void hs_triggers_stop(void)
+{
+    __atomic_store_n(&hs_peak_arm, INT64_MAX, __ATOMIC_RELAXED);
+    __atomic_store_n(&trig_stopping, 1, __ATOMIC_RELEASE);
+    trig_wake(TRIG_STOP);
+}
+
+void hs_triggers_fork_prepare(void)
+{
+    pthread_mutex_lock(&peak_lock);
+}
+
+void hs_triggers_fork_parent(void)
+{
+    pthread_mutex_unlock(&peak_lock);
+}
+
+/* The child has no trigger thread: give it its own eventfd (the inherited one would wake
+ * the parent), forget the parent's files and start a thread of its own. */
+void hs_triggers_fork_child(void)
+{
+    pthread_mutex_unlock(&peak_lock);
+    memset(keep, 0, sizeof(keep)); /* the parent's; possibly mid-update: leaked, not freed */
+    __atomic_store_n(&trig_pending, 0, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&trig_running, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&trig_running, 0, __ATOMIC_RELAXED);
+    int old = trig_efd;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    if (trig_open() == 0 && trig_spawn() == 0 && old >= 0)
+        close(old);
+    hs_guard_exit(t);
+    if (hs_opt.peak)
+        peak_arm();
+}
+
+uint64_t hs_triggers_mem(void)
+{
+    uint64_t n = __atomic_load_n(&peak_kept.n, __ATOMIC_RELAXED);
+    uint64_t b = n * sizeof(*peak_kept.v);
+    for (int i = 0; i < TRIG_KINDS; i++)
+        b += (uint64_t)keep[i].n * 256 + (keep[i].paths ? hs_opt.keep * sizeof(char *) : 0);
+    return b;
+}

@@ -1,0 +1,65 @@
+#!/bin/sh
+# triggers_basic: the bytes, interval, signal and keep triggers (tests/programs/trig_prog.c).
+#  - HEAPSIFT_INTERVAL_BYTES=32M over 100 MiB churned slowly: exactly 3 "bytes" profiles;
+#  - HEAPSIFT_INTERVAL_SECONDS=0.5 over 2.75 s: 4 or 5 "interval" profiles; with
+#    HEAPSIFT_KEEP=2 only the newest 2 remain;
+#  - HEAPSIFT_SIGNAL=USR2, three signals 0.6 s apart: exactly 3 "signal" profiles;
+# every profile reads with `go tool pprof -raw` and `heapsift top`, and holds site_keep's
+# 1 MiB (rate 1: exact).
+# usage: triggers_basic.sh BUILD_DIR SOURCE_DIR
+set -eu
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" triggers-basic
+PROG=$BUILD/programs/trig_prog
+command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
+
+# check FILE: valid for both readers, site_keep holds 1 MiB in use
+check() {
+    go tool pprof -raw "$1" >/dev/null 2>&1 || { fail "$1: go tool pprof -raw cannot read it"; return; }
+    hstop "$1" inuse_space >"$T/top" 2>&1 || { fail "$1: heapsift top failed"; show "$T/top"; return; }
+    keep=$(gotop "$1" inuse_space 2>/dev/null | table | awk -F '\t' '$1 ~ /^site_keep/ { print $2 }')
+    [ "$keep" = 1048576 ] || { fail "$1: site_keep holds '$keep' bytes, want 1048576"; show "$T/top"; }
+}
+
+count() { # DIR GLOB
+    ls "$1" | grep -c "$2" || true
+}
+
+# bytes
+mkdir "$T/b"
+HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_BYTES=32M HEAPSIFT_OUT="$T/b/t.pb.gz" LD_PRELOAD="$LIB" \
+    "$PROG" bytes 100 >"$T/b.out" 2>"$T/b.err" || fail "bytes: status $?"
+n=$(count "$T/b" '^t\.bytes\.[0-9]*\.pb\.gz$')
+[ "$n" -eq 3 ] || { fail "bytes: $n profiles, want 3"; ls "$T/b" >&2; show "$T/b.err"; }
+for f in "$T"/b/*.pb.gz; do check "$f"; done
+
+# interval, and keep
+mkdir "$T/i" "$T/k"
+HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_SECONDS=0.5 HEAPSIFT_OUT="$T/i/t.pb.gz" LD_PRELOAD="$LIB" \
+    "$PROG" sleep 2750 >"$T/i.out" 2>"$T/i.err" || fail "interval: status $?"
+n=$(count "$T/i" '^t\.interval\.[0-9]*\.pb\.gz$')
+[ "$n" -ge 4 ] && [ "$n" -le 5 ] || { fail "interval: $n profiles, want 4 or 5"; ls "$T/i" >&2; }
+for f in "$T"/i/*.pb.gz; do check "$f"; done
+HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_SECONDS=500ms HEAPSIFT_KEEP=2 HEAPSIFT_OUT="$T/k/%k.%n.pb.gz" \
+    LD_PRELOAD="$LIB" "$PROG" sleep 2750 >"$T/k.out" 2>"$T/k.err" || fail "keep: status $?"
+n=$(count "$T/k" '^interval\.[0-9]*\.pb\.gz$')
+h=$(count "$T/k" '^heap\.[0-9]*\.pb\.gz$')
+[ "$n" -eq 2 ] && [ "$h" -eq 1 ] || { fail "keep: $n interval + $h heap profiles, want 2 + 1"; ls "$T/k" >&2; }
+last=$(ls "$T/k" | sed -n 's/^interval\.\([0-9]*\)\.pb\.gz$/\1/p' | sort -n | tail -1)
+[ "${last:-0}" -ge 3 ] || fail "keep: the newest interval profile is number '$last', want >= 3"
+
+# signal
+mkdir "$T/s"
+HEAPSIFT_RATE=1 HEAPSIFT_SIGNAL=USR2 HEAPSIFT_OUT="$T/s/t.pb.gz" LD_PRELOAD="$LIB" \
+    "$PROG" sleep 3000 "$T/s" >"$T/s.out" 2>"$T/s.err" &
+pid=$!
+i=0
+while [ ! -e "$T/s/ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+for k in 1 2 3; do kill -USR2 $pid; sleep 0.6; done
+wait $pid || fail "signal: status $?"
+n=$(count "$T/s" '^t\.signal\.[0-9]*\.pb\.gz$')
+[ "$n" -eq 3 ] || { fail "signal: $n profiles, want 3"; ls "$T/s" >&2; show "$T/s.err"; }
+for f in "$T"/s/*.pb.gz; do check "$f"; done
+
+[ $FAILS -eq 0 ] && echo "triggers_basic: ok"
+exit $((FAILS > 0))

@@ -1,0 +1,216 @@
+/*
+ * The trigger tests' program (tests/integration/triggers_*.sh): known allocation sites
+ * driven in ways that fire one trigger each. Modes:
+ *   trig_prog bytes MB         churns MB MiB through site_churn in 64 KiB blocks, 1 MiB
+ *                              at a time with a 20 ms pause (bytes trigger), 1 MiB live in
+ *                              site_keep
+ *   trig_prog sleep MS [DIR]   site_keep holds 1 MiB, then sleeps MS ms; with DIR, writes
+ *                              DIR/ready once running and creates DIR/made after MS/3 ms
+ *   trig_prog storm MS DIR     like sleep, while 4 threads churn through site_churn
+ *   trig_prog peak             site_peak holds 64 x 1 MiB for 300 ms and frees them; then
+ *                              site_after holds 4 x 1 MiB until exit
+ *   trig_prog grow             site_peak grows to 64 MiB by 1 MiB every 10 ms
+ *   trig_prog oom              grows site_oom by 4 MiB blocks (mmap'd by malloc) until the
+ *                              address space reaches 70% of RLIMIT_AS, holds 300 ms, frees
+ *                              it all, holds 300 ms, grows and holds again
+ * Prints what it expects each site to hold at exit as "site bytes".
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1u << 20)
+
+static void *volatile sink;
+static volatile int stop;
+
+static void msleep(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+__attribute__((noinline)) static void *site_keep(size_t n)
+{
+    void *p = malloc(n);
+    memset(p, 1, n);
+    return p;
+}
+
+__attribute__((noinline)) static void site_churn(size_t n)
+{
+    void *p = malloc(n);
+    sink = p;
+    free(p);
+}
+
+__attribute__((noinline)) static void *site_peak(size_t n)
+{
+    void *p = malloc(n);
+    memset(p, 2, n);
+    return p;
+}
+
+__attribute__((noinline)) static void *site_after(size_t n)
+{
+    void *p = malloc(n);
+    memset(p, 3, n);
+    return p;
+}
+
+__attribute__((noinline)) static void *site_oom(size_t n)
+{
+    void *p = malloc(n);
+    if (p)
+        memset(p, 4, n);
+    return p;
+}
+
+static void touch(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0)
+        close(fd);
+}
+
+static int mode_bytes(int mb)
+{
+    void *keep = site_keep(MIB);
+    for (int i = 0; i < mb; i++) {
+        for (int k = 0; k < 16; k++)
+            site_churn(64 << 10);
+        msleep(20);
+    }
+    printf("site_keep %u\n", MIB);
+    sink = keep;
+    return 0;
+}
+
+static void *churner(void *arg)
+{
+    (void)arg;
+    while (!stop)
+        site_churn(4096);
+    return NULL;
+}
+
+static int mode_sleep(long ms, const char *dir, int threads)
+{
+    pthread_t t[4];
+    void *keep = site_keep(MIB);
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, churner, NULL);
+    if (dir)
+        touch(dir, "ready");
+    msleep(ms / 3);
+    if (dir)
+        mkdir(strcat(strcpy(malloc(strlen(dir) + 8), dir), "/made"), 0755);
+    msleep(ms - ms / 3);
+    stop = 1;
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    printf("site_keep %u\n", MIB);
+    sink = keep;
+    return 0;
+}
+
+static int mode_peak(void)
+{
+    void *blocks[64];
+    for (int i = 0; i < 64; i++)
+        blocks[i] = site_peak(MIB);
+    msleep(300);
+    for (int i = 0; i < 64; i++)
+        free(blocks[i]);
+    for (int i = 0; i < 4; i++)
+        sink = site_after(MIB);
+    msleep(50);
+    printf("peak site_peak %u\nexit site_after %u\n", 64 * MIB, 4 * MIB);
+    return 0;
+}
+
+static int mode_grow(void)
+{
+    for (int i = 0; i < 64; i++) {
+        sink = site_peak(MIB);
+        msleep(10);
+    }
+    printf("site_peak %u\n", 64 * MIB);
+    return 0;
+}
+
+static double vm_fraction(void)
+{
+    struct rlimit rl;
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return f ? (fclose(f), -1) : -1;
+    if (fscanf(f, "%lu", &pages) != 1)
+        pages = 0;
+    fclose(f);
+    return (double)pages * (double)sysconf(_SC_PAGESIZE) / (double)rl.rlim_cur;
+}
+
+/* Grows to 70% of the address-space limit; returns the blocks held. */
+static int oom_grow(void **blocks, int max)
+{
+    int n = 0;
+    while (n < max && vm_fraction() < 0.7) {
+        if (!(blocks[n] = site_oom(4 * MIB)))
+            break;
+        n++;
+        msleep(2);
+    }
+    msleep(300);
+    return n;
+}
+
+static int mode_oom(void)
+{
+    static void *blocks[4096];
+    if (vm_fraction() < 0) {
+        printf("no RLIMIT_AS\n");
+        return 3;
+    }
+    mallopt(M_MMAP_THRESHOLD, 1 << 20); /* fixed: freed 4 MiB blocks go back to the system */
+    int n = oom_grow(blocks, 4096);
+    for (int i = 0; i < n; i++)
+        free(blocks[i]);
+    msleep(300);
+    n = oom_grow(blocks, 4096);
+    printf("site_oom %llu\n", (unsigned long long)n * 4 * MIB);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(mode, "bytes") == 0 && argc > 2)
+        return mode_bytes(atoi(argv[2]));
+    if (strcmp(mode, "sleep") == 0 && argc > 2)
+        return mode_sleep(atol(argv[2]), argc > 3 ? argv[3] : NULL, 0);
+    if (strcmp(mode, "storm") == 0 && argc > 3)
+        return mode_sleep(atol(argv[2]), argv[3], 4);
+    if (strcmp(mode, "peak") == 0)
+        return mode_peak();
+    if (strcmp(mode, "grow") == 0)
+        return mode_grow();
+    if (strcmp(mode, "oom") == 0)
+        return mode_oom();
+    fprintf(stderr,
+            "usage: trig_prog bytes MB | sleep MS [DIR] | storm MS DIR | peak | grow | oom\n");
+    return 64;
+}
