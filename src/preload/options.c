@@ -252,5 +252,7 @@ int hs_options_load(void)
             rc = -EINVAL;
         }
     }
+    if (hs_opt.peak_growth)
+        hs_opt.peak = true; /* dumps at new peaks need the kept peak */
     return rc;
 }
