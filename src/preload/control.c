@@ -71,12 +71,26 @@ HS_EXPORT int heapsift_set_rate(unsigned long long bytes)
         return -ENOTSUP;
     if (bytes < 1 || bytes > CONTROL_MAX_RATE)
         return -EINVAL;
-    __atomic_store_n(&hs_opt.rate, (uint64_t)bytes, __ATOMIC_RELAXED);
+    uint64_t was = __atomic_exchange_n(&hs_opt.rate, (uint64_t)bytes, __ATOMIC_RELAXED);
+    uint64_t top = was > bytes ? was : bytes;
+    uint64_t max = __atomic_load_n(&hs_rate_max, __ATOMIC_RELAXED);
+    while (top > max && !__atomic_compare_exchange_n(&hs_rate_max, &max, top, true,
+                                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
     return 0;
 }
 
 /* The live estimate and its 95% half-width, from one pass over the live table (the same
  * per-stack approximation as the profiles, docs/accounting.md). Guard held. */
+uint64_t hs_rate_max;
+
+uint64_t hs_ci_rate(void)
+{
+    uint64_t max = __atomic_load_n(&hs_rate_max, __ATOMIC_RELAXED);
+    uint64_t now = __atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
+    return max > now ? max : now;
+}
+
 static void control_live(struct heapsift_stats *out)
 {
     uint32_t n = hs_stacktab_count();
@@ -84,7 +98,7 @@ static void control_live(struct heapsift_stats *out)
     double *bytes = calloc(n ? n : 1, sizeof(double));
     hs_live_totals_t tot = {0, 0, 0};
     double var = 0;
-    uint64_t rate = __atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
+    uint64_t rate = hs_ci_rate();
     if (obj && bytes) {
         hs_livetab_aggregate(obj, bytes, n, &tot);
         for (uint32_t i = 0; i < n && rate > 1; i++) {

@@ -263,6 +263,13 @@ typedef struct {
  * Returns false when no peak was kept yet. */
 bool hs_peak_copy(hs_peak_t *out);
 
+/* --- control.c -------------------------------------------------------------------- */
+
+/* The highest rate heapsift_set_rate ever set (0: never called). */
+extern uint64_t hs_rate_max HS_HIDDEN;
+/* The rate the live estimate's interval is computed at: the highest ever in effect. */
+uint64_t hs_ci_rate(void);
+
 /* --- accounting.c: what the process holds, for the profile comments ---------------- */
 
 enum { HS_ALLOC_UNKNOWN, HS_ALLOC_GLIBC, HS_ALLOC_JEMALLOC };

@@ -271,11 +271,12 @@ static uint64_t dump_location(dump_ctx_t *c, uint64_t pc)
 
 /* The 95% half-width of the live bytes estimate. Per stack, taking its objects to share
  * one size s = bytes/objects with weight w(s), the variance estimate of docs/sampling.md
- * sums to bytes * s * (w - 1). Exact when each stack allocates one size. */
+ * sums to bytes * s * (w - 1). Exact when each stack allocates one size; after
+ * heapsift_set_rate, w is taken at the highest rate used, which can only widen it. */
 static double dump_live_ci95(const dump_stack_t *s, uint32_t n)
 {
     double var = 0;
-    uint64_t rate = __atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
+    uint64_t rate = hs_ci_rate();
     for (uint32_t i = 0; i < n && rate > 1; i++) {
         if (s[i].v[2] <= 0 || s[i].v[3] <= 0)
             continue;
