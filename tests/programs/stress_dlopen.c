@@ -7,8 +7,8 @@
  *   allocates and frees in its constructor and destructor. The program:
  *     1. loads and unloads LIB_A 20 times (allocating and freeing while loaded);
  *     2. loads LIB_A, allocates NA blocks of SA bytes in it, unloads it (checked with
- *        RTLD_NOLOAD), heapsift_dump(DIR/gone.pb.gz), loads LIB_B (which may take LIB_A's old address) and allocates NB
- *        blocks of SB bytes in it;
+ *        RTLD_NOLOAD), heapsift_dump(DIR/gone.pb.gz), loads LIB_B (which may take LIB_A's old
+ * address) and allocates NB blocks of SB bytes in it;
  *     3. heapsift_dump(DIR/unloaded.pb.gz): A's blocks are live, their stacks point into
  *        unloaded code;
  *     4. frees A's blocks, heapsift_dump(DIR/freed.pb.gz); then B's, and unloads B.

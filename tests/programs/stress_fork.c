@@ -235,8 +235,8 @@ int main(int argc, char **argv)
         site_exec_child();
         return 0;
     }
-    if (argc < 3 || (strcmp(argv[1], "fork") && strcmp(argv[1], "vfork") &&
-                     strcmp(argv[1], "spawn"))) {
+    if (argc < 3 ||
+        (strcmp(argv[1], "fork") && strcmp(argv[1], "vfork") && strcmp(argv[1], "spawn"))) {
         fprintf(stderr, "usage: stress_fork fork|vfork|spawn DIR [FORKERS [FORKS]]\n");
         return 64;
     }

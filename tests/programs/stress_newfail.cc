@@ -19,7 +19,8 @@
 #include <sys/resource.h>
 #include <vector>
 
-namespace {
+namespace
+{
 
 volatile size_t g_absurd = SIZE_MAX / 4;
 void *volatile g_sink; /* a new-expression whose result is used cannot be elided */

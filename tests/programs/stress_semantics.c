@@ -165,18 +165,16 @@ static void check_alignment(void)
         int rc = posix_memalign(&out, bad[i], 16);
         char name[64];
         snprintf(name, sizeof(name), "posix_memalign(align=%zu)", bad[i]);
-        note(name, rc == EINVAL && out == SENTINEL && errno == 4242,
-             "rc=%s out=%s errno=%s", err_name(rc), out == SENTINEL ? "untouched" : "changed",
-             err_name(errno));
+        note(name, rc == EINVAL && out == SENTINEL && errno == 4242, "rc=%s out=%s errno=%s",
+             err_name(rc), out == SENTINEL ? "untouched" : "changed", err_name(errno));
         if (rc == 0)
             free(out);
     }
     void *out = SENTINEL;
     errno = 4242;
     int rc = posix_memalign(&out, 64, HUGE_SZ);
-    note("posix_memalign(64,SIZE_MAX/2)", rc == ENOMEM && out == SENTINEL,
-         "rc=%s out=%s errno=%s", err_name(rc), out == SENTINEL ? "untouched" : "changed",
-         err_name(errno));
+    note("posix_memalign(64,SIZE_MAX/2)", rc == ENOMEM && out == SENTINEL, "rc=%s out=%s errno=%s",
+         err_name(rc), out == SENTINEL ? "untouched" : "changed", err_name(errno));
     for (size_t a = sizeof(void *); a <= 65536; a *= 4) {
         out = NULL;
         errno = 4242;
@@ -184,8 +182,7 @@ static void check_alignment(void)
         char name[64];
         snprintf(name, sizeof(name), "posix_memalign(%zu,100)", a);
         note(name, rc == 0 && out && aligned(out, a) && malloc_usable_size(out) >= 100,
-             "rc=%s aligned=%d errno=%s", err_name(rc), out ? aligned(out, a) : 0,
-             err_name(errno));
+             "rc=%s aligned=%d errno=%s", err_name(rc), out ? aligned(out, a) : 0, err_name(errno));
         free(out);
     }
 
@@ -207,8 +204,7 @@ static void check_alignment(void)
     free(p);
     errno = 0;
     p = aligned_alloc((size_t)1 << 63, 16);
-    note("aligned_alloc(2^63,16)", !p, "%s errno=%s", p ? "non-NULL" : "NULL",
-         err_name(errno));
+    note("aligned_alloc(2^63,16)", !p, "%s errno=%s", p ? "non-NULL" : "NULL", err_name(errno));
     free(p);
 
     errno = 0;
@@ -233,8 +229,8 @@ static void check_alignment(void)
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     errno = 4242;
     p = valloc(100);
-    note("valloc(100)", p && aligned(p, page), "page-aligned=%d errno=%s",
-         p ? aligned(p, page) : 0, err_name(errno));
+    note("valloc(100)", p && aligned(p, page), "page-aligned=%d errno=%s", p ? aligned(p, page) : 0,
+         err_name(errno));
     free(p);
     if (skip("pvalloc"))
         goto pvalloc_done;

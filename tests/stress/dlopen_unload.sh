@@ -4,8 +4,9 @@
 # two names, so plugin B can take plugin A's old address with the same layout). At
 # HEAPSIFT_RATE=1, with the libunwind and libgcc unwinders:
 #  - no crash; the profiles written after A's unload, before and after B is loaded, read in
-#    both readers; A's frames resolve to plugin_site_a or are unknown: never to B's names (plugin_site_b owns
-#    exactly B's bytes), and main's cumulative inuse still covers both plugins' blocks;
+#    both readers; A's frames resolve to plugin_site_a or are unknown: never to B's names
+#    (plugin_site_b owns exactly B's bytes), and main's cumulative inuse still covers both
+#    plugins' blocks;
 #  - after A's blocks are freed, plugin_site_a owns nothing; the exit profile is valid.
 # usage: dlopen_unload.sh BUILD_DIR SOURCE_DIR
 set -eu

@@ -1,11 +1,11 @@
 #!/bin/sh
 # fork_storm: process creation from several threads while others allocate
 # (tests/programs/stress_fork.c), at HEAPSIFT_RATE=1 and the default:
-#  - fork: 4 threads fork 8 times each while 4 threads allocate; each child allocates,
-#    calls heapsift_dump and exit(0). No child hangs (the program kills and reports a child
-#    that has not finished in 20 s), each writes its dump and its exit profile, both valid,
-#    the dump holding exactly its site_child bytes at rate 1; the parent's own profile does
-#    not hold site_child.
+#  - fork: 4 threads fork 5 times each (3 times at the default rate) while 4 threads
+#    allocate; each child allocates, calls heapsift_dump and exit(0). No child hangs (the
+#    program kills and reports a child that has not finished in 20 s), each writes its dump
+#    and its exit profile, both valid, the dump holding exactly its site_child bytes at
+#    rate 1; the parent's own profile does not hold site_child.
 #  - vfork + execve and posix_spawn of the program itself, with HEAPSIFT_OUT changed in the
 #    child's environment: each exec'd child writes exec.PID.pb.gz, valid, holding exactly
 #    its site_exec_child bytes at rate 1; no child writes a profile under the parent's
@@ -26,8 +26,8 @@ children() {
 one() {
     label=$1-rate$2 dir=$T/$1-$2
     mkdir -p "$dir"
-    forks=8
-    [ "$2" = 1 ] || forks=4
+    forks=5
+    [ "$2" = 1 ] || forks=3
     bounded 90 "$label" env HEAPSIFT_RATE="$2" HEAPSIFT_OUT="$dir/prof.%p.pb.gz" \
         LD_PRELOAD="$LIB" "$PROG" "$1" "$dir" 4 $forks >"$T/$label.out" 2>"$T/$label.err" || {
         [ "$RC" -ne 0 ] && [ "$RC" -lt 124 ] && fail "$label: stress_fork exited $RC"

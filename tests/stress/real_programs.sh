@@ -8,9 +8,10 @@
 #  - gcc compiling and linking a C file (the driver, cc1, as, collect2 and ld profiled).
 # Each must print the same output and exit with the same status with and without heapsift
 # (git's commits are made reproducible with fixed names and dates; gcc's object file must
-# be byte-identical; the build paths are mapped out of its debug information), write valid profiles only, and its top sites must make sense: the
-# function that owns the most bytes (flat alloc_space) is the program's own allocator
-# wrapper, and a function of its main loop holds most of the bytes cumulatively.
+# be byte-identical, the build paths mapped out of its debug information), write valid
+# profiles only, and its top sites must make sense: the function that owns the most bytes
+# (flat alloc_space) is the program's own allocator wrapper, and a function of its main
+# loop holds most of the bytes cumulatively.
 # A program that is not installed is left out (scripts/setup.sh installs them all); with
 # none of them the script skips.
 # usage: real_programs.sh BUILD_DIR SOURCE_DIR

@@ -37,7 +37,7 @@ one() {
         n=$((n + 1))
         valid "$f" "$label: $(basename "$f")" || break
     done
-    [ "$n" -ge 2 ] || fail "$label: only $n dump(s) written while the workers ran"
+    [ "$n" -ge 3 ] || fail "$label: only $n dump(s) written while the workers ran, want 3"
     for f in live freed; do
         valid "$dir/$f.pb.gz" "$label: $f.pb.gz"
     done
