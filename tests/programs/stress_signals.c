@@ -12,6 +12,12 @@
  *            the same allocating threads; one more thread sends SIGUSR2 to the process
  *            at HZ (kill(getpid())), for the profiler's signal trigger to dump. Prints
  *            "sent=N ops=N".
+ *        stress_signals fdclose FILE [usr2]
+ *            does what daemons do at start: closes every descriptor above 2 (the profiler's
+ *            among them), then opens FILE.0 .. FILE.3 (which take the lowest free numbers),
+ *            writes a line to each, allocates (and with "usr2" sends itself SIGUSR2) five
+ *            times. Each file must hold its line only, its offset unmoved, its descriptor
+ *            open: prints "intact", or what is corrupted and exits 1.
  *        stress_signals probe SIG
  *            prints "handled" when signal SIG has a handler installed (the profiler's
  *            signal trigger), "default" otherwise.
@@ -19,12 +25,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,15 +194,76 @@ static int probe(const char *name)
     return 0;
 }
 
+/* Closes every descriptor above 2, opens NFILES files (they take the lowest numbers, the
+ * profiler's old ones among them), writes a line to each, then allocates (and sends itself
+ * SIGUSR2) while nothing else touches them; each file must hold its line only. */
+#define NFILES 4
+
+static int fdclose(const char *path, int usr2)
+{
+    static const char line[] = "the application's own data\n";
+    const size_t len = sizeof(line) - 1;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* let the profiler's thread start */
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    int fds[NFILES];
+    char name[4096];
+    for (int i = 0; i < NFILES; i++) {
+        snprintf(name, sizeof(name), "%s.%d", path, i);
+        fds[i] = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        if (fds[i] < 0 || write(fds[i], line, len) != (ssize_t)len) {
+            perror(name);
+            return 1;
+        }
+    }
+    for (int i = 0; i < 5; i++) {
+        if (usr2)
+            kill(getpid(), SIGUSR2);
+        for (int k = 0; k < 2000; k++) {
+            void *volatile p = site_sig(100 + (size_t)k);
+            free(p);
+        }
+        nanosleep(&ts, NULL);
+    }
+    int bad = 0;
+    for (int i = 0; i < NFILES; i++) {
+        char buf[256];
+        struct stat st;
+        int gone = fstat(fds[i], &st) != 0;
+        if (gone || !S_ISREG(st.st_mode)) {
+            printf("fd %d is no longer the application's file (%s)\n", fds[i],
+                   gone                   ? "closed"
+                   : S_ISFIFO(st.st_mode) ? "now a pipe"
+                                          : "now something else");
+            bad = 1;
+            continue;
+        }
+        ssize_t n = pread(fds[i], buf, sizeof(buf), 0);
+        off_t off = lseek(fds[i], 0, SEEK_CUR);
+        if (n != (ssize_t)len || memcmp(buf, line, len) != 0 || off != (off_t)len) {
+            printf("fd %d: the file holds %zd bytes (want %zu), offset %lld (want %zu)\n", fds[i],
+                   n, len, (long long)off, len);
+            bad = 1;
+        }
+        close(fds[i]);
+    }
+    if (!bad)
+        printf("intact\n");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "fdclose"))
+        return fdclose(argv[2], argc == 4 && !strcmp(argv[3], "usr2"));
     if (argc == 3 && !strcmp(argv[1], "probe"))
         return probe(argv[2]);
     int prof = argc == 6 && !strcmp(argv[1], "prof");
     int usr2 = argc == 5 && !strcmp(argv[1], "usr2");
     if (!prof && !usr2) {
         fprintf(stderr, "usage: stress_signals prof HZ SECONDS THREADS DUMP | "
-                        "usr2 HZ SECONDS THREADS | probe SIG\n");
+                        "usr2 HZ SECONDS THREADS | fdclose FILE [usr2] | probe SIG\n");
         return 64;
     }
     g_hz = atof(argv[2]);
