@@ -19,6 +19,11 @@
  *            the heap and overwrites the original argv and environment strings with a
  *            title; then allocates and returns (the profiler must still know where to
  *            write its exit profile).
+ *        stress_lifecycle cancel DIR
+ *            a thread calling heapsift_dump(DIR/cancel.pb.gz) in a loop is cancelled
+ *            (pthread_cancel, deferred: the dump's open and write are cancellation points)
+ *            at varying moments, 10 times; then the main thread dumps DIR/after.pb.gz and
+ *            allocates. A watchdog reports a hang ("hung ...", exit 3) after 10 s.
  *        stress_lifecycle exit-thread MS
  *            8 threads allocate and free in a loop; after MS ms one of them calls exit(0)
  *            while the others are still allocating (the main thread waits in pthread_join).
@@ -280,6 +285,63 @@ static int run_exit_thread(unsigned ms)
     return 1;
 }
 
+/* ---- cancellation during a dump ------------------------------------------------------ */
+
+static void *dump_loop(void *arg)
+{
+    const char *path = arg;
+    for (;;) {
+        heapsift_dump(path);
+        void *volatile p = malloc(100);
+        free(p);
+    }
+    return NULL;
+}
+
+static volatile const char *g_phase = "starting";
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    sleep(10);
+    fprintf(stderr, "stress_lifecycle: hung for 10 s: %s\n", g_phase);
+    _exit(3);
+}
+
+static int run_cancel(const char *dir)
+{
+    if (!heapsift_dump) {
+        fprintf(stderr, "stress_lifecycle: heapsift_dump not found (library not loaded)\n");
+        return 2;
+    }
+    static char path[4096], after[4096];
+    snprintf(path, sizeof(path), "%s/cancel.pb.gz", dir);
+    snprintf(after, sizeof(after), "%s/after.pb.gz", dir);
+    pthread_t w;
+    pthread_create(&w, NULL, watchdog, NULL);
+    for (int i = 0; i < 10; i++) {
+        pthread_t t;
+        g_phase = "cancelling a thread in heapsift_dump";
+        pthread_create(&t, NULL, dump_loop, path);
+        struct timespec ts = {0, (long)(1 + i * 7) * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        pthread_cancel(t);
+        pthread_join(t, NULL);
+    }
+    g_phase = "heapsift_dump after the cancellations";
+    int rc = heapsift_dump(after);
+    g_phase = "malloc after the cancellations";
+    void *volatile p = malloc(1 << 20);
+    free(p);
+    if (rc != 0) {
+        fprintf(stderr, "stress_lifecycle: heapsift_dump(%s) after cancellations = %d\n", after,
+                rc);
+        return 1;
+    }
+    printf("cancelled 10 dumping threads\n");
+    return 0;
+}
+
 /* ---- setproctitle ------------------------------------------------------------------- */
 
 extern char **environ;
@@ -313,6 +375,8 @@ static int run_proctitle(char **argv)
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "cancel"))
+        return run_cancel(argv[2]);
     if (argc == 2 && !strcmp(argv[1], "proctitle"))
         return run_proctitle(argv);
     if (argc == 3 && !strcmp(argv[1], "ctor"))
@@ -321,7 +385,8 @@ int main(int argc, char **argv)
         return run_churn(argv[2], atof(argv[3]));
     if (argc == 3 && !strcmp(argv[1], "exit-thread"))
         return run_exit_thread((unsigned)atoi(argv[2]));
-    fprintf(stderr, "usage: stress_lifecycle ctor DUMP | churn DIR SECONDS | proctitle | "
-                    "exit-thread MS\n");
+    fprintf(stderr,
+            "usage: stress_lifecycle ctor DUMP | churn DIR SECONDS | cancel DIR | proctitle | "
+            "exit-thread MS\n");
     return 64;
 }

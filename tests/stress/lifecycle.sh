@@ -11,6 +11,8 @@
 #    holds exactly the bytes the threads handed over.
 #  - exit-thread: exit(0) from a thread while 8 others allocate, 5 times: no hang, status
 #    0, one valid exit profile each time.
+#  - cancel: threads cancelled (deferred) while in heapsift_dump, 10 times: a later dump,
+#    malloc and the exit profile still work (no lock left held by a cancelled dump).
 #  - proctitle: the program overwrites its argv and environment strings as setproctitle()
 #    does (redis-server, nginx, postgres): the exit profile still goes to HEAPSIFT_OUT.
 # usage: lifecycle.sh BUILD_DIR SOURCE_DIR
@@ -131,6 +133,18 @@ for i in 1 2 3 4 5; do
         show "$T/exit$i.err" 10
     fi
 done
+# cancellation inside heapsift_dump
+dir=$T/cancel
+mkdir -p "$dir"
+if bounded 40 cancel env HEAPSIFT_RATE=1 HEAPSIFT_OUT="$dir/exit.pb.gz" LD_PRELOAD="$LIB" \
+    "$PROG" cancel "$dir" >"$T/cancel.out" 2>"$T/cancel.err"; then
+    valid "$dir/after.pb.gz" "cancel: dump after the cancellations"
+    valid "$dir/exit.pb.gz" "cancel: exit profile"
+else
+    [ "$RC" -ne 0 ] && [ "$RC" -lt 124 ] && fail "cancel: stress_lifecycle exited $RC:" \
+        "$(head -n 1 "$T/cancel.err")"
+fi
+
 # setproctitle
 dir=$T/proctitle
 mkdir -p "$dir"
