@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,8 @@ HS_EXPORT int heapsift_stats(struct heapsift_stats *out)
     if (!control_on())
         return -ENOTSUP;
     hs_tls_t *t = &hs_tls;
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
     hs_counters_read(&k);
     out->allocs = k.allocs;
@@ -149,6 +152,7 @@ HS_EXPORT int heapsift_stats(struct heapsift_stats *out)
     out->dump_failures = failed;
     out->active = !__atomic_load_n(&hs_inactive, __ATOMIC_RELAXED);
     hs_guard_exit(t);
+    pthread_setcancelstate(cancel, NULL);
     return 0;
 }
 

@@ -457,7 +457,9 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
 int hs_dump_ex(const char *path, const char *kind, unsigned flags)
 {
     hs_tls_t *t = &hs_tls;
-    int rc = -ECANCELED;
+    int rc = -ECANCELED, cancel;
+    /* A dump is no cancellation point: cancelled inside, it would keep the lock. */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
     pthread_mutex_lock(&dump_lock);
     if (!(dump_closed && (flags & HS_DUMP_TRIGGER)))
@@ -466,6 +468,7 @@ int hs_dump_ex(const char *path, const char *kind, unsigned flags)
         dump_closed = true;
     pthread_mutex_unlock(&dump_lock);
     hs_guard_exit(t);
+    pthread_setcancelstate(cancel, NULL);
     return rc;
 }
 
@@ -495,8 +498,10 @@ int hs_dump_fd(int fd, int format)
     uint32_t stacks;
     dump_ctx_t c;
     hs_buf_t raw, gz;
+    int cancel;
     if (format != 0 && format != 1)
         return -EINVAL;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
     pthread_mutex_lock(&dump_lock);
     memset(&raw, 0, sizeof(raw));
@@ -514,6 +519,7 @@ int hs_dump_fd(int fd, int format)
     hs_buf_free(&gz);
     pthread_mutex_unlock(&dump_lock);
     hs_guard_exit(t);
+    pthread_setcancelstate(cancel, NULL);
     return rc;
 }
 

@@ -207,6 +207,24 @@ static bool options_unwind_ok(const char *v)
     return false;
 }
 
+/* The strings point into the environment, which a program may rewrite (setproctitle
+ * overwrites environ's strings in place): keep our own copies. */
+static int options_own_strings(void)
+{
+    static char out[4096];
+    size_t n = strlen(hs_opt.out);
+    if (n >= sizeof(out)) {
+        hs_log("HEAPSIFT_OUT: longer than %zu bytes; profiling disabled", sizeof(out) - 1);
+        return -EINVAL;
+    }
+    memcpy(out, hs_opt.out, n + 1);
+    hs_opt.out = out;
+    for (int i = 0; hs_unwinders[i]; i++)
+        if (strcmp(hs_opt.unwind, hs_unwinders[i]) == 0)
+            hs_opt.unwind = hs_unwinders[i];
+    return 0;
+}
+
 int hs_options_load(void)
 {
     const hs_opt_def_t defs[] = {
@@ -254,5 +272,5 @@ int hs_options_load(void)
     }
     if (hs_opt.peak_growth)
         hs_opt.peak = true; /* dumps at new peaks need the kept peak */
-    return rc;
+    return options_own_strings() == 0 ? rc : -EINVAL;
 }
