@@ -177,6 +177,8 @@ int hs_pb_next(hs_pb_dec_t *d, hs_pb_field_t *f)
 
 hs_pb_dec_t hs_pb_sub(const hs_pb_dec_t *d, const hs_pb_field_t *f)
 {
-    hs_pb_dec_t s = {d->base, f->data, f->data + f->len, d->err, d->errlen};
+    /* An empty field may have no data pointer at all: NULL + 0 is undefined in C. */
+    const uint8_t *end = f->len ? f->data + f->len : f->data;
+    hs_pb_dec_t s = {d->base, f->data, end, d->err, d->errlen};
     return s;
 }

@@ -189,6 +189,8 @@ static int pprof_repeated(hs_pb_dec_t *d, const hs_pb_field_t *f, pprof_vec_t *v
     size_t count = 0; /* one varint ends at each byte without the high bit */
     for (size_t i = 0; i < f->len; i++)
         count += !(f->data[i] & 0x80);
+    if (f->len && (f->data[f->len - 1] & 0x80)) /* the last varint never ends */
+        return hs_pb_fail(d, "truncated varint in a packed field"), -EINVAL;
     if (pprof_vec_room(vec, count))
         return -ENOMEM;
     hs_pb_dec_t s = hs_pb_sub(d, f);
@@ -574,7 +576,8 @@ static const char *pprof_validate(const pprof_dec_t *pd)
 int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *err, size_t errlen)
 {
     char why[160] = "";
-    pprof_dec_t pd = {.p = hs_profile_new(), .top = {data, data, data + len, why, sizeof(why)}};
+    const uint8_t *end = len ? data + len : data; /* NULL + 0 is undefined */
+    pprof_dec_t pd = {.p = hs_profile_new(), .top = {data, data, end, why, sizeof(why)}};
     int rc = pd.p ? 0 : -ENOMEM;
     hs_pb_field_t f;
     int more;
