@@ -246,6 +246,8 @@ void hs_triggers_fork_child(void);
 /* dump.c, under the dump lock: a pattern-named file of this kind was written
  * (HEAPSIFT_KEEP removes the oldest beyond N). */
 void hs_triggers_wrote(const char *kind, const char *path);
+/* Considers the live set now as a peak (before writing the kept peak; guard held). */
+void hs_triggers_peak_now(void);
 /* Forgets the kept peak (heapsift_reset). */
 void hs_triggers_peak_reset(void);
 

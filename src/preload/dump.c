@@ -402,6 +402,8 @@ static int dump_make(dump_ctx_t *c, const char *kind, uint64_t *samples, uint32_
     memset(c, 0, sizeof(*c));
     hs_acct_read(&m.acct);
     bool peak = strcmp(kind, "peak") == 0;
+    if (peak)
+        hs_triggers_peak_now(); /* the thread may not have caught up with the last one */
     dump_stack_t *s = peak ? dump_snapshot_peak(&n, &m) : dump_snapshot(&n, &m);
     int rc = s ? dump_build(c, s, n, &m, kind) : -ENOMEM;
     free(s);

@@ -187,16 +187,21 @@ static void peak_check(void)
     if (!peak_build(&p))
         return;
     __atomic_add_fetch(&hs_live_est, (int64_t)p.bytes - before, __ATOMIC_RELAXED);
-    if (p.bytes <= (double)__atomic_load_n(&peak_bytes, __ATOMIC_RELAXED)) {
-        free(p.v);
-        return;
+    pthread_mutex_lock(&peak_lock); /* compared under the lock: any thread may check */
+    bool higher = !peak_kept.v || p.bytes > peak_kept.bytes;
+    old = higher ? peak_kept : p;
+    if (higher) {
+        peak_kept = p;
+        __atomic_store_n(&peak_bytes, (int64_t)p.bytes, __ATOMIC_RELAXED);
     }
-    pthread_mutex_lock(&peak_lock);
-    old = peak_kept;
-    peak_kept = p;
-    __atomic_store_n(&peak_bytes, (int64_t)p.bytes, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&peak_lock);
     free(old.v);
+}
+
+void hs_triggers_peak_now(void)
+{
+    if (hs_opt.peak)
+        peak_check();
 }
 
 /* HEAPSIFT_PEAK_GROWTH: a dump once the kept peak grew enough since the last one, at

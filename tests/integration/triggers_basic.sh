@@ -1,9 +1,11 @@
 #!/bin/sh
 # triggers_basic: the bytes, interval, signal and keep triggers (tests/programs/trig_prog.c).
-#  - HEAPSIFT_INTERVAL_BYTES=32M over 100 MiB churned slowly: exactly 3 "bytes" profiles;
-#  - HEAPSIFT_INTERVAL_SECONDS=0.5 over 2.75 s: 4 or 5 "interval" profiles; with
-#    HEAPSIFT_KEEP=2 only the newest 2 remain;
-#  - HEAPSIFT_SIGNAL=USR2, three signals 0.6 s apart: exactly 3 "signal" profiles;
+#  - HEAPSIFT_INTERVAL_BYTES=32M over 100 MiB (the program waits for each profile before
+#    going on, so slow dumps cannot merge boundaries): exactly 3 "bytes" profiles;
+#  - HEAPSIFT_INTERVAL_SECONDS=0.5 over 2.75 s: 2 to 5 "interval" profiles (5 unless
+#    dumps take longer than a tick); with HEAPSIFT_KEEP=2 only the newest 2 remain;
+#  - HEAPSIFT_SIGNAL=USR2, three signals, each once the previous profile is written:
+#    exactly 3 "signal" profiles;
 # every profile reads with `go tool pprof -raw` and `heapsift top`, and holds site_keep's
 # 1 MiB (rate 1: exact).
 # usage: triggers_basic.sh BUILD_DIR SOURCE_DIR
@@ -28,7 +30,7 @@ count() { # DIR GLOB
 # bytes
 mkdir "$T/b"
 HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_BYTES=32M HEAPSIFT_OUT="$T/b/t.pb.gz" LD_PRELOAD="$LIB" \
-    "$PROG" bytes 100 >"$T/b.out" 2>"$T/b.err" || fail "bytes: status $?"
+    "$PROG" bytes 100 32 "$T/b" >"$T/b.out" 2>"$T/b.err" || fail "bytes: status $?"
 n=$(count "$T/b" '^t\.bytes\.[0-9]*\.pb\.gz$')
 [ "$n" -eq 3 ] || { fail "bytes: $n profiles, want 3"; ls "$T/b" >&2; show "$T/b.err"; }
 for f in "$T"/b/*.pb.gz; do check "$f"; done
@@ -38,24 +40,32 @@ mkdir "$T/i" "$T/k"
 HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_SECONDS=0.5 HEAPSIFT_OUT="$T/i/t.pb.gz" LD_PRELOAD="$LIB" \
     "$PROG" sleep 2750 >"$T/i.out" 2>"$T/i.err" || fail "interval: status $?"
 n=$(count "$T/i" '^t\.interval\.[0-9]*\.pb\.gz$')
-[ "$n" -ge 4 ] && [ "$n" -le 5 ] || { fail "interval: $n profiles, want 4 or 5"; ls "$T/i" >&2; }
+# 5 ticks; fewer when dumps are slower than 0.5 s (a loaded machine): ticks are skipped
+[ "$n" -ge 2 ] && [ "$n" -le 5 ] || { fail "interval: $n profiles, want 2 to 5"; ls "$T/i" >&2; }
 for f in "$T"/i/*.pb.gz; do check "$f"; done
 HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_SECONDS=500ms HEAPSIFT_KEEP=2 HEAPSIFT_OUT="$T/k/%k.%n.pb.gz" \
     LD_PRELOAD="$LIB" "$PROG" sleep 2750 >"$T/k.out" 2>"$T/k.err" || fail "keep: status $?"
 n=$(count "$T/k" '^interval\.[0-9]*\.pb\.gz$')
-h=$(count "$T/k" '^heap\.[0-9]*\.pb\.gz$')
-[ "$n" -eq 2 ] && [ "$h" -eq 1 ] || { fail "keep: $n interval + $h heap profiles, want 2 + 1"; ls "$T/k" >&2; }
-last=$(ls "$T/k" | sed -n 's/^interval\.\([0-9]*\)\.pb\.gz$/\1/p' | sort -n | tail -1)
-[ "${last:-0}" -ge 3 ] || fail "keep: the newest interval profile is number '$last', want >= 3"
+h=$(ls "$T/k" | sed -n 's/^heap\.\([0-9]*\)\.pb\.gz$/\1/p')
+first=$(ls "$T/k" | sed -n 's/^interval\.\([0-9]*\)\.pb\.gz$/\1/p' | sort -n | head -1)
+# h interval profiles were written (numbers 0..h-1) before the exit one (number h)
+want=$((${h:-0} < 2 ? ${h:-0} : 2))
+[ -n "$h" ] && [ "$n" -eq $want ] && [ "${first:-$h}" -eq $((h - want)) ] ||
+    { fail "keep: $n interval profiles from ${first:-none}, exit profile ${h:-missing}; want the newest $want"; ls "$T/k" >&2; }
+[ "${h:-0}" -ge 3 ] || echo "note: only ${h:-0} interval profiles in 2.75 s (slow dumps); keep checked on them"
 
 # signal
 mkdir "$T/s"
 HEAPSIFT_RATE=1 HEAPSIFT_SIGNAL=USR2 HEAPSIFT_OUT="$T/s/t.pb.gz" LD_PRELOAD="$LIB" \
-    "$PROG" sleep 3000 "$T/s" >"$T/s.out" 2>"$T/s.err" &
+    "$PROG" sleep 6000 "$T/s" >"$T/s.out" 2>"$T/s.err" &
 pid=$!
 i=0
 while [ ! -e "$T/s/ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-for k in 1 2 3; do kill -USR2 $pid; sleep 0.6; done
+for k in 1 2 3; do # each signal once the previous one's profile is there
+    kill -USR2 $pid
+    i=0
+    while [ "$(count "$T/s" '^t\.signal\.')" -lt $k ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+done
 wait $pid || fail "signal: status $?"
 n=$(count "$T/s" '^t\.signal\.[0-9]*\.pb\.gz$')
 [ "$n" -eq 3 ] || { fail "signal: $n profiles, want 3"; ls "$T/s" >&2; show "$T/s.err"; }

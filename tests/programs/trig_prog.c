@@ -1,9 +1,11 @@
 /*
  * The trigger tests' program (tests/integration/triggers_*.sh): known allocation sites
  * driven in ways that fire one trigger each. Modes:
- *   trig_prog bytes MB         churns MB MiB through site_churn in 64 KiB blocks, 1 MiB
+ *   trig_prog bytes MB [STEP DIR]  churns MB MiB through site_churn in 64 KiB blocks, 1 MiB
  *                              at a time with a 20 ms pause (bytes trigger), 1 MiB live in
- *                              site_keep
+ *                              site_keep; with STEP (MiB) and DIR, waits after each STEP
+ *                              boundary until DIR holds one more "bytes" profile (30 s at
+ *                              most), so that a slow dump cannot swallow a boundary
  *   trig_prog sleep MS [DIR]   site_keep holds 1 MiB, then sleeps MS ms; with DIR, writes
  *                              DIR/ready once running and creates DIR/made after MS/3 ms
  *   trig_prog storm MS DIR     like sleep, while 4 threads churn through site_churn
@@ -16,6 +18,7 @@
  * Prints what it expects each site to hold at exit as "site bytes".
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -84,12 +87,30 @@ static void touch(const char *dir, const char *name)
         close(fd);
 }
 
-static int mode_bytes(int mb)
+/* Files in dir whose name contains what. */
+static int count_files(const char *dir, const char *what)
+{
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += strstr(e->d_name, what) != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int mode_bytes(int mb, int step, const char *dir)
 {
     void *keep = site_keep(MIB);
-    for (int i = 0; i < mb; i++) {
+    for (int i = 1; i <= mb; i++) {
         for (int k = 0; k < 16; k++)
             site_churn(64 << 10);
+        for (int w = 0; dir && step && i % step == 0 && w < 3000; w++)
+            if (count_files(dir, ".bytes.") >= i / step)
+                break;
+            else
+                msleep(10);
         msleep(20);
     }
     printf("site_keep %u\n", MIB);
@@ -199,7 +220,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (strcmp(mode, "bytes") == 0 && argc > 2)
-        return mode_bytes(atoi(argv[2]));
+        return mode_bytes(atoi(argv[2]), argc > 4 ? atoi(argv[3]) : 0, argc > 4 ? argv[4] : NULL);
     if (strcmp(mode, "sleep") == 0 && argc > 2)
         return mode_sleep(atol(argv[2]), argc > 3 ? argv[3] : NULL, 0);
     if (strcmp(mode, "storm") == 0 && argc > 3)
