@@ -13,7 +13,9 @@
 # rounds: the wall ratio against no profiler, and against the configuration's own
 # allocator (gperftools' heap profiler against tcmalloc alone, jemalloc's profiler and
 # heapsift-on-jemalloc against jemalloc alone; glibc's malloc for the rest); the
-# throughput ratio is the same against the program's own figure (ops/s, queries/s). The
+# throughput ratio is the same against the program's own figure (ops/s, queries/s), and
+# the CPU time ratio against the user + system time GNU time reports (what a busy shared
+# machine disturbs less than wall time; not a target, a cross-check). The
 # profiler's memory is the median over rounds of (max RSS - its own allocator's max RSS
 # in the same round); heapsift's profile comments add its live samples and stacks at exit.
 # Each run's stdout, less its timing lines, must equal the no-profiler run's (heaptrack,
@@ -55,7 +57,7 @@ peer_describe() {
 }
 
 # Runs workload $1, round $2, configuration $3; appends one line to $tmp/peers:
-# "workload round config status wall_s maxrss_kib throughput live_samples stacks same".
+# "workload round config status wall_s maxrss_kib throughput live_samples stacks same cpu_s".
 peer_run() {
     w=$1 r=$2 c=$3
     peer_workload "$w"
@@ -83,10 +85,11 @@ peer_run() {
     rm -f "$tmp/rss"
     t0=$(date +%s.%N)
     status=0
-    timeout -k 5 "$timeout_s" /usr/bin/time -f %M -o "$tmp/rss" "$@" <"$wl_in" \
+    timeout -k 5 "$timeout_s" /usr/bin/time -f "%M %U %S" -o "$tmp/rss" "$@" <"$wl_in" \
         >"$tmp/out" 2>"$tmp/err" || status=$?
     t1=$(date +%s.%N)
-    rss=$(tail -n 1 "$tmp/rss" 2>/dev/null || echo 0)
+    set -- $(tail -n 1 "$tmp/rss" 2>/dev/null || true)
+    rss=${1:-0} cpu=$(awk -v u="${2:-0}" -v s="${3:-0}" 'BEGIN { printf "%.2f", u + s }')
     case "$rss" in '' | *[!0-9]*) rss=0 ;; esac
     if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
         st=timeout
@@ -117,7 +120,7 @@ peer_run() {
         if cmp -s "$tmp/out.cmp" "$tmp/ref.$w"; then same=yes; else same=NO; fi
     fi
     echo "$w $r $c $st $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')" \
-        "$rss ${tput:--} ${samples:--} ${stacks:--} $same" >>"$tmp/peers"
+        "$rss ${tput:--} ${samples:--} ${stacks:--} $same $cpu" >>"$tmp/peers"
     [ "$st" = timeout ] && echo "$w $c" >>"$tmp/timed_out"
     rm -f "$tmp"/prof.*.pb.gz "$tmp"/gperf.* "$tmp"/heaptrack.* "$tmp/rss"
     return 0
@@ -128,17 +131,17 @@ peer_table() {
     awk -v w="$1" -v configs="$peer_configs" -v tmo="$timeout_s" "$awk_lib"'
 $1 == w {
     st[$2, $3] = $4; wall[$2, $3] = $5; rss[$2, $3] = $6; tp[$2, $3] = $7
-    smp[$2, $3] = $8; stk[$2, $3] = $9; same[$2, $3] = $10; rounds[$2] = 1
+    smp[$2, $3] = $8; stk[$2, $3] = $9; same[$2, $3] = $10; cpu[$2, $3] = $11; rounds[$2] = 1
 }
 function ok(r, c) { return st[r, c] == "ok" }
 function f3(x) { return x == "" ? "-" : sprintf("%.3f", x) }
 END {
-    print "| configuration | runs | wall ratio vs none (median) | range | vs own allocator | throughput ratio vs own allocator | median wall (s) | median max RSS (MiB) | RSS over own allocator (MiB) | live samples / stacks at exit | same output |"
-    print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    print "| configuration | runs | wall ratio vs none (median) | range | vs own allocator | throughput ratio vs own allocator | CPU time ratio vs own allocator | median wall (s) | median max RSS (MiB) | RSS over own allocator (MiB) | live samples / stacks at exit | same output |"
+    print "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     nc = split(configs, cs, " ")
     for (i = 1; i <= nc; i++) {
         split(cs[i], kv, ":"); c = kv[1]; b = kv[2]
-        rv = ""; rb = ""; tr = ""; wl = ""; rs = ""; dm = ""; sm = ""; sk = ""
+        rv = ""; rb = ""; tr = ""; wl = ""; rs = ""; dm = ""; sm = ""; sk = ""; cr = ""
         nok = 0; ntmo = 0; nfail = 0; diff = 0; nrun = 0
         for (r in rounds) {
             if (!((r, c) in st)) continue
@@ -152,6 +155,7 @@ END {
             if (ok(r, b)) {
                 rb = rb " " wall[r, c] / wall[r, b]
                 dm = dm " " (rss[r, c] - rss[r, b]) / 1024
+                if (cpu[r, b] > 0) cr = cr " " cpu[r, c] / cpu[r, b]
                 if (tp[r, c] != "-" && tp[r, c] > 0 && tp[r, b] != "-")
                     tr = tr " " tp[r, b] / tp[r, c]
             }
@@ -163,12 +167,12 @@ END {
         if (nfail) runs = runs ", " nfail " failed"
         if (nok == 0) {
             tag = ntmo ? "timeout (> " tmo " s)" : "failed"
-            printf "| %s | %s | %s | - | - | - | - | - | - | - | - |\n", c, runs, tag
+            printf "| %s | %s | %s | - | - | - | - | - | - | - | - | - |\n", c, runs, tag
             continue
         }
-        printf "| %s | %s | %s | %s..%s | %s | %s | %s | %.1f | %s | %s | %s |\n", c, runs,
+        printf "| %s | %s | %s | %s..%s | %s | %s | %s | %s | %.1f | %s | %s | %s |\n", c, runs,
             f3(median(rv)), f3(extreme(rv, 0)), f3(extreme(rv, 1)),
-            (b == "none" ? "(same)" : f3(median(rb)) " vs " b), f3(median(tr)),
+            (b == "none" ? "(same)" : f3(median(rb)) " vs " b), f3(median(tr)), f3(median(cr)),
             f3(median(wl)), median(rs),
             (c == "none" ? "-" : sprintf("%+.1f", median(dm))),
             (sm == "" ? "-" : median(sm) " / " median(sk)),
@@ -217,7 +221,9 @@ peers_main() {
         echo "Wall ratio: whole-process wall time over the same round's no-profiler time" \
             "(median over rounds, and range). Own allocator: jemalloc for jemalloc-prof and" \
             "hs-on-jemalloc, tcmalloc for gperf-heap, glibc otherwise. Throughput: the" \
-            "program's own ops/s or queries/s, own allocator's over this one's. Memory:" \
+            "program's own ops/s or queries/s, own allocator's over this one's. CPU time:" \
+            "user + system of the process tree (GNU time), less sensitive than wall time" \
+            "to other load on the machine. Memory:" \
             "GNU time's max RSS; heapsift's live samples and stacks from its at-exit" \
             "profile. hs-default/64k/4k/every: HEAPSIFT_RATE unset (524288)/65536/4096/1;" \
             "hs-hooks: HEAPSIFT_RATE=0; gperf-heap: HEAPPROFILE with libtcmalloc.so.4;" \

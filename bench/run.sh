@@ -164,10 +164,17 @@ if [ "$record" -eq 1 ]; then
     results=$here/RESULTS.md
     cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
     [ -n "$cpu" ] || cpu=$(sed -n 's/^Hardware[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+    # The library is what was measured: say which commit was HEAD when it was built, and
+    # whether library sources changed since (other people commit to the same checkout).
     commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    libtime=$(stat -c %Y "$lib")
+    libcommit=$(git -C "$top" log -1 --format=%h --before="@$libtime" 2>/dev/null || echo unknown)
+    newer=$(cd "$top" && find src include CMakeLists.txt -type f -newer "$lib" 2>/dev/null |
+        wc -l)
+    dirty=""
     if [ -n "$(git -C "$top" status --porcelain -- src include CMakeLists.txt 2>/dev/null)" ]
     then
-        commit="$commit (plus uncommitted changes to the library sources)"
+        dirty="; uncommitted changes to the library sources in the checkout"
     fi
     mode="full"
     [ "$quick" -eq 1 ] && mode="quick (smoke test: small inputs, figures not meaningful)"
@@ -178,7 +185,9 @@ if [ "$record" -eq 1 ]; then
         echo "- machine: $(uname -m), $(nproc) CPUs, ${cpu:-unknown CPU}"
         echo "- kernel: $(uname -r); load average before the run: $loadavg;" \
             "after: $(cut -d' ' -f1-3 /proc/loadavg)"
-        echo "- heapsift commit: $commit"
+        echo "- library: $lib built $(date -u -d "@$libtime" '+%Y-%m-%d %H:%M UTC')," \
+            "HEAD then: $libcommit; library source files modified since the build: $newer$dirty"
+        echo "- bench scripts: HEAD now: $commit"
         echo "- parts: $parts; rounds: $rounds; time-out per run: $timeout_s s;" \
             "heaptrack rounds: $ht_rounds"
         cat "$report"
