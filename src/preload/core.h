@@ -239,7 +239,7 @@ static inline void hs_live_add(int64_t d)
 int hs_triggers_start(void);
 /* At exit: no trigger dumps from now on; the thread is woken to leave (not joined). */
 void hs_triggers_stop(void);
-/* Fork handlers (rank 5 lock; in the child: a new eventfd and thread). */
+/* Fork handlers (rank 5 lock; in the child: a new semaphore and thread). */
 void hs_triggers_fork_prepare(void);
 void hs_triggers_fork_parent(void);
 void hs_triggers_fork_child(void);

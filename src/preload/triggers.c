@@ -5,11 +5,13 @@
  * _MIN_SECONDS), memory close to its limit (HEAPSIFT_OOM_FRACTION); plus HEAPSIFT_KEEP,
  * which removes the oldest files of each kind. The thread blocks every signal and holds
  * the reentrancy guard for life, so what it allocates is never sampled. The application's
- * threads only ever touch it through an eventfd: the signal handler and the sampled path
+ * threads only ever touch it through a semaphore: the signal handler and the sampled path
  * (when the live estimate passes the armed peak) set a pending bit and write to it,
- * which is async-signal-safe; a storm of signals coalesces into the bits. Never called on
- * the non-sampled path. The kept peak (a copy of the live set per stack) is guarded by
- * its own lock (rank 5, a leaf that is only held to swap or copy).
+ * which is async-signal-safe; a storm of signals coalesces into the bits. The wake-up is a
+ * semaphore in memory (sem_post is async-signal-safe), not a descriptor: a daemon that
+ * closes every descriptor and reopens files must never receive the profiler's writes. Never called
+ * on the non-sampled path. The kept peak (a copy of the live set per stack) is guarded by its own
+ * lock (rank 5, a leaf that is only held to swap or copy).
  */
 #define _GNU_SOURCE
 #include "core.h"
@@ -17,14 +19,13 @@
 #include "stacktab.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/eventfd.h>
+#include <semaphore.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,7 +38,8 @@ enum { TRIG_SIGNAL = 1, TRIG_PEAK = 2, TRIG_STOP = 4 };
 int64_t hs_live_est;
 int64_t hs_peak_arm = INT64_MAX;
 
-static int trig_efd = -1;
+static sem_t trig_sem;
+static int trig_sem_ok;
 static unsigned trig_pending;
 static int trig_started, trig_stopping, trig_running;
 static struct sigaction trig_prev; /* the handler we replaced, chained to */
@@ -79,16 +81,13 @@ static int64_t trig_wall_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Async-signal-safe: one write(2) to the eventfd. */
+/* Async-signal-safe: an atomic or and a sem_post (which fails harmlessly with
+ * EOVERFLOW under a storm). */
 static void trig_wake(unsigned why)
 {
-    uint64_t one = 1;
     __atomic_fetch_or(&trig_pending, why, __ATOMIC_RELEASE);
-    int fd = __atomic_load_n(&trig_efd, __ATOMIC_ACQUIRE);
-    if (fd >= 0) {
-        ssize_t w = write(fd, &one, sizeof(one));
-        (void)w;
-    }
+    if (__atomic_load_n(&trig_sem_ok, __ATOMIC_ACQUIRE))
+        sem_post(&trig_sem);
 }
 
 static void trig_on_signal(int sig, siginfo_t *si, void *uc)
@@ -486,12 +485,21 @@ static void *trig_main(void *arg)
         if (__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
             break;
         int timeout = trig_round(why, trig_now_ms());
-        struct pollfd pfd = {.fd = __atomic_load_n(&trig_efd, __ATOMIC_ACQUIRE), .events = POLLIN};
-        if (poll(&pfd, 1, timeout) > 0 && (pfd.revents & POLLIN)) {
-            uint64_t v;
-            ssize_t r = read(pfd.fd, &v, sizeof(v));
-            (void)r;
+        if (timeout < 0) {
+            sem_wait(&trig_sem);
+        } else {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_sec += timeout / 1000;
+            ts.tv_nsec += (long)(timeout % 1000) * 1000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            sem_clockwait(&trig_sem, CLOCK_MONOTONIC, &ts);
         }
+        while (sem_trywait(&trig_sem) == 0)
+            ; /* one round serves every wake-up so far */
     }
     __atomic_store_n(&trig_running, 0, __ATOMIC_RELEASE);
     return NULL;
@@ -518,10 +526,9 @@ static int trig_spawn(void)
 
 static int trig_open(void)
 {
-    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (fd < 0)
+    if (sem_init(&trig_sem, 0, 0) != 0)
         return -errno;
-    __atomic_store_n(&trig_efd, fd, __ATOMIC_RELEASE);
+    __atomic_store_n(&trig_sem_ok, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -573,8 +580,8 @@ void hs_triggers_fork_parent(void)
     pthread_mutex_unlock(&peak_lock);
 }
 
-/* The child has no trigger thread: give it its own eventfd (the inherited one would wake
- * the parent), forget the parent's files and start a thread of its own. */
+/* The child has no trigger thread: a fresh semaphore (the parent's may have been mid-
+ * operation), no files of its own yet, and a thread of its own. */
 void hs_triggers_fork_child(void)
 {
     pthread_mutex_unlock(&peak_lock);
@@ -584,11 +591,10 @@ void hs_triggers_fork_child(void)
         __atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
         return;
     __atomic_store_n(&trig_running, 0, __ATOMIC_RELAXED);
-    int old = trig_efd;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
-    if (trig_open() == 0 && trig_spawn() == 0 && old >= 0)
-        close(old);
+    if (trig_open() == 0)
+        trig_spawn();
     hs_guard_exit(t);
     if (hs_opt.peak)
         peak_arm();
