@@ -1,5 +1,5 @@
 /*
- * Unwinder front end: owns the table of variants (libunwind, libgcc, fp), the variant
+ * Unwinder front end: owns the table of variants (dwarf, libunwind, libgcc, fp), the variant
  * chosen by HEAPSIFT_UNWIND, the skip range (the profiler's own text) and
  * hs_unwind_capture, which the sampled allocation path calls with the reentrancy guard
  * held and before taking any profiler lock. It never allocates and takes no lock itself;
@@ -29,7 +29,8 @@ typedef struct {
 } hs_unwind_variant_t;
 
 static const hs_unwind_variant_t hs_unwind_variants[] = {
-    {"libunwind", hs_unwind_libunwind}, /* default: fast thanks to its trace cache */
+    {"dwarf", hs_unwind_dwarf}, /* default: CFI with a shared rule cache, no descriptors */
+    {"libunwind", hs_unwind_libunwind},
     {"libgcc", hs_unwind_libgcc},
     {"fp", hs_unwind_fp},
 };
@@ -116,4 +117,8 @@ void hs_unwind_warmup(void)
     uintptr_t pcs[8];
 
     (void)hs_unwind_capture(pcs, 8);
+    /* dwarf's rare fallback is libgcc: resolve it now, not inside someone's dlopen. */
+    if (hs_unwind_variants[__atomic_load_n(&hs_unwind_selected, __ATOMIC_RELAXED)].capture ==
+        hs_unwind_dwarf)
+        (void)hs_unwind_libgcc(pcs, 8);
 }

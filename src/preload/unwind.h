@@ -1,6 +1,7 @@
 /*
  * Stack capture for the sampled allocation path. One small table of unwinder variants
- * (unwind_libunwind.c, unwind_libgcc.c, unwind_fp.c), chosen once by HEAPSIFT_UNWIND.
+ * (unwind_dwarf.c, unwind_libunwind.c, unwind_libgcc.c, unwind_fp.c), chosen once by
+ * HEAPSIFT_UNWIND.
  * Called with the reentrancy guard held (a variant may allocate on first use), before
  * any profiler lock is taken. Never called on the non-sampled path.
  */
@@ -12,8 +13,8 @@
 
 #define HS_MAX_DEPTH 256
 
-/* Selects the variant by name ("libunwind", "libgcc", "fp"; NULL or "" = the default,
- * libunwind). Returns 0, or -EINVAL for an unknown name. */
+/* Selects the variant by name ("dwarf", "libunwind", "libgcc", "fp"; NULL or "" = the
+ * default, dwarf). Returns 0, or -EINVAL for an unknown name. */
 int hs_unwind_init(const char *method);
 const char *hs_unwind_method(void);
 
@@ -27,14 +28,24 @@ void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi);
 size_t hs_unwind_capture(uintptr_t *pcs, size_t max);
 
 /* Runs one capture with the selected variant so that its one-time work (libgcc_s lookup,
- * libunwind's caches, the fp variant's stack bounds for this thread) happens now rather
- * than inside the first sampled allocation. Call with the reentrancy guard held. */
+ * also for dwarf's fallback; libunwind's caches; this thread's stack bounds) happens now
+ * rather than inside the first sampled allocation. Call with the reentrancy guard held. */
 void hs_unwind_warmup(void);
 
 /* The variants, each filling pcs innermost first (the variant's own frame included or
  * not: the skip range removes it). Exposed for the unit test that runs all of them. */
+size_t hs_unwind_dwarf(uintptr_t *pcs, size_t max);
 size_t hs_unwind_libunwind(uintptr_t *pcs, size_t max);
 size_t hs_unwind_libgcc(uintptr_t *pcs, size_t max);
 size_t hs_unwind_fp(uintptr_t *pcs, size_t max);
+
+/* Captures the dwarf variant sent to hs_unwind_libgcc since start-up (a frame it cannot
+ * follow, or a stack it does not know). */
+uint64_t hs_unwind_dwarf_fallbacks(void);
+
+/* Forgets the dwarf variant's cached rules. Call when the loader has unloaded objects
+ * (dlpi_subs moved): code loaded later at the same addresses must not inherit them.
+ * Lock-free; captures running meanwhile may still use a rule read before. */
+void hs_unwind_dwarf_invalidate(void);
 
 #endif

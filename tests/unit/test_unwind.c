@@ -2,10 +2,13 @@
  * Unit test of the unwinder variants (src/preload/unwind*.c). Every variant runs through
  * the same call chains, compiled without frame pointers: main <- f3 <- f2 <- f1, and a
  * chain that passes through glibc's qsort (built without frame pointers) by way of its
- * comparator. libunwind and libgcc must find every chain function in order; fp need only
- * not crash and return at least one frame, including when %rbp holds garbage, but must
- * follow a third chain built with frame pointers. It also
- * checks the skip range of hs_unwind_capture, runs the variants from several threads, and
+ * comparator. dwarf, libunwind and libgcc must find every chain function in order; fp
+ * need only not crash and return at least one frame, including when %rbp holds garbage,
+ * but must follow a third chain built with frame pointers. dwarf must also return
+ * exactly libgcc's stack through a 40-deep recursion, two kinds of realigned frames and
+ * thread starts, and fall back to libgcc (counted) in signal handlers, on the normal
+ * stack and on a sigaltstack, while its rule cache is flushed under it. It also checks
+ * the skip range of hs_unwind_capture, runs the variants from several threads, and
  * prints (never asserts) the median cost of a capture of a ~40-frame stack.
  * Function extents come from the executable's own ELF symbol table (st_size), since the
  * test's functions are not in the dynamic symbol table that dladdr reads.
@@ -20,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +53,7 @@ typedef struct {
 } variant_t;
 
 static const variant_t variants[] = {
+    {"dwarf", hs_unwind_dwarf, 1},
     {"libunwind", hs_unwind_libunwind, 1},
     {"libgcc", hs_unwind_libgcc, 1},
     {"fp", hs_unwind_fp, 0},
@@ -250,19 +255,22 @@ FPCHAIN size_t p3(variant_fn v, uintptr_t *pcs)
 
 /* ---- fp with garbage in %rbp ----------------------------------------------------------- */
 
-size_t fp_with_rbp(uintptr_t junk, uintptr_t *pcs);
+size_t fp_with_rbp(variant_fn v, uintptr_t junk, uintptr_t *pcs);
 
 /* %rbp is callee-saved, so clobbering it makes the compiler save and restore it around
- * this body; in between it holds junk when hs_unwind_fp saves it as "our caller's fp". */
-CHAIN size_t fp_with_rbp(uintptr_t junk, uintptr_t *pcs)
+ * this body; in between it holds junk when hs_unwind_fp saves it as "our caller's fp"
+ * (dwarf saves it too, and must restore the real one from this function's CFI). */
+CHAIN size_t fp_with_rbp(variant_fn v, uintptr_t junk, uintptr_t *pcs)
 {
     size_t n;
 
     __asm__ volatile("mov %0, %%rbp" : : "r"(junk) : "rbp");
-    n = hs_unwind_fp(pcs, HS_MAX_DEPTH);
+    n = v(pcs, HS_MAX_DEPTH);
     KEEP(n);
     return n;
 }
+
+static extent_t ex_fp_with_rbp;
 
 static void test_fp_garbage(void)
 {
@@ -285,9 +293,14 @@ static void test_fp_garbage(void)
     local[0] = here + 16; /* a chain that points upward into this very frame */
     local[2] = here;      /* and one that would loop back down */
     for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
-        size_t n = fp_with_rbp(junk[i], pcs);
+        size_t n = fp_with_rbp(hs_unwind_fp, junk[i], pcs);
+        const char *missing = NULL;
+
         CHECK(n >= 1 && n <= HS_MAX_DEPTH, "fp with rbp=%#lx returned %zu frames",
               (unsigned long)junk[i], n);
+        n = fp_with_rbp(hs_unwind_dwarf, junk[i], pcs);
+        CHECK(find_in_order(pcs, n, &ex_fp_with_rbp, 1, &missing) && n >= 3,
+              "dwarf with rbp=%#lx lost the chain (%zu frames)", (unsigned long)junk[i], n);
     }
 }
 
@@ -379,7 +392,7 @@ static void test_capture(void)
     size_t n;
 
     CHECK(hs_unwind_init("nonsense") == -EINVAL, "unknown method accepted");
-    CHECK(hs_unwind_init(NULL) == 0 && strcmp(hs_unwind_method(), "libunwind") == 0,
+    CHECK(hs_unwind_init(NULL) == 0 && strcmp(hs_unwind_method(), "dwarf") == 0,
           "default method is %s", hs_unwind_method());
     for (size_t i = 0; i < NVARIANTS; i++) {
         CHECK(hs_unwind_init(variants[i].name) == 0, "init(%s) failed", variants[i].name);
@@ -443,6 +456,218 @@ static void test_threads(void)
               "pthread_create");
     for (size_t i = 0; i < 6; i++)
         pthread_join(th[i], NULL);
+}
+
+/* ---- dwarf against libgcc ------------------------------------------------------------ */
+
+/* Both stacks of one capture point; both() fills them from two call sites in one frame. */
+typedef struct {
+    uintptr_t g[HS_MAX_DEPTH], d[HS_MAX_DEPTH];
+    size_t ng, nd;
+} pair_t;
+
+size_t both(pair_t *p);
+size_t deep(int depth, pair_t *p);
+size_t realigned(int x, pair_t *p);
+size_t realigned_drap(int n, pair_t *p);
+
+CHAIN size_t both(pair_t *p)
+{
+    p->ng = hs_unwind_libgcc(p->g, HS_MAX_DEPTH);
+    p->nd = hs_unwind_dwarf(p->d, HS_MAX_DEPTH);
+    KEEP(p->nd);
+    return p->nd;
+}
+
+/*
+ * libgcc's stack starts with its own frame and the call site in both(); dwarf's with its
+ * call site in both(). From both()'s caller on, the two must be the same addresses, as
+ * many of them, to the end of the stack.
+ */
+static int same_as_libgcc(const char *what, const pair_t *p)
+{
+    size_t k = 0;
+
+    if (p->nd >= 2)
+        while (k < p->ng && k < 4 && p->g[k] != p->d[1])
+            k++;
+    if (p->nd >= 2 && k < p->ng && k < 4 && p->ng - k == p->nd - 1 &&
+        memcmp(p->g + k, p->d + 1, (p->nd - 1) * sizeof(uintptr_t)) == 0)
+        return 1;
+    CHECK(0, "%s: dwarf (%zu frames) differs from libgcc (%zu frames)", what, p->nd, p->ng);
+    print_stack("libgcc", p->g, p->ng);
+    print_stack("dwarf", p->d, p->nd);
+    return 0;
+}
+
+CHAIN size_t deep(int depth, pair_t *p)
+{
+    size_t n = depth > 0 ? deep(depth - 1, p) : both(p);
+    KEEP(n);
+    return n;
+}
+
+/* GCC realigns this frame with %rbp as frame pointer (CFA = rbp+16). */
+CHAIN size_t realigned(int x, pair_t *p)
+{
+    char buf[256] __attribute__((aligned(64)));
+    size_t n;
+
+    memset(buf, x, sizeof(buf));
+    __asm__ volatile("" : : "r"(buf) : "memory");
+    n = both(p) + (size_t)buf[x & 255];
+    KEEP(n);
+    return n;
+}
+
+/* A VLA next to 32-byte aligned locals: GCC realigns through a DRAP register, and the
+ * CFI says CFA = *(rbp - 16), rbp saved at *(rbp + 0). */
+typedef double v4d __attribute__((vector_size(32)));
+
+CHAIN size_t realigned_drap(int n, pair_t *p)
+{
+    v4d big[4];
+    char vla[n];
+    size_t r;
+
+    for (int i = 0; i < 4; i++)
+        big[i] = (v4d){n, n, n, n};
+    memset(vla, n, (size_t)n);
+    __asm__ volatile("" : : "r"(big), "r"(vla) : "memory");
+    r = both(p) + (size_t)vla[n - 1] + (size_t)big[n & 3][1];
+    KEEP(r);
+    return r;
+}
+
+static extent_t ex_deep, ex_realigned, ex_drap, ex_sig_raiser;
+
+static pair_t pair;
+
+static void test_dwarf_exact(void)
+{
+    uint64_t fb = hs_unwind_dwarf_fallbacks();
+    const char *missing = NULL;
+
+    deep(40, &pair);
+    CHECK(pair.nd >= 42, "dwarf: 40-deep recursion gave %zu frames", pair.nd);
+    same_as_libgcc("40-deep recursion", &pair);
+    hs_unwind_dwarf_invalidate(); /* cold cache: the rules are computed again */
+    deep(40, &pair);
+    same_as_libgcc("40-deep recursion, cold cache", &pair);
+
+    realigned(7, &pair);
+    CHECK(find_in_order(pair.d, pair.nd, &ex_realigned, 1, &missing), "realigned: lost");
+    same_as_libgcc("realigned frame (rbp)", &pair);
+    realigned_drap(21, &pair);
+    CHECK(find_in_order(pair.d, pair.nd, &ex_drap, 1, &missing), "realigned_drap: lost");
+    same_as_libgcc("realigned frame (DRAP)", &pair);
+    printf("dwarf: fallbacks on ordinary and realigned frames: %lu\n",
+           (unsigned long)(hs_unwind_dwarf_fallbacks() - fb));
+    CHECK(hs_unwind_dwarf_fallbacks() == fb, "dwarf fell back %lu times on frames it reads",
+          (unsigned long)(hs_unwind_dwarf_fallbacks() - fb));
+}
+
+/* ---- signal frames: the fallback ------------------------------------------------------ */
+
+size_t sig_raiser(int sig);
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    both(&pair);
+}
+
+CHAIN size_t sig_raiser(int sig)
+{
+    size_t n;
+
+    pair.nd = pair.ng = 0;
+    raise(sig);
+    n = pair.nd;
+    KEEP(n);
+    return n;
+}
+
+/* A handler's stack crosses the kernel's signal frame (glibc's __restore_rt, CIE "zRS"):
+ * dwarf hands the capture to libgcc, which must reach the function that raised it. */
+static void test_dwarf_signal(int on_altstack)
+{
+    static char alt[64 * 1024];
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof(alt), .ss_flags = 0};
+    struct sigaction sa, old;
+    uint64_t fb = hs_unwind_dwarf_fallbacks();
+    const char *missing = NULL;
+    const char *what = on_altstack ? "signal handler on a sigaltstack" : "signal handler";
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = on_altstack ? SA_ONSTACK : 0;
+    if (on_altstack)
+        CHECK(sigaltstack(&ss, NULL) == 0, "sigaltstack");
+    CHECK(sigaction(SIGUSR1, &sa, &old) == 0, "sigaction");
+    sig_raiser(SIGUSR1);
+    sigaction(SIGUSR1, &old, NULL);
+    if (on_altstack) {
+        ss.ss_flags = SS_DISABLE;
+        sigaltstack(&ss, NULL);
+    }
+    CHECK(find_in_order(pair.d, pair.nd, &ex_sig_raiser, 1, &missing), "%s: dwarf lost %s",
+          what, missing);
+    same_as_libgcc(what, &pair);
+    CHECK(hs_unwind_dwarf_fallbacks() == fb + 1, "%s: %lu fallbacks, expected 1", what,
+          (unsigned long)(hs_unwind_dwarf_fallbacks() - fb));
+}
+
+/* ---- dwarf's cache under concurrent use and flushes ---------------------------------- */
+
+static volatile int flushing;
+
+static void *flusher(void *arg)
+{
+    size_t *rounds = arg;
+
+    while (flushing) {
+        hs_unwind_dwarf_invalidate();
+        (*rounds)++;
+    }
+    return NULL;
+}
+
+static void test_dwarf_threads(void)
+{
+    pthread_t th[6], fl;
+    size_t rounds = 0;
+
+    flushing = 1;
+    CHECK(pthread_create(&fl, NULL, flusher, &rounds) == 0, "pthread_create");
+    for (size_t i = 0; i < 6; i++)
+        CHECK(pthread_create(&th[i], NULL, thread_main, (void *)&variants[0]) == 0,
+              "pthread_create");
+    for (size_t i = 0; i < 6; i++)
+        pthread_join(th[i], NULL);
+    flushing = 0;
+    pthread_join(fl, NULL);
+    if (verbose)
+        fprintf(stderr, "  dwarf threads: %zu cache flushes meanwhile\n", rounds);
+}
+
+/* A thread's stack ends in clone3, whose CFI marks the return address undefined. */
+static void *thread_exact(void *arg)
+{
+    pair_t *p = arg;
+
+    deep(10, p);
+    return NULL;
+}
+
+static void test_dwarf_thread_exact(void)
+{
+    static pair_t tp;
+    pthread_t th;
+
+    CHECK(pthread_create(&th, NULL, thread_exact, &tp) == 0, "pthread_create");
+    pthread_join(th, NULL);
+    same_as_libgcc("thread", &tp);
 }
 
 /* ---- cost of a ~40-frame capture ------------------------------------------------------- */
@@ -529,6 +754,11 @@ int main(void)
     ex_p1 = extent("p1", (void *)p1);
     ex_p2 = extent("p2", (void *)p2);
     ex_p3 = extent("p3", (void *)p3);
+    ex_fp_with_rbp = extent("fp_with_rbp", (void *)fp_with_rbp);
+    ex_deep = extent("deep", (void *)deep);
+    ex_realigned = extent("realigned", (void *)realigned);
+    ex_drap = extent("realigned_drap", (void *)realigned_drap);
+    ex_sig_raiser = extent("sig_raiser", (void *)sig_raiser);
 
     for (size_t i = 0; i < NVARIANTS; i++)
         test_variant(&variants[i]);
@@ -536,6 +766,11 @@ int main(void)
     test_fp_garbage();
     test_capture();
     test_threads();
+    test_dwarf_exact();
+    test_dwarf_signal(0);
+    test_dwarf_signal(1);
+    test_dwarf_threads();
+    test_dwarf_thread_exact();
     bench();
     return hs_check_done("test_unwind");
 }

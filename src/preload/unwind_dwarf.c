@@ -1,0 +1,242 @@
+/*
+ * Unwinder variant "dwarf" (the default): walks the calling thread's stack with the DWARF
+ * CFI of .eh_frame (unwind_cfi.c), so it is right for code built without frame pointers,
+ * and caches the reduced rule of every return address in a lock-free direct-mapped table
+ * shared by all threads, so that a capture through known code costs a hash probe and
+ * two or three loads per frame. It exists because libunwind validates addresses through
+ * a pipe it keeps open at descriptors the application may later reuse, and because
+ * libgcc's _Unwind_Backtrace, while safe, costs 10-20x more per capture.
+ *
+ * Safety: it reads only the current thread's stack, between its own frame and the
+ * stack's top (bounds from pthread_getattr_np, once per thread, with the reentrancy
+ * guard held since glibc allocates there), and checks every read against them; the CFA
+ * must rise strictly from frame to frame. It never allocates or locks otherwise. A frame
+ * it cannot follow (signal trampoline, expression rules, CFA in another register) or a
+ * stack it does not know (sigaltstack, coroutines) sends the whole capture to
+ * hs_unwind_libgcc instead, counted in hs_unwind_dwarf_fallbacks. Called by
+ * hs_unwind_capture on the sampled path, before any profiler lock.
+ */
+#define _GNU_SOURCE
+#include "unwind.h"
+#include "unwind_cfi.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define HS_UDW_TLS __attribute__((tls_model("initial-exec")))
+#if defined(__clang__) /* clang keeps %rbp for __builtin_frame_address on its own */
+#define HS_UDW_KEEP_FP __attribute__((noinline))
+#else
+#define HS_UDW_KEEP_FP __attribute__((noinline, optimize("no-omit-frame-pointer")))
+#endif
+
+/* 8192 slots of 16 bytes (128 KiB of .bss, touched lazily): a program's hot allocation
+ * paths rarely span more than a few thousand distinct return addresses. */
+#define HS_UDW_CACHE_BITS 13
+#define HS_UDW_CACHE_SIZE (1u << HS_UDW_CACHE_BITS)
+#define HS_UDW_KEY_EMPTY 0
+#define HS_UDW_KEY_BUSY 1 /* a writer owns the slot; pcs are never this small */
+
+/* libgcc's first frames: its own and ours, before our caller's return address. */
+#define HS_UDW_FALLBACK_SKIP 4
+
+typedef struct {
+    uint64_t key; /* pc, EMPTY or BUSY */
+    uint64_t rule;
+} hs_udw_slot_t;
+
+typedef struct {
+    uintptr_t pc, sp, rbp; /* sp: the caller's %rsp, i.e. the previous frame's CFA */
+    uintptr_t lo, hi;      /* readable: [lo, hi - 8] */
+} hs_udw_regs_t;
+
+static hs_udw_slot_t hs_udw_cache[HS_UDW_CACHE_SIZE];
+static uint64_t hs_udw_fallbacks;
+
+static __thread uintptr_t hs_udw_lo HS_UDW_TLS, hs_udw_hi HS_UDW_TLS;
+static __thread int hs_udw_state HS_UDW_TLS; /* 0 unknown, 1 bounds known, -1 failed */
+
+/* ---- the rule cache ------------------------------------------------------------------- */
+
+/*
+ * A seqlock per slot whose sequence is the key itself: a writer claims the slot by
+ * swapping its key to BUSY (so two writers never interleave), stores the rule, then
+ * publishes the key; a reader accepts the rule only if the key equals pc before and
+ * after reading it. On x86-64 the hit path is three plain loads.
+ */
+static inline size_t udw_slot(uintptr_t pc)
+{
+    return (size_t)(((uint64_t)pc * 0x9e3779b97f4a7c15ull) >> (64 - HS_UDW_CACHE_BITS));
+}
+
+static inline bool udw_cache_get(uintptr_t pc, hs_cfi_rule_t *rule)
+{
+    hs_udw_slot_t *s = &hs_udw_cache[udw_slot(pc)];
+    uint64_t v;
+
+    if (__atomic_load_n(&s->key, __ATOMIC_ACQUIRE) != pc)
+        return false;
+    v = __atomic_load_n(&s->rule, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&s->key, __ATOMIC_RELAXED) != pc)
+        return false;
+    memcpy(rule, &v, sizeof(v));
+    return true;
+}
+
+static void udw_cache_put(uintptr_t pc, const hs_cfi_rule_t *rule)
+{
+    hs_udw_slot_t *s = &hs_udw_cache[udw_slot(pc)];
+    uint64_t k = __atomic_load_n(&s->key, __ATOMIC_RELAXED), v;
+
+    if (k == HS_UDW_KEY_BUSY || !__atomic_compare_exchange_n(&s->key, &k, HS_UDW_KEY_BUSY, false,
+                                                             __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return; /* another writer has it: this rule can wait for the next miss */
+    __atomic_thread_fence(__ATOMIC_RELEASE); /* BUSY is visible before the new rule */
+    memcpy(&v, rule, sizeof(v));
+    __atomic_store_n(&s->rule, v, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->key, (uint64_t)pc, __ATOMIC_RELEASE);
+}
+
+void hs_unwind_dwarf_invalidate(void)
+{
+    for (size_t i = 0; i < HS_UDW_CACHE_SIZE; i++) {
+        uint64_t k = __atomic_load_n(&hs_udw_cache[i].key, __ATOMIC_RELAXED);
+        if (k != HS_UDW_KEY_EMPTY && k != HS_UDW_KEY_BUSY)
+            __atomic_compare_exchange_n(&hs_udw_cache[i].key, &k, HS_UDW_KEY_EMPTY, false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
+}
+
+uint64_t hs_unwind_dwarf_fallbacks(void)
+{
+    return __atomic_load_n(&hs_udw_fallbacks, __ATOMIC_RELAXED);
+}
+
+/* The rule for a return address: false when no FDE covers it (the walk ends). */
+static inline bool udw_rule(uintptr_t ra, hs_cfi_rule_t *rule)
+{
+    uintptr_t pc = ra - 1; /* inside the call instruction, as libgcc looks it up */
+
+    if (__builtin_expect(udw_cache_get(pc, rule), 1))
+        return true;
+    if (hs_cfi_rule(pc, rule) == HS_CFI_NO_FDE)
+        return false;
+    udw_cache_put(pc, rule);
+    return true;
+}
+
+/* ---- the walk ------------------------------------------------------------------------- */
+
+static __attribute__((noinline, cold)) void udw_find_bounds(void)
+{
+    pthread_attr_t attr;
+    void *addr = NULL;
+    size_t size = 0;
+
+    hs_udw_state = -1;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr != NULL && size > 64) {
+        hs_udw_lo = (uintptr_t)addr;
+        hs_udw_hi = (uintptr_t)addr + size;
+        hs_udw_state = 1;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static inline bool udw_load(const hs_udw_regs_t *r, uintptr_t addr, uintptr_t *v)
+{
+    if (addr < r->lo || addr > r->hi - sizeof(uintptr_t))
+        return false;
+    memcpy(v, (const void *)addr, sizeof(*v));
+    return true;
+}
+
+/* Moves r from a frame to its caller; false if a read falls outside the stack or the
+ * CFA does not rise (a corrupt or switched stack: the walk ends there). */
+static inline bool udw_step(hs_udw_regs_t *r, hs_cfi_rule_t rule)
+{
+    uintptr_t cfa = (rule.flags & HS_CFI_CFA_RBP) ? r->rbp : r->sp;
+    uintptr_t ra, rbp = r->rbp;
+
+    cfa += (uintptr_t)(intptr_t)rule.cfa_off;
+    if ((rule.flags & HS_CFI_CFA_DEREF) && !udw_load(r, cfa, &cfa))
+        return false;
+    if (cfa <= r->sp || !udw_load(r, cfa + (uintptr_t)(intptr_t)rule.ra_off, &ra))
+        return false;
+    if ((rule.flags & HS_CFI_RBP_AT_CFA) &&
+        !udw_load(r, cfa + (uintptr_t)(intptr_t)rule.rbp_off, &rbp))
+        return false;
+    if ((rule.flags & HS_CFI_RBP_AT_RBP) &&
+        !udw_load(r, r->rbp + (uintptr_t)(intptr_t)rule.rbp_off, &rbp))
+        return false;
+    r->sp = cfa;
+    r->pc = ra;
+    r->rbp = rbp;
+    return true;
+}
+
+/* Cost per frame on a cache hit: a hash, three loads of the slot, two or three bounded
+ * loads from the stack. Returns false if a frame needs the fallback. */
+static bool udw_walk(hs_udw_regs_t *r, uintptr_t *pcs, size_t max, size_t *n)
+{
+    hs_cfi_rule_t rule;
+
+    while (*n < max && r->pc != 0) {
+        pcs[(*n)++] = r->pc;
+        if (*n == max || !udw_rule(r->pc, &rule) || (rule.flags & HS_CFI_END))
+            break;
+        if (__builtin_expect(rule.flags & HS_CFI_UNSUPPORTED, 0))
+            return false;
+        if (!udw_step(r, rule))
+            break;
+    }
+    return true;
+}
+
+/* libgcc for the whole capture, minus its leading frames (its own, ours) so that the
+ * result starts at our caller as the walk's does. */
+static __attribute__((noinline, cold)) size_t udw_fallback(uintptr_t *pcs, size_t max,
+                                                           uintptr_t first)
+{
+    size_t n = hs_unwind_libgcc(pcs, max), i;
+
+    __atomic_fetch_add(&hs_udw_fallbacks, 1, __ATOMIC_RELAXED);
+    for (i = 0; i < n && i < HS_UDW_FALLBACK_SKIP; i++) {
+        if (pcs[i] == first) {
+            memmove(pcs, pcs + i, (n - i) * sizeof(*pcs));
+            return n - i;
+        }
+    }
+    return n;
+}
+
+/*
+ * The walk starts from our own frame record (a frame pointer is forced here): our
+ * return address, our caller's %rbp, and our CFA, which is the caller's %rsp. The first
+ * address stored is therefore a pc in our caller; hs_unwind_capture's skip range drops
+ * the profiler's frames.
+ */
+HS_UDW_KEEP_FP size_t hs_unwind_dwarf(uintptr_t *pcs, size_t max)
+{
+    const uintptr_t *fp = __builtin_frame_address(0);
+    hs_udw_regs_t r;
+    size_t n = 0;
+
+    if (max == 0)
+        return 0;
+    if (__builtin_expect(hs_udw_state == 0, 0))
+        udw_find_bounds();
+    r.pc = fp[1];
+    if (hs_udw_state != 1 || (uintptr_t)fp < hs_udw_lo || (uintptr_t)fp >= hs_udw_hi - 16)
+        return udw_fallback(pcs, max, r.pc); /* a stack we do not know the bounds of */
+    r.rbp = fp[0];
+    r.sp = (uintptr_t)fp + 2 * sizeof(uintptr_t);
+    r.lo = (uintptr_t)fp;
+    r.hi = hs_udw_hi;
+    if (!udw_walk(&r, pcs, max, &n))
+        return udw_fallback(pcs, max, fp[1]);
+    return n;
+}
