@@ -611,8 +611,8 @@ static void test_dwarf_signal(int on_altstack)
         ss.ss_flags = SS_DISABLE;
         sigaltstack(&ss, NULL);
     }
-    CHECK(find_in_order(pair.d, pair.nd, &ex_sig_raiser, 1, &missing), "%s: dwarf lost %s",
-          what, missing);
+    CHECK(find_in_order(pair.d, pair.nd, &ex_sig_raiser, 1, &missing), "%s: dwarf lost %s", what,
+          missing);
     same_as_libgcc(what, &pair);
     CHECK(hs_unwind_dwarf_fallbacks() == fb + 1, "%s: %lu fallbacks, expected 1", what,
           (unsigned long)(hs_unwind_dwarf_fallbacks() - fb));
