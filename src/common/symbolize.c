@@ -8,17 +8,19 @@
  * It runs inside the profiled process at dump time with the caller's reentrancy guard
  * held, and in the CLI; it is not thread-safe. It must never crash the host on odd
  * mappings ([vdso], deleted files, memfd, replaced files): any failure is 0 frames.
+ * DWARF scopes (inlined frames, function names and declaration lines) are read through a
+ * per-compilation-unit index in symbolize_dwarf.c; this file owns the rest: strings,
+ * symbol tables, line-table lookups, the address cache, modules and the API.
  */
 #define _GNU_SOURCE
-#include "symbolize.h"
+#include "symbolize_int.h"
 
 #include <dlfcn.h>
-#include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,78 +28,6 @@
 /* Frames resolved per address before truncation to the caller's max. */
 #define HS_SYM_MAX_FRAMES 32
 #define HS_SYM_CHUNK (64 * 1024)
-/* Nesting of scopes followed below a compilation unit. */
-#define HS_SYM_MAX_DEPTH 64
-
-typedef char *(*hs_demangle_fn)(const char *, char *, size_t *, int *);
-
-/* One interned string; demangled is filled lazily for names that need it. */
-typedef struct {
-    const char *str;
-    const char *demangled;
-    uint64_t hash;
-} hs_sym_str_t;
-
-/* A block of the string arena; strings never move, so pointers stay valid. */
-typedef struct hs_sym_chunk {
-    struct hs_sym_chunk *next;
-    size_t used, cap;
-    char data[];
-} hs_sym_chunk_t;
-
-/* addr -> frames[first .. first+n); key 0 means empty (addr+1 is stored). */
-typedef struct {
-    uint64_t key;
-    uint32_t first, n;
-} hs_sym_cache_t;
-
-typedef struct {
-    const char *path; /* interned */
-    uint64_t bias;
-} hs_sym_file_t;
-
-/* A function symbol; name points into libelf's string table, alive as long as the Dwfl. */
-typedef struct {
-    uint64_t lo, size; /* size: st_size, or up to the end of its section when 0 */
-    bool sized;
-    const char *name;
-    int rank; /* lower is preferred among aliases at one address */
-} hs_sym_func_t;
-
-/* A module's function symbols sorted by address: libdwfl's own lookup scans the whole
- * symbol table on every call (0.2 ms per address in libc), this is a binary search. */
-typedef struct {
-    Dwfl_Module *mod;
-    hs_sym_func_t *funcs;
-    size_t n;
-} hs_sym_modtab_t;
-
-struct hs_symbolizer {
-    Dwfl *dwfl;
-    Dwfl_Callbacks callbacks; /* libdwfl keeps a pointer to it */
-    bool reporting;           /* between dwfl_report_begin(_add) and dwfl_report_end */
-    bool may_dlopen;          /* the CLI may load libstdc++ for its demangler */
-    bool names_only;          /* symbol tables only: no DWARF lines or inlined frames */
-
-    int demangle_state; /* 0 not looked up, 1 available, -1 unavailable */
-    hs_demangle_fn demangle;
-    void *stdcxx; /* dlopen handle, CLI only */
-
-    hs_sym_chunk_t *chunks;
-    hs_sym_str_t *strs; /* open addressing, str == NULL when empty */
-    size_t nstrs, strcap;
-
-    hs_symbol_t *frames;
-    size_t nframes, framecap;
-    hs_sym_cache_t *cache;
-    size_t ncache, cachecap;
-
-    hs_sym_file_t *files;
-    size_t nfiles, filecap;
-
-    hs_sym_modtab_t *mods;
-    size_t nmods, modcap, lastmod;
-};
 
 /* ------------------------------------------------------------ strings ---- */
 
@@ -171,7 +101,7 @@ static hs_sym_str_t *sym_intern_entry(hs_symbolizer_t *s, const char *str)
     return &s->strs[h];
 }
 
-static const char *sym_intern(hs_symbolizer_t *s, const char *str)
+const char *hs_sym_intern(hs_symbolizer_t *s, const char *str)
 {
     hs_sym_str_t *e = sym_intern_entry(s, str);
     return e ? e->str : NULL;
@@ -190,9 +120,7 @@ static void sym_find_demangler(hs_symbolizer_t *s)
     s->demangle_state = s->demangle ? 1 : -1;
 }
 
-/* Sets f->system_name to mangled and f->name to its demangled form (the same string for
- * names that are not mangled or when no demangler is at hand). */
-static void sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangled)
+void hs_sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangled)
 {
     hs_sym_str_t *e = sym_intern_entry(s, mangled);
     if (e == NULL)
@@ -209,7 +137,7 @@ static void sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangle
         int status = -1;
         char *d = s->demangle ? s->demangle(mangled_copy, NULL, NULL, &status) : NULL;
         if (d != NULL && status == 0)
-            out = sym_intern(s, d);
+            out = hs_sym_intern(s, d);
         free(d);
         e = sym_intern_entry(s, mangled_copy);
         if (e == NULL || out == NULL)
@@ -231,30 +159,7 @@ static void sym_set_symtab_name(hs_symbolizer_t *s, hs_symbol_t *f, const char *
         buf[len] = '\0';
         name = buf;
     }
-    sym_set_names(s, f, name);
-}
-
-/* Names of a subprogram or inlined-subroutine DIE, following abstract origin and
- * specification. system_name is the linkage name when there is one; name is its
- * demangled form, or DW_AT_name for an unmangled one (C's asm aliases such as glibc's
- * __GI___clock_gettime are linkage names a user never wrote). */
-static bool sym_die_names(hs_symbolizer_t *s, Dwarf_Die *die, hs_symbol_t *f)
-{
-    Dwarf_Attribute a;
-    const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
-    if (link == NULL)
-        link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-    const char *plain = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-    if (link != NULL) {
-        sym_set_names(s, f, link);
-        if (plain != NULL && strncmp(link, "_Z", 2) != 0)
-            f->name = sym_intern(s, plain);
-        return f->name != NULL;
-    }
-    if (plain == NULL)
-        return false;
-    f->name = f->system_name = sym_intern(s, plain);
-    return f->name != NULL;
+    hs_sym_set_names(s, f, name);
 }
 
 /* ------------------------------------------------------- symbol tables ---- */
@@ -379,159 +284,15 @@ static const char *sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_
     return NULL;
 }
 
-/* -------------------------------------------------------------- DWARF ---- */
+/* -------------------------------------------------------------- lines ---- */
 
-static bool sym_is_function(Dwarf_Die *die)
-{
-    int tag = dwarf_tag(die);
-    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-           tag == DW_TAG_entry_point;
-}
-
-/* The innermost scope DIE containing the module-relative pc, copied out of libdw's
- * malloc'd array (Dwarf_Die is a value). */
-static bool sym_innermost_scope(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *out)
-{
-    Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-    Dwarf_Die *scopes = NULL;
-    if (cu == NULL)
-        return false;
-    int n = dwarf_getscopes(cu, addr - bias, &scopes);
-    if (n > 0)
-        *out = scopes[0];
-    free(scopes);
-    return n > 0;
-}
-
-/* file made absolute against the compilation directory dir, interned. */
-static const char *sym_file_path(hs_symbolizer_t *s, const char *dir, const char *file)
+const char *hs_sym_file_path(hs_symbolizer_t *s, const char *dir, const char *file)
 {
     char buf[4096];
     if (file == NULL || file[0] == '/' || dir == NULL || dir[0] == '\0')
-        return sym_intern(s, file);
+        return hs_sym_intern(s, file);
     int n = snprintf(buf, sizeof(buf), "%s/%s", dir, file);
-    return sym_intern(s, n > 0 && (size_t)n < sizeof(buf) ? buf : file);
-}
-
-/* The source file a DW_AT_call_file index names in the CU of die. */
-static const char *sym_call_file(hs_symbolizer_t *s, Dwarf_Die *die, Dwarf_Word idx)
-{
-    Dwarf_Die cu;
-    Dwarf_Files *files = NULL;
-    Dwarf_Attribute a;
-    size_t nfiles = 0;
-    if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)
-        return NULL;
-    if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
-        return NULL;
-    const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a));
-    return sym_file_path(s, dir, dwarf_filesrc(files, idx, NULL, NULL));
-}
-
-static bool sym_is_code_scope(int tag)
-{
-    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-           tag == DW_TAG_lexical_block || tag == DW_TAG_entry_point || tag == DW_TAG_try_block ||
-           tag == DW_TAG_catch_block;
-}
-
-/*
- * Appends to chain[n..max) the scopes below parent that contain pc, outermost first, and
- * returns the new length. Guided by the pc ranges, it reads only the siblings along one
- * path, where dwarf_getscopes + dwarf_getscopes_die walk the CU twice (0.1 ms per address
- * in libc). Namespaces have no ranges, so they are searched and abandoned if empty.
- */
-static int sym_descend(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain, int n, int max)
-{
-    Dwarf_Die child;
-    if (n >= max || dwarf_child(parent, &child) != 0)
-        return n;
-    do {
-        int tag = dwarf_tag(&child);
-        if (sym_is_code_scope(tag)) {
-            if (dwarf_haspc(&child, pc) != 1)
-                continue;
-            chain[n] = child;
-            return sym_descend(&chain[n], pc, chain, n + 1, max);
-        }
-        if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
-            chain[n] = child;
-            int m = sym_descend(&chain[n], pc, chain, n + 1, max);
-            if (m > n + 1)
-                return m;
-        }
-    } while (dwarf_siblingof(&child, &child) == 0);
-    return n;
-}
-
-/* The scopes containing addr, innermost first, into a malloc'd array (libdw's fallback
- * when the guided descent finds no function); returns the count, 0 if none. */
-static int sym_scopes(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die **out)
-{
-    Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias), inner, *chain;
-    if (cu == NULL || (chain = malloc(HS_SYM_MAX_DEPTH * sizeof(*chain))) == NULL)
-        return 0;
-    chain[0] = *cu;
-    int n = sym_descend(&chain[0], addr - bias, chain, 1, HS_SYM_MAX_DEPTH);
-    for (int i = 0; i < n / 2; i++) {
-        Dwarf_Die t = chain[i];
-        chain[i] = chain[n - 1 - i];
-        chain[n - 1 - i] = t;
-    }
-    for (int i = 0; i < n; i++) {
-        if (sym_is_function(&chain[i])) {
-            *out = chain;
-            return n;
-        }
-    }
-    free(chain);
-    *out = NULL;
-    if (!sym_innermost_scope(mod, addr, &inner))
-        return 0;
-    n = dwarf_getscopes_die(&inner, out);
-    return n > 0 ? n : 0;
-}
-
-/*
- * Frames from DWARF, innermost first: each inlined subroutine containing addr, then the
- * subprogram. The innermost line comes from the line table (file, line); each outer
- * frame's line is the call site recorded on the inlined instance inside it. Returns the
- * count (0 without DWARF).
- */
-static size_t sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr,
-                               const char *file, int line, hs_symbol_t *out, size_t max)
-{
-    Dwarf_Die *chain = NULL;
-    size_t n = 0;
-    int nchain = sym_scopes(mod, addr, &chain);
-    for (int i = 0; i < nchain && n < max; i++) {
-        Dwarf_Die *die = &chain[i];
-        if (!sym_is_function(die))
-            continue;
-        hs_symbol_t *f = &out[n];
-        memset(f, 0, sizeof(*f));
-        int decl = 0;
-        if (!sym_die_names(s, die, f))
-            f->name = f->system_name = NULL;
-        f->file = sym_intern(s, file);
-        f->line = line;
-        f->start_line = dwarf_decl_line(die, &decl) == 0 ? decl : 0;
-        n++;
-        if (dwarf_tag(die) != DW_TAG_inlined_subroutine)
-            break;
-        Dwarf_Attribute a;
-        Dwarf_Word w = 0;
-        file = NULL;
-        line = 0;
-        if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &w) == 0)
-            file = sym_call_file(s, die, w);
-        if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &w) == 0)
-            line = (int)w;
-    }
-    free(chain);
-    return n;
+    return hs_sym_intern(s, n > 0 && (size_t)n < sizeof(buf) ? buf : file);
 }
 
 /* Everything known about addr, into out[0..max); returns the count. */
@@ -547,15 +308,15 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
     if (!s->names_only) {
         Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
         if (l != NULL)
-            file = sym_file_path(s, dwfl_line_comp_dir(l),
-                                 dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL));
-        n = sym_dwarf_frames(s, mod, addr, file, line, out, max);
+            file = hs_sym_file_path(s, dwfl_line_comp_dir(l),
+                                    dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL));
+        n = hs_sym_dwarf_frames(s, mod, addr, file, line, out, max);
     }
     if (n == 0) {
         if (symname == NULL && file == NULL)
             return 0;
         memset(&out[0], 0, sizeof(out[0]));
-        out[0].file = sym_intern(s, file);
+        out[0].file = hs_sym_intern(s, file);
         out[0].line = line;
         n = 1;
     }
@@ -753,6 +514,7 @@ void hs_symbolizer_free(hs_symbolizer_t *s)
     for (size_t i = 0; i < s->nmods; i++)
         free(s->mods[i].funcs);
     free(s->mods);
+    hs_sym_dwarf_free(s);
     free(s);
 }
 
@@ -796,7 +558,7 @@ out:
 static bool sym_file_seen(hs_symbolizer_t *s, const char *path, const uint64_t *bias, size_t n,
                           bool *oom)
 {
-    const char *p = sym_intern(s, path);
+    const char *p = hs_sym_intern(s, path);
     *oom = p == NULL;
     if (p == NULL)
         return false;

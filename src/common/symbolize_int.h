@@ -1,0 +1,115 @@
+/*
+ * The symbolizer's insides, shared by its two files: symbolize.c (strings, symbol tables,
+ * the address cache, modules and the API) and symbolize_dwarf.c (DWARF frames through a
+ * per-compilation-unit index of code scopes). Nothing outside those two files includes
+ * this; the rest of heapsift uses symbolize.h. Same context as the symbolizer: not
+ * thread-safe, never on the allocation path.
+ */
+#ifndef HS_SYMBOLIZE_INT_H
+#define HS_SYMBOLIZE_INT_H
+
+#include "symbolize.h"
+
+#include <elfutils/libdwfl.h>
+
+typedef char *(*hs_demangle_fn)(const char *, char *, size_t *, int *);
+
+/* One interned string; demangled is filled lazily for names that need it. */
+typedef struct {
+    const char *str;
+    const char *demangled;
+    uint64_t hash;
+} hs_sym_str_t;
+
+/* A block of the string arena; strings never move, so pointers stay valid. */
+typedef struct hs_sym_chunk {
+    struct hs_sym_chunk *next;
+    size_t used, cap;
+    char data[];
+} hs_sym_chunk_t;
+
+/* addr -> frames[first .. first+n); key 0 means empty (addr+1 is stored). */
+typedef struct {
+    uint64_t key;
+    uint32_t first, n;
+} hs_sym_cache_t;
+
+typedef struct {
+    const char *path; /* interned */
+    uint64_t bias;
+} hs_sym_file_t;
+
+/* A function symbol; name points into libelf's string table, alive as long as the Dwfl. */
+typedef struct {
+    uint64_t lo, size; /* size: st_size, or up to the end of its section when 0 */
+    bool sized;
+    const char *name;
+    int rank; /* lower is preferred among aliases at one address */
+} hs_sym_func_t;
+
+/* A module's function symbols sorted by address: libdwfl's own lookup scans the whole
+ * symbol table on every call (0.2 ms per address in libc), this is a binary search. */
+typedef struct {
+    Dwfl_Module *mod;
+    hs_sym_func_t *funcs;
+    size_t n;
+} hs_sym_modtab_t;
+
+/* The scope index of one compilation unit (symbolize_dwarf.c). */
+typedef struct hs_sym_cu hs_sym_cu_t;
+
+struct hs_symbolizer {
+    Dwfl *dwfl;
+    Dwfl_Callbacks callbacks; /* libdwfl keeps a pointer to it */
+    bool reporting;           /* between dwfl_report_begin(_add) and dwfl_report_end */
+    bool may_dlopen;          /* the CLI may load libstdc++ for its demangler */
+    bool names_only;          /* symbol tables only: no DWARF lines or inlined frames */
+
+    int demangle_state; /* 0 not looked up, 1 available, -1 unavailable */
+    hs_demangle_fn demangle;
+    void *stdcxx; /* dlopen handle, CLI only */
+
+    hs_sym_chunk_t *chunks;
+    hs_sym_str_t *strs; /* open addressing, str == NULL when empty */
+    size_t nstrs, strcap;
+
+    hs_symbol_t *frames;
+    size_t nframes, framecap;
+    hs_sym_cache_t *cache;
+    size_t ncache, cachecap;
+
+    hs_sym_file_t *files;
+    size_t nfiles, filecap;
+
+    hs_sym_modtab_t *mods;
+    size_t nmods, modcap, lastmod;
+
+    hs_sym_cu_t **cus; /* open addressing by (module, CU offset), NULL when empty */
+    size_t ncus, cucap;
+    hs_sym_cu_t *lastcu;
+};
+
+/* str copied into the symbolizer's arena once; the same pointer for equal strings. NULL
+ * for a NULL str or when out of memory. */
+const char *hs_sym_intern(hs_symbolizer_t *s, const char *str);
+
+/* Sets f->system_name to mangled (interned) and f->name to its demangled form (the same
+ * string for names that are not mangled or when no demangler is at hand). */
+void hs_sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangled);
+
+/* file made absolute against the compilation directory dir, interned. */
+const char *hs_sym_file_path(hs_symbolizer_t *s, const char *dir, const char *file);
+
+/*
+ * Frames from DWARF, innermost first: each inlined subroutine containing addr, then the
+ * subprogram. The innermost frame gets file and line (interned, from the line table);
+ * each outer frame's line is the call site recorded on the inlined instance inside it.
+ * Returns the count (0 without DWARF).
+ */
+size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr, const char *file,
+                           int line, hs_symbol_t *out, size_t max);
+
+/* Releases the compilation-unit indexes. */
+void hs_sym_dwarf_free(hs_symbolizer_t *s);
+
+#endif
