@@ -37,7 +37,7 @@ HEAPSIFT_INTERVAL_SECONDS=0.3 HEAPSIFT_OUT="$T/d/made/t.pb.gz" LD_PRELOAD="$LIB"
 c=$(grep -c 'cannot write profile' "$T/err" || true)
 a=$(grep -c 'written again' "$T/err" || true)
 n=$(ls "$T/d/made" 2>/dev/null | grep -c '^t\.interval\.' || true)
-[ "$c" -eq 1 ] && [ "$a" -eq 1 ] && [ "$n" -ge 2 ] ||
-    { fail "failing dumps: $c failure lines, $a recovery lines, $n profiles (want 1, 1, >= 2)"; show "$T/err"; }
+[ "$c" -eq 1 ] && [ "$a" -eq 1 ] && [ "$n" -ge 1 ] ||
+    { fail "failing dumps: $c failure lines, $a recovery lines, $n profiles (want 1, 1, >= 1)"; show "$T/err"; }
 [ $FAILS -eq 0 ] && echo "triggers_bad: ok"
 exit $((FAILS > 0))
