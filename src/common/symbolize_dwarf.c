@@ -474,7 +474,9 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
         if (sc->kind != HS_SCOPE_INLINED)
             break;
     }
-    if (n == 0)
+    if (n == 0) {
         n = sym_fallback_frames(s, mod, addr, file, line, out, max);
+        s->dwarf_fallbacks += n > 0;
+    }
     return n;
 }

@@ -1,17 +1,25 @@
 /*
  * Unit test of symbolize.c, in process: resolves addresses of this test's own functions
- * (a static one, an inlined one, main), of libc and of libstdc++ (demangling) through a
- * symbolizer of the live process, then the static function again through a symbolizer
- * fed the executable's mapping from hs_maps_read (the CLI's path). Prints the time to
- * symbolize 10,000 libc addresses, cold and cached. Exits non-zero on failure.
+ * (a static one, an inlined one, a chain of three inlined ones inside a lexical block, a
+ * function split into hot and cold parts, main), of libc and of libstdc++ (demangling)
+ * through a symbolizer of the live process, then the static function again through a
+ * symbolizer fed the executable's mapping from hs_maps_read (the CLI's path). Checks the
+ * per-unit scope index of symbolize_dwarf.c against libdw's own scope search
+ * (dwarf_getscopes) on addresses all over this executable's code, those between
+ * functions included. Prints the time to symbolize 10,000 libc addresses, cold and
+ * cached. Exits non-zero on failure.
  */
 #define _GNU_SOURCE
 #include "maps.h"
 #include "symbolize.h"
+#include "symbolize_int.h"
 
 #include "check.h"
 
 #include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +57,52 @@ __attribute__((noinline, noclone)) static void sym_inlined_outer(void)
 {
     sym_inlined_leaf();
     __asm__ volatile("" ::: "memory"); /* no tail call: the return address stays here */
+}
+
+/* Three inlined levels, the innermost inside a lexical block of its own. */
+static const int inl1_call_line = __LINE__ + 6;
+static inline __attribute__((always_inline)) int sym_inl1(int x)
+{
+    int r = x;
+    {
+        volatile int block_local = x * 3;
+        sym_capture();
+        r += block_local;
+    }
+    return r;
+}
+
+static const int inl2_call_line = __LINE__ + 3;
+static inline __attribute__((always_inline)) int sym_inl2(int x)
+{
+    return sym_inl1(x + 1) + 1;
+}
+
+static const int inl3_call_line = __LINE__ + 3;
+__attribute__((noinline, noclone)) static int sym_inl3(int x)
+{
+    int r = sym_inl2(x * 2);
+    __asm__ volatile("" ::: "memory");
+    return r;
+}
+
+/* A rarely taken branch calling a cold function: at -O2 gcc moves it into
+ * .text.unlikely (sym_split.cold), so sym_split's DWARF has two ranges (DW_AT_ranges). */
+__attribute__((noinline, noclone, cold)) static void sym_capture_cold(void)
+{
+    captured = __builtin_return_address(0);
+    __asm__ volatile("" ::: "memory");
+}
+
+static const int split_call_line = __LINE__ + 5;
+__attribute__((noinline, noclone)) static int sym_split(int x)
+{
+    if (x == 12345) {
+        x = x * 5 + 1;
+        sym_capture_cold();
+    }
+    __asm__ volatile("" ::: "memory");
+    return x + 1;
 }
 
 static const char *base_name(const char *path)
@@ -108,6 +162,147 @@ static void check_inlined(hs_symbolizer_t *s)
     }
     CHECK(hs_symbolize(s, (uint64_t)(uintptr_t)captured - 1, f, 1) == 1, "max 1");
     CHECK(f[0].name && strcmp(f[0].name, "sym_inlined_leaf") == 0, "max 1: %s", f[0].name);
+}
+
+/* sym_inl1 in sym_inl2 in sym_inl3: three frames, each outer one at its call site. */
+static void check_inlined_chain(hs_symbolizer_t *s)
+{
+    hs_symbol_t f[8];
+    CHECK(sym_inl3(4) == 37, "sym_inl3");
+    size_t n = hs_symbolize(s, (uint64_t)(uintptr_t)captured - 1, f, 8);
+    CHECK(n == 3, "%zu frames for the chain of three", n);
+    if (n == 3) {
+        const char *want[3] = {"sym_inl1", "sym_inl2", "sym_inl3"};
+        const int line[3] = {inl1_call_line, inl2_call_line, inl3_call_line};
+        for (int i = 0; i < 3; i++) {
+            CHECK(f[i].name && strcmp(f[i].name, want[i]) == 0, "#%d: %s", i, f[i].name);
+            CHECK(f[i].line == line[i], "#%d %s: line %lld, want %d", i, want[i],
+                  (long long)f[i].line, line[i]);
+            CHECK(strcmp(base_name(f[i].file), "test_symbolize.c") == 0, "#%d: file %s", i,
+                  f[i].file);
+        }
+        CHECK(f[2].start_line == inl3_call_line - 2, "decl line of sym_inl3 %lld",
+              (long long)f[2].start_line);
+    }
+    if (hs_check_failures)
+        print_frames("chain", f, n);
+}
+
+/* The cold part of sym_split (a second range of its DIE, far from the first) is still
+ * sym_split, not the symbol-table name sym_split.cold, at the line of the call. */
+static void check_split(hs_symbolizer_t *s)
+{
+    hs_symbol_t f[8];
+    CHECK(sym_split(12345) == 61727, "sym_split");
+    uint64_t pc = (uint64_t)(uintptr_t)captured - 1, entry = (uint64_t)(uintptr_t)&sym_split;
+    bool split = pc < entry || pc - entry > 4096;
+    if (!split)
+        fprintf(stderr, "test_symbolize: sym_split not split into hot and cold parts\n");
+    size_t n = hs_symbolize(s, pc, f, 8);
+    CHECK(n == 1, "%zu frames in sym_split's cold part", n);
+    if (n >= 1) {
+        CHECK(f[0].name && strcmp(f[0].name, "sym_split") == 0, "cold part: %s", f[0].name);
+        CHECK(f[0].line == split_call_line, "cold part: line %lld, want %d", (long long)f[0].line,
+              split_call_line);
+    }
+    if (hs_check_failures)
+        print_frames("split", f, n);
+}
+
+/* libdw's own answer, independent of the symbolizer's index: the function DIEs holding
+ * addr, innermost first, up to the first one that is not inlined. */
+static int ref_functions(Dwfl *dwfl, uint64_t addr, Dwarf_Die *out, int max)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_addrdie(dwfl, addr, &bias), *scopes = NULL, inner;
+    int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0, n = 0;
+    if (ns > 0) {
+        inner = scopes[0];
+        free(scopes);
+        scopes = NULL;
+        ns = dwarf_getscopes_die(&inner, &scopes);
+    }
+    for (int i = 0; i < ns && n < max; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
+            tag != DW_TAG_entry_point)
+            continue;
+        out[n++] = scopes[i];
+        if (tag != DW_TAG_inlined_subroutine)
+            break;
+    }
+    free(scopes);
+    return n;
+}
+
+/* One address: the symbolizer's frames against libdw's scopes; false on a mismatch. */
+static bool cmp_address(hs_symbolizer_t *s, Dwfl *dwfl, uint64_t addr, size_t *between)
+{
+    Dwarf_Die ref[16];
+    hs_symbol_t f[16];
+    Dwarf_Attribute a;
+    Dwarf_Word call = 0;
+    int nref = ref_functions(dwfl, addr, ref, 16);
+    size_t n = hs_symbolize(s, addr, f, 16);
+    if (nref == 0) {
+        *between += 1;
+        return n <= 1; /* a symbol-table name or a line at most, never inlined frames */
+    }
+    if (n != (size_t)nref)
+        return false;
+    for (int i = 0; i < nref; i++) {
+        int decl = 0;
+        const char *name = dwarf_formstring(dwarf_attr_integrate(&ref[i], DW_AT_name, &a));
+        bool linkage = dwarf_attr_integrate(&ref[i], DW_AT_linkage_name, &a) != NULL;
+        if (name && !linkage && (!f[i].name || strcmp(f[i].name, name) != 0))
+            return false;
+        if (f[i].start_line != (dwarf_decl_line(&ref[i], &decl) == 0 ? decl : 0))
+            return false;
+        if (i > 0 && f[i].line != (int64_t)call)
+            return false;
+        call = 0;
+        dwarf_formudata(dwarf_attr(&ref[i], DW_AT_call_line, &a), &call);
+    }
+    return true;
+}
+
+/* Every 7th byte of this executable's code (some 30 kB: this file's functions and the
+ * symbolizer's own, inlined ones included), through the index and through libdw's search. */
+static void check_index_vs_libdw(void)
+{
+    static Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf,
+                                .find_debuginfo = dwfl_standard_find_debuginfo};
+    hs_maps_t maps;
+    Dwfl *dwfl = dwfl_begin(&cb);
+    hs_symbolizer_t *s = hs_symbolizer_new_pid(0);
+    CHECK(dwfl && s && hs_maps_read(0, &maps) == 0, "setup");
+    if (!dwfl || !s)
+        goto out;
+    dwfl_report_begin(dwfl);
+    CHECK(dwfl_linux_proc_report(dwfl, getpid()) == 0, "dwfl_linux_proc_report");
+    dwfl_report_end(dwfl, NULL, NULL);
+    const hs_map_t *m = hs_maps_find(&maps, (uint64_t)(uintptr_t)&sym_probe);
+    size_t total = 0, between = 0, bad = 0;
+    double t0 = now_ms();
+    for (uint64_t addr = m ? m->start : 0; m && addr < m->limit; addr += 7, total++) {
+        if (!cmp_address(s, dwfl, addr, &between) && ++bad <= 5) {
+            hs_symbol_t f[16];
+            fprintf(stderr, "test_symbolize: index and libdw differ at %#llx\n",
+                    (unsigned long long)addr);
+            print_frames("index", f, hs_symbolize(s, addr, f, 16));
+        }
+    }
+    fprintf(stderr, "test_symbolize: %zu addresses (%zu between functions) as libdw: %.1f ms\n",
+            total, between, now_ms() - t0);
+    CHECK(bad == 0, "%zu of %zu addresses differ from libdw's scopes", bad, total);
+    CHECK(total > 1000 && between > 0, "%zu addresses, %zu between functions", total, between);
+    CHECK(s->dwarf_fallbacks == 0, "%llu addresses needed libdw's search",
+          (unsigned long long)s->dwarf_fallbacks);
+    hs_maps_free(&maps);
+out:
+    hs_symbolizer_free(s);
+    if (dwfl)
+        dwfl_end(dwfl);
 }
 
 static void check_main_libc_and_holes(hs_symbolizer_t *s)
@@ -267,11 +462,14 @@ int main(void)
     fprintf(stderr, "test_symbolize: new_pid %.1f ms\n", now_ms() - t0);
     check_probe(s, "pid");
     check_inlined(s);
+    check_inlined_chain(s);
+    check_split(s);
     check_main_libc_and_holes(s);
     time_libc(s);
     hs_symbolizer_free(s);
     check_add_file();
     check_demangle();
     check_odd_mappings();
+    check_index_vs_libdw();
     return hs_check_done("test_symbolize");
 }
