@@ -29,7 +29,7 @@ typedef struct {
 
 /* What pointer decoding needs to know about the object. */
 typedef struct {
-    uintptr_t data_base; /* DW_EH_PE_datarel base: .eh_frame_hdr itself, or 0 */
+    uintptr_t data_base; /* DW_EH_PE_datarel base: .eh_frame_hdr inside it, else 0 */
     uintptr_t lo, hi;    /* the object's mapping: indirect pointers must lie inside */
 } hs_cfi_obj_t;
 
@@ -183,9 +183,10 @@ static bool cfi_ptr(hs_cfi_cur_t *c, uint8_t enc, const hs_cfi_obj_t *o, uintptr
  * table of .eh_frame_hdr. Only the table encoding every GNU linker writes (datarel
  * sdata4) is searched; an object with another one is left to the fallback.
  */
-static hs_cfi_result_t cfi_hdr_search(uintptr_t pc, const hs_cfi_obj_t *o, const uint8_t **fde)
+static hs_cfi_result_t cfi_hdr_search(uintptr_t pc, const uint8_t *hdr, const hs_cfi_obj_t *obj,
+                                      const uint8_t **fde)
 {
-    const uint8_t *hdr = (const uint8_t *)o->data_base;
+    const hs_cfi_obj_t h = {(uintptr_t)hdr, obj->lo, obj->hi}, *o = &h;
     hs_cfi_cur_t c = {hdr, (const uint8_t *)o->hi, false};
     uint8_t ptr_enc, cnt_enc, tab_enc;
     uintptr_t eh_frame, count, lo = 0, hi;
@@ -626,27 +627,34 @@ static hs_cfi_rule_t cfi_execute(const hs_cfi_cie_t *cie, const hs_cfi_obj_t *ob
     return cfi_reduce(&vm.row, cie->signal);
 }
 
-hs_cfi_result_t hs_cfi_rule(uintptr_t pc, hs_cfi_rule_t *rule)
+hs_cfi_result_t hs_cfi_rule_in(uintptr_t pc, const void *eh_frame_hdr, uintptr_t lo, uintptr_t hi,
+                               hs_cfi_rule_t *rule)
 {
-    struct dl_find_object dlfo;
-    hs_cfi_obj_t obj;
+    /* In .eh_frame itself datarel has no base on x86-64 (libgcc's is 0 there too). */
+    const hs_cfi_obj_t obj = {0, lo, hi};
+    const uint8_t *fde = NULL;
     hs_cfi_cie_t cie;
     hs_cfi_cur_t insns;
-    const uint8_t *fde = NULL;
     uintptr_t start = 0;
     hs_cfi_result_t res;
 
     *rule = (hs_cfi_rule_t){0, 0, 0, HS_CFI_UNSUPPORTED};
-    if (_dl_find_object((void *)pc, &dlfo) != 0)
-        return HS_CFI_NO_FDE;
-    obj = (hs_cfi_obj_t){(uintptr_t)dlfo.dlfo_eh_frame, (uintptr_t)dlfo.dlfo_map_start,
-                         (uintptr_t)dlfo.dlfo_map_end};
-    if (obj.data_base < obj.lo || obj.data_base >= obj.hi)
+    if ((uintptr_t)eh_frame_hdr < lo || (uintptr_t)eh_frame_hdr >= hi)
         return HS_CFI_NO_INFO; /* no PT_GNU_EH_FRAME */
-    res = cfi_hdr_search(pc, &obj, &fde);
+    res = cfi_hdr_search(pc, eh_frame_hdr, &obj, &fde);
     if (res == HS_CFI_FOUND)
         res = cfi_parse_fde(fde, pc, &obj, &cie, &insns, &start);
     if (res == HS_CFI_FOUND)
         *rule = cfi_execute(&cie, &obj, &insns, start, pc);
     return res;
+}
+
+hs_cfi_result_t hs_cfi_rule(uintptr_t pc, hs_cfi_rule_t *rule)
+{
+    struct dl_find_object dlfo;
+
+    if (_dl_find_object((void *)pc, &dlfo) != 0)
+        return HS_CFI_NO_FDE;
+    return hs_cfi_rule_in(pc, dlfo.dlfo_eh_frame, (uintptr_t)dlfo.dlfo_map_start,
+                          (uintptr_t)dlfo.dlfo_map_end, rule);
 }

@@ -41,7 +41,14 @@ typedef enum {
                      * .eh_frame_hdr): the caller should let another unwinder try */
 } hs_cfi_result_t;
 
-/* The rule in effect at pc (a return address minus one, so inside the call). */
+/* The rule in effect at pc (a return address minus one, so inside the call), in whatever
+ * loaded object holds pc. *rule is set (UNSUPPORTED unless FOUND says otherwise) for
+ * FOUND and NO_INFO. */
 hs_cfi_result_t hs_cfi_rule(uintptr_t pc, hs_cfi_rule_t *rule);
+
+/* The same, for an object whose .eh_frame_hdr is at eh_frame_hdr and whose tables all lie
+ * inside [lo, hi): no read leaves that range. For the unit test of the parser. */
+hs_cfi_result_t hs_cfi_rule_in(uintptr_t pc, const void *eh_frame_hdr, uintptr_t lo, uintptr_t hi,
+                               hs_cfi_rule_t *rule);
 
 #endif
