@@ -18,7 +18,9 @@
 #                 DUMPS heapsift_dump calls while DUMP_ALLOCATORS threads malloc and free.
 #   churn Ir      churn (2 threads) under callgrind without the library and at RATE=0,
 #                 default and 65536: instructions of the whole process, of the churn loop
-#                 (worker_main, inclusive), of the at-exit dump (hs_dump) and of zlib's
+#                 (worker_main, inclusive), of the at-exit dump (the largest of hs_dump,
+#                 hs_dump_ex and dump_locked, inclusive: the entry point differs between
+#                 versions) and of zlib's
 #                 inflate in it; load-independent figures that say where a wall ratio goes.
 # The churn, memory and peer targets are read from the peers part's results.
 
@@ -93,7 +95,7 @@ targets_churn_ir() {
             -v total="$(sed -n 's/^summary: //p' "$tmp/ci.out")" '
             function num(s) { gsub(",", "", s); return s + 0 }
             $3 ~ /:worker_main$/ && !loop { loop = num($1) }
-            $3 ~ /:hs_dump$/ && !dump { dump = num($1) }
+            $3 ~ /:(hs_dump|hs_dump_ex|dump_locked)$/ && num($1) > dump { dump = num($1) }
             $3 ~ /:inflate$/ && !infl { infl = num($1) }
             END { print c, total, loop + 0, dump + 0, infl + 0 }' >>"$tmp/ci"
         rm -f "$tmp/ci.out" "$tmp"/ci.*.pb.gz
@@ -104,7 +106,7 @@ targets_churn_ir() {
         echo
         awk '{ t[$1] = $2; l[$1] = $3; d[$1] = $4; z[$1] = $5; o[NR] = $1 }
         END {
-            print "| configuration | whole process (Ir) | ratio | churn loop, worker_main inclusive (Ir) | loop ratio | at-exit dump, hs_dump inclusive (Ir) | of which zlib inflate (Ir) |"
+            print "| configuration | whole process (Ir) | ratio | churn loop, worker_main inclusive (Ir) | loop ratio | at-exit dump, dump_locked inclusive (Ir) | of which zlib inflate (Ir) |"
             print "| --- | --- | --- | --- | --- | --- | --- |"
             for (i = 1; i <= NR; i++) {
                 c = o[i]
