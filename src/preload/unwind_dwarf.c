@@ -196,20 +196,26 @@ static bool udw_walk(hs_udw_regs_t *r, uintptr_t *pcs, size_t max, size_t *n)
     return true;
 }
 
-/* libgcc for the whole capture, minus its leading frames (its own, ours) so that the
- * result starts at our caller as the walk's does. */
+/*
+ * libgcc for the whole capture, minus its leading frames (its own, ours) so that the
+ * result starts at our caller as the walk's does. Those frames take room at the end of a
+ * full capture: hs_unwind_capture asks for 16 frames more than it keeps, and a small max
+ * goes through a buffer of its own.
+ */
 static __attribute__((noinline, cold)) size_t udw_fallback(uintptr_t *pcs, size_t max,
                                                            uintptr_t first)
 {
-    size_t n = hs_unwind_libgcc(pcs, max), i;
+    uintptr_t small[HS_UDW_FALLBACK_SKIP + 16];
+    uintptr_t *buf = max <= 16 ? small : pcs;
+    size_t n = hs_unwind_libgcc(buf, max <= 16 ? max + HS_UDW_FALLBACK_SKIP : max), i;
 
     __atomic_fetch_add(&hs_udw_fallbacks, 1, __ATOMIC_RELAXED);
-    for (i = 0; i < n && i < HS_UDW_FALLBACK_SKIP; i++) {
-        if (pcs[i] == first) {
-            memmove(pcs, pcs + i, (n - i) * sizeof(*pcs));
-            return n - i;
-        }
-    }
+    for (i = 0; i < n && i < HS_UDW_FALLBACK_SKIP && buf[i] != first; i++)
+        ;
+    if (i == n || i == HS_UDW_FALLBACK_SKIP)
+        i = 0; /* our caller not found: keep everything rather than guess */
+    n = n - i < max ? n - i : max;
+    memmove(pcs, buf + i, n * sizeof(*pcs));
     return n;
 }
 
