@@ -2,7 +2,8 @@
  * Symbolizer benchmark and cross-check: places ELF files as the CLI does (each executable
  * PT_LOAD segment registered with hs_symbolizer_add_file, at a fixed bias for PIE
  * files, 4 GiB apart) and resolves every STEP-th address of their code in a scattered order, as a
- * profile's locations come. Prints the time per address, cold and cached; with --print,
+ * profile's locations come. Prints the time per address, cold and cached, and the heap
+ * in use before the symbolizer is freed; with --print,
  * every frame of every address (address, name, system name, file, line, declaration
  * line), so two builds of the symbolizer can be diffed on the same files. Built and run by
  * bench/symbolize_bench.sh against a build directory's libhs_common.a.
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,12 +138,13 @@ int main(int argc, char **argv)
     double t_add = sb_now() - t0;
     double cold = sb_pass(s, r, nr, step, print, &count, &found);
     double warm = sb_pass(s, r, nr, step, false, &count, &found);
+    size_t heap = mallinfo2().uordblks;
     t0 = sb_now();
     hs_symbolizer_free(s);
     fprintf(stderr,
             "symbolize_bench: %zu addresses (%zu resolved): add %.1f ms, cold %.2f us/address "
-            "(%.1f ms), cached %.3f us/address, free %.1f ms\n",
+            "(%.1f ms), cached %.3f us/address, free %.1f ms, heap %.1f MiB\n",
             count, found, t_add * 1e3, cold * 1e6 / (double)count, cold * 1e3,
-            warm * 1e6 / (double)count, (sb_now() - t0) * 1e3);
+            warm * 1e6 / (double)count, (sb_now() - t0) * 1e3, (double)heap / 1048576);
     return 0;
 }

@@ -38,14 +38,13 @@ typedef struct {
     int call_line;
 } hs_sym_fn_t;
 
-/* One code scope with pc ranges, in DIE order. */
+/* One code scope with pc ranges, in DIE order (48 bytes). */
 typedef struct {
     Dwarf_Die die;
     uint32_t end;            /* index just past its subtree */
     uint32_t range, nranges; /* its ranges: cu->ranges[range .. range + nranges) */
-    uint8_t kind;            /* HS_SCOPE_* */
-    bool named;              /* fn is filled */
-    hs_sym_fn_t fn;
+    uint32_t fn : 30;        /* 1 + index of its names in cu->fns once read, 0 before */
+    uint32_t kind : 2;       /* HS_SCOPE_* */
 } hs_sym_scope_t;
 
 typedef struct {
@@ -69,6 +68,8 @@ struct hs_sym_cu {
     uint32_t nranges, rangecap;
     hs_sym_top_t *top;
     uint32_t ntop;
+    hs_sym_fn_t *fns;
+    uint32_t nfns, fncap;
 };
 
 /* ----------------------------------------------------------- building ---- */
@@ -115,7 +116,7 @@ static int64_t sym_cu_ranges(hs_sym_cu_t *c, Dwarf_Die *die)
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
         if (lo >= hi)
             continue;
-        if (!sym_grow((void **)&c->ranges, &c->rangecap, c->nranges + 1, sizeof(*c->ranges), 16))
+        if (!sym_grow((void **)&c->ranges, &c->rangecap, c->nranges + 1, sizeof(*c->ranges), 4))
             return -1;
         c->ranges[c->nranges++] = (hs_sym_pcr_t){lo, hi};
     }
@@ -132,7 +133,7 @@ static bool sym_cu_add(hs_sym_cu_t *c, Dwarf_Die *die, int tag, int depth)
     int64_t n = sym_cu_ranges(c, die);
     if (n <= 0)
         return n == 0;
-    if (!sym_grow((void **)&c->scopes, &c->scopecap, i + 1, sizeof(*c->scopes), 64))
+    if (!sym_grow((void **)&c->scopes, &c->scopecap, i + 1, sizeof(*c->scopes), 4))
         return false;
     hs_sym_scope_t *sc = &c->scopes[c->nscopes++];
     memset(sc, 0, sizeof(*sc));
@@ -200,6 +201,18 @@ static bool sym_cu_top(hs_sym_cu_t *c)
     return true;
 }
 
+/* Gives back the unused tail of an array grown by doubling (most units of a C library
+ * hold one or two functions, so the slack would outweigh the index). */
+static void *sym_shrink(void *p, size_t n, size_t size)
+{
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    void *t = realloc(p, n * size);
+    return t != NULL ? t : p;
+}
+
 /* Indexes the unit cudie; a unit that ran out of memory is kept with ok false. */
 static hs_sym_cu_t *sym_cu_build(Dwfl_Module *mod, Dwarf_Die *cudie, Dwarf_Off off)
 {
@@ -209,6 +222,10 @@ static hs_sym_cu_t *sym_cu_build(Dwfl_Module *mod, Dwarf_Die *cudie, Dwarf_Off o
     c->mod = mod;
     c->off = off;
     c->ok = sym_cu_collect(c, cudie, 1) && sym_cu_top(c);
+    c->scopes = sym_shrink(c->scopes, c->nscopes, sizeof(*c->scopes));
+    c->ranges = sym_shrink(c->ranges, c->nranges, sizeof(*c->ranges));
+    c->scopecap = c->nscopes;
+    c->rangecap = c->nranges;
     if (!c->ok) {
         free(c->scopes);
         free(c->ranges);
@@ -279,6 +296,7 @@ void hs_sym_dwarf_free(hs_symbolizer_t *s)
         free(c->scopes);
         free(c->ranges);
         free(c->top);
+        free(c->fns);
         free(c);
     }
     free(s->cus);
@@ -404,6 +422,23 @@ static void sym_fn_read(hs_symbolizer_t *s, Dwarf_Die *die, hs_sym_fn_t *fn)
         fn->call_line = (int)w;
 }
 
+/* The names of function scope sc, read on first use and kept in c->fns (in *tmp when
+ * that cannot grow). */
+static const hs_sym_fn_t *sym_scope_fn(hs_symbolizer_t *s, hs_sym_cu_t *c, hs_sym_scope_t *sc,
+                                       hs_sym_fn_t *tmp)
+{
+    if (sc->fn != 0)
+        return &c->fns[sc->fn - 1];
+    if (c->nfns + 1 >= (1u << 30) ||
+        !sym_grow((void **)&c->fns, &c->fncap, c->nfns + 1, sizeof(*c->fns), 4)) {
+        sym_fn_read(s, &sc->die, tmp);
+        return tmp;
+    }
+    sym_fn_read(s, &sc->die, &c->fns[c->nfns]);
+    sc->fn = ++c->nfns;
+    return &c->fns[sc->fn - 1];
+}
+
 /* The frame of function fn at *file:*line into out; for an inlined fn, *file and *line
  * become its call site, the position in the next (outer) frame. */
 static void sym_emit(const hs_sym_fn_t *fn, bool inlined, const char **file, int *line,
@@ -455,6 +490,7 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
                            int line, hs_symbol_t *out, size_t max)
 {
     uint32_t chain[HS_SYM_MAX_DEPTH];
+    hs_sym_fn_t tmp;
     Dwarf_Addr bias = 0;
     Dwarf_Die *cudie = dwfl_module_addrdie(mod, addr, &bias);
     if (cudie == NULL)
@@ -466,11 +502,8 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
         hs_sym_scope_t *sc = &c->scopes[chain[i]];
         if (sc->kind == HS_SCOPE_BLOCK)
             continue;
-        if (!sc->named) {
-            sym_fn_read(s, &sc->die, &sc->fn);
-            sc->named = true;
-        }
-        sym_emit(&sc->fn, sc->kind == HS_SCOPE_INLINED, &file, &line, &out[n++]);
+        sym_emit(sym_scope_fn(s, c, sc, &tmp), sc->kind == HS_SCOPE_INLINED, &file, &line,
+                 &out[n++]);
         if (sc->kind != HS_SCOPE_INLINED)
             break;
     }
