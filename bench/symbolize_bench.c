@@ -1,12 +1,12 @@
 /*
  * Symbolizer benchmark and cross-check: places ELF files as the CLI does (each executable
- * PT_LOAD segment registered with hs_symbolizer_add_file, at a fixed bias for PIE
- * files, 4 GiB apart) and resolves every STEP-th address of their code in a scattered order, as a
- * profile's locations come. Prints the time per address, cold and cached, and the heap
- * in use before the symbolizer is freed; with --print,
- * every frame of every address (address, name, system name, file, line, declaration
- * line), so two builds of the symbolizer can be diffed on the same files. Built and run by
- * bench/symbolize_bench.sh against a build directory's libhs_common.a.
+ * PT_LOAD segment registered with hs_symbolizer_add_file, PIE files 4 GiB apart) and
+ * resolves every STEP-th address of their code in a scattered order, as a profile's
+ * locations come. Prints the time per address, cold and cached, and the heap in use before
+ * the symbolizer is freed; with --print, every frame of every address (address, name,
+ * system name, file, line, declaration line), so two builds of the symbolizer can be
+ * diffed on the same files. Built and run by bench/symbolize_bench.sh against a build
+ * directory's libhs_common.a.
  * Usage: symbolize_bench [--print] [--step N] [--names-only] FILE...
  */
 #define _GNU_SOURCE

@@ -472,7 +472,8 @@ size_t hs_symbolize(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, size_t 
         return 0;
     if (s->reporting) {
         s->reporting = false;
-        sym_cache_clear(s); /* new modules may resolve what failed before */
+        sym_cache_clear(s);   /* new modules may resolve what failed before */
+        hs_sym_dwarf_free(s); /* unit indexes hold DIEs of modules libdwfl could drop */
         if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
             return 0;
     }
