@@ -49,6 +49,7 @@ struct heapsift_stats {
 /*
  * Write a heap profile now. path: the file to write (gzipped pprof); NULL means the next
  * name from HEAPSIFT_OUT's pattern. The write is atomic (temporary file, then rename).
+ * Like write(2) it is a cancellation point, acted on once the profile is complete.
  */
 int heapsift_dump(const char *path);
 /* Write the kept peak (HEAPSIFT_PEAK=1): the live set at the highest live heap seen

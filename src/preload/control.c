@@ -30,14 +30,23 @@ static bool control_on(void)
     return __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON;
 }
 
+/* The dumping calls write files, so like write(2) they are cancellation points; but a
+ * dump is never cancelled half-way (it would keep its lock): a pending cancellation acts
+ * once the dump is complete. */
+static int control_cancel_point(int rc)
+{
+    pthread_testcancel();
+    return rc;
+}
+
 HS_EXPORT int heapsift_dump(const char *path)
 {
-    return control_on() ? hs_dump(path, "heap") : -ENOTSUP;
+    return control_cancel_point(control_on() ? hs_dump(path, "heap") : -ENOTSUP);
 }
 
 HS_EXPORT int heapsift_dump_peak(const char *path)
 {
-    return control_on() ? hs_dump(path, "peak") : -ENOTSUP;
+    return control_cancel_point(control_on() ? hs_dump(path, "peak") : -ENOTSUP);
 }
 
 HS_EXPORT int heapsift_write(int fd, int format)
@@ -46,7 +55,7 @@ HS_EXPORT int heapsift_write(int fd, int format)
         return -ENOTSUP;
     if (fd < 0)
         return -EBADF;
-    return hs_dump_fd(fd, format);
+    return control_cancel_point(hs_dump_fd(fd, format));
 }
 
 HS_EXPORT int heapsift_set_active(int active)

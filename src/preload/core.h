@@ -40,9 +40,10 @@ struct hs_tls {
     uint32_t guard;    /* reentrancy depth: > 0 means "profiler code, forward" */
     uint8_t resolving; /* this thread is looking up the real functions */
     uint8_t registered;
-    hs_tls_t *next, *prev; /* thread registry (threads.c) */
-    uint64_t rate;         /* rate the countdown was drawn with; 0 = not drawn yet */
-    uint64_t sample_rate;  /* rate the allocation being sampled was judged at */
+    hs_tls_t *next, *prev;              /* thread registry (threads.c) */
+    uint64_t rate;                      /* rate the countdown was drawn with; 0 = not drawn yet */
+    uint64_t sample_rate;               /* rate the allocation being sampled was judged at */
+    uint64_t saved_allocs, saved_frees; /* counters saved while the guard is held */
 };
 
 extern __thread hs_tls_t hs_tls __attribute__((tls_model("initial-exec")));
@@ -80,9 +81,10 @@ typedef struct {
     uint64_t seed;   /* 0 = random */
     uint32_t depth;  /* frames per stack, 1..256 */
     uint32_t max_stacks;
-    const char *unwind; /* unwinder variant name */
-    bool children;      /* exec'd children stay profiled */
-    bool verbose;       /* say where each profile went */
+    const char *unwind;    /* unwinder variant name */
+    const char *symbolize; /* lines, full (+ separate debug files), names, none */
+    bool children;         /* exec'd children stay profiled */
+    bool verbose;          /* say where each profile went */
     /* Triggers (triggers.c); 0 = off. */
     uint32_t signal;         /* dump on this signal */
     uint64_t interval_bytes; /* dump every this many bytes allocated */
@@ -106,14 +108,22 @@ int hs_options_load(void);
  * and do not consume the thread's countdown. */
 static inline void hs_guard_enter(hs_tls_t *t)
 {
-    if (t->guard++ == 0)
+    if (t->guard++ == 0) {
         t->saved = t->countdown;
+        t->saved_allocs = t->allocs;
+        t->saved_frees = t->frees;
+    }
 }
 
+/* The profiler's own allocations are undone from the counters, so they count only the
+ * program's. */
 static inline void hs_guard_exit(hs_tls_t *t)
 {
-    if (--t->guard == 0)
+    if (--t->guard == 0) {
         t->countdown = t->saved;
+        t->allocs = t->saved_allocs;
+        t->frees = t->saved_frees;
+    }
 }
 
 /* Starts a new countdown: the bytes charged since the last reset move to t->bytes, so

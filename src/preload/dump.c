@@ -9,6 +9,7 @@
 #include "core.h"
 #include "livetab.h"
 #include "maps.h"
+#include "modules.h"
 #include "pprof.h"
 #include "profile.h"
 #include "stacktab.h"
@@ -38,13 +39,22 @@ typedef struct {
     double v[4]; /* alloc_objects, alloc_space, inuse_objects, inuse_space */
 } dump_stack_t;
 
+#define HS_DUMP_UNLOADED 32
+
 typedef struct {
     hs_profile_t *prof;
     hs_maps_t maps;
     uint64_t *map_ids;         /* mapping id per maps entry, 0 = not added yet */
-    hs_symbolizer_t *sym;      /* NULL when symbolization failed */
-    uint64_t *loc_pc, *loc_id; /* open-addressing pc -> location id */
+    hs_symbolizer_t *sym;      /* NULL when symbolization failed or is off */
+    hs_symbolizer_t *names;    /* names from every symbol table, for what sym leaves bare */
+    uint64_t *loc_pc, *loc_id; /* open-addressing (pc, unloaded module) -> location id */
+    int32_t *loc_mod;          /* the unloaded module's index + 1, 0 for the live set */
     size_t loc_cap;
+    /* Unloaded libraries (modules.c): a mapping and a symbolizer of the file, each made
+     * on first use, for the first HS_DUMP_UNLOADED of them. */
+    uint64_t umap[HS_DUMP_UNLOADED];
+    hs_symbolizer_t *usym[HS_DUMP_UNLOADED];
+    bool utried[HS_DUMP_UNLOADED];
 } dump_ctx_t;
 
 static int64_t dump_now_ns(void)
@@ -228,22 +238,19 @@ static uint64_t dump_mapping(dump_ctx_t *c, uint64_t addr)
     return c->map_ids[i];
 }
 
-/* Builds the location of return address pc: address pc - 1 (inside the call), with
- * one line per (inlined) frame. */
-static uint64_t dump_new_location(dump_ctx_t *c, uint64_t pc)
+/* A location at addr (a return address - 1, inside the call) in mapping map, with one
+ * line per (inlined) frame sym knows of. */
+static uint64_t dump_add_location(dump_ctx_t *c, hs_symbolizer_t *sym, uint64_t map, uint64_t addr)
 {
     hs_symbol_t syms[16];
     hs_line_t lines[16];
-    size_t n = 0;
-    if (pc == hs_overflow_pc) {
-        lines[0].function_id = hs_profile_add_function(c->prof, "[heapsift: stack table full]",
-                                                       "[heapsift: stack table full]", "", 0);
-        lines[0].line = 0;
-        return hs_profile_add_location(c->prof, 0, 0, lines, 1);
+    size_t n = sym ? hs_symbolize(sym, addr, syms, 16) : 0;
+    if (sym == c->sym && c->names && (n == 0 || !syms[0].file)) {
+        /* No line information: the full symbol tables (separate debug files' .symtab
+         * included, which names static functions) give the best name. */
+        size_t k = hs_symbolize(c->names, addr, syms, 16);
+        n = k ? k : n;
     }
-    uint64_t addr = pc - 1;
-    if (c->sym)
-        n = hs_symbolize(c->sym, addr, syms, 16);
     for (size_t i = 0; i < n; i++) {
         const char *name = syms[i].name ? syms[i].name : syms[i].system_name;
         const char *sys = syms[i].system_name ? syms[i].system_name : name;
@@ -252,19 +259,80 @@ static uint64_t dump_new_location(dump_ctx_t *c, uint64_t pc)
                                     syms[i].file ? syms[i].file : "", syms[i].start_line);
         lines[i].line = syms[i].line;
     }
-    return hs_profile_add_location(c->prof, dump_mapping(c, addr), addr, lines, n);
+    return hs_profile_add_location(c->prof, map, addr, lines, n);
 }
 
-static uint64_t dump_location(dump_ctx_t *c, uint64_t pc)
+/* Builds the location of return address pc, with its names and lines. */
+static uint64_t dump_new_location(dump_ctx_t *c, uint64_t pc)
+{
+    hs_line_t lines[1];
+    if (pc == hs_overflow_pc) {
+        lines[0].function_id = hs_profile_add_function(c->prof, "[heapsift: stack table full]",
+                                                       "[heapsift: stack table full]", "", 0);
+        lines[0].line = 0;
+        return hs_profile_add_location(c->prof, 0, 0, lines, 1);
+    }
+    return dump_add_location(c, c->sym, dump_mapping(c, pc - 1), pc - 1);
+}
+
+/* The symbolizer for unloaded module g: the file it was loaded from, if it is still
+ * there with the same build id; else NULL (its frames stay unnamed). */
+static hs_symbolizer_t *dump_unloaded_sym(dump_ctx_t *c, int g, const hs_unloaded_t *u)
+{
+    char id[65];
+    if (c->utried[g] || !c->sym)
+        return c->usym[g];
+    c->utried[g] = true;
+    if (!hs_elf_build_id(u->path, id, sizeof(id)) || strcmp(id, u->build_id) != 0)
+        return NULL;
+    c->usym[g] = hs_symbolizer_new();
+    if (c->usym[g] &&
+        hs_symbolizer_add_file(c->usym[g], u->path, u->start, u->limit, u->offset) != 0) {
+        hs_symbolizer_free(c->usym[g]);
+        c->usym[g] = NULL;
+    }
+    return c->usym[g];
+}
+
+/* The mapping of unloaded module g, added on first use. */
+static uint64_t dump_unloaded_map(dump_ctx_t *c, int g, const hs_unloaded_t *u)
+{
+    if (!c->umap[g]) {
+        hs_mapping_t pm = {
+            .memory_start = u->start,
+            .memory_limit = u->limit,
+            .file_offset = u->offset,
+            .filename = hs_profile_str(c->prof, u->path),
+            .build_id = hs_profile_str(c->prof, u->build_id),
+        };
+        c->umap[g] = hs_profile_add_mapping(c->prof, &pm);
+    }
+    return c->umap[g];
+}
+
+/* A location in a library unloaded since the stack was recorded (g = its index). */
+static uint64_t dump_unloaded_location(dump_ctx_t *c, uint64_t pc, int g)
+{
+    const hs_unloaded_t *u = hs_modules_get(g);
+    if (!u || g >= HS_DUMP_UNLOADED)
+        return hs_profile_add_location(c->prof, 0, pc - 1, NULL, 0);
+    hs_symbolizer_t *sym = dump_unloaded_sym(c, g, u);
+    return dump_add_location(c, sym, dump_unloaded_map(c, g, u), pc - 1);
+}
+
+static uint64_t dump_location(dump_ctx_t *c, uint64_t pc, int unloaded)
 {
     uint64_t key = pc ? pc : ~0ull; /* 0 marks an empty slot */
+    int32_t mod = unloaded + 1;
     size_t mask = c->loc_cap - 1;
-    size_t i = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & mask;
-    while (c->loc_pc[i] && c->loc_pc[i] != key)
+    size_t i = (size_t)(((key + (uint64_t)mod) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+    while (c->loc_pc[i] && (c->loc_pc[i] != key || c->loc_mod[i] != mod))
         i = (i + 1) & mask;
     if (!c->loc_pc[i]) {
         c->loc_pc[i] = key;
-        c->loc_id[i] = dump_new_location(c, pc);
+        c->loc_mod[i] = mod;
+        c->loc_id[i] =
+            unloaded >= 0 ? dump_unloaded_location(c, pc, unloaded) : dump_new_location(c, pc);
     }
     return c->loc_id[i];
 }
@@ -340,12 +408,37 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n)
         if (!any || !s[i].st.pcs)
             continue;
         uint32_t d = s[i].st.depth < HS_MAX_DEPTH ? s[i].st.depth : HS_MAX_DEPTH;
-        for (uint32_t k = 0; k < d; k++)
-            locs[k] = dump_location(c, s[i].st.pcs[k]);
+        for (uint32_t k = 0; k < d; k++) {
+            uintptr_t pc = s[i].st.pcs[k];
+            locs[k] = dump_location(c, pc, hs_modules_unloaded(pc, (int32_t)i));
+        }
         if (hs_profile_add_sample(c->prof, locs, d, v) != 0)
             return -ENOMEM;
     }
     return 0;
+}
+
+/* The in-process symbolizers as HEAPSIFT_SYMBOLIZE asks. lines: file:line and inlined
+ * frames from the DWARF inside the mapped files, names from every symbol table (separate
+ * debug files' too: their .symtab is cheap, their compressed DWARF is not: libc6-dbg
+ * alone costs ~0.1 s per process); full: DWARF of separate debug files too; names: symbol
+ * tables only; none: addresses only. */
+static void dump_symbolizers(dump_ctx_t *c)
+{
+    const char *mode = hs_opt.symbolize;
+    if (strcmp(mode, "none") == 0)
+        return;
+    c->sym = hs_symbolizer_new_pid(0);
+    if (!c->sym || strcmp(mode, "full") == 0)
+        return;
+    if (strcmp(mode, "names") == 0) {
+        hs_symbolizer_names_only(c->sym, true);
+        return;
+    }
+    hs_symbolizer_separate_debug(c->sym, false);
+    c->names = hs_symbolizer_new_pid(0);
+    if (c->names)
+        hs_symbolizer_names_only(c->names, true);
 }
 
 static size_t dump_pow2(size_t n)
@@ -366,14 +459,16 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
     c->loc_cap = dump_pow2(2 * pcs + 16);
     c->loc_pc = calloc(c->loc_cap, sizeof(uint64_t));
     c->loc_id = calloc(c->loc_cap, sizeof(uint64_t));
+    c->loc_mod = calloc(c->loc_cap, sizeof(int32_t));
     c->prof = hs_profile_new();
-    if (!c->loc_pc || !c->loc_id || !c->prof)
+    if (!c->loc_pc || !c->loc_id || !c->loc_mod || !c->prof)
         return -ENOMEM;
     if (hs_maps_read(0, &c->maps) == 0)
         c->map_ids = calloc(c->maps.n ? c->maps.n : 1, sizeof(uint64_t));
     if (!c->map_ids)
         c->maps.n = 0;
-    c->sym = hs_symbolizer_new_pid(0);
+    dump_symbolizers(c);
+    hs_modules_refresh(); /* which libraries of the recorded stacks are gone */
     int rc = dump_header(c->prof, m, kind, dump_live_ci95(s, n));
     if (rc == 0)
         rc = dump_samples(c, s, n);
@@ -384,6 +479,12 @@ static void dump_ctx_free(dump_ctx_t *c)
 {
     if (c->sym)
         hs_symbolizer_free(c->sym);
+    if (c->names)
+        hs_symbolizer_free(c->names);
+    for (int g = 0; g < HS_DUMP_UNLOADED; g++)
+        if (c->usym[g])
+            hs_symbolizer_free(c->usym[g]);
+    free(c->loc_mod);
     hs_maps_free(&c->maps);
     free(c->map_ids);
     free(c->loc_pc);

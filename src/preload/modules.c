@@ -1,48 +1,40 @@
 /*
- * Unloaded-module tracking (see modules.h). Keeps a snapshot of the executable segments
- * of every loaded object (names copied, since the loader frees its own on dlclose) and,
- * when the loader's removal counter moves, records the segments that disappeared with
- * the stack table's current count as watermark. Everything lives in mmap'd arrays sized
- * once; if they fill up, tracking stops (logged once) and frames of later unloads are
- * resolved as before. Lock: a leaf mutex taken with trylock only, so a thread inside the
- * loader can never wait on it.
+ * Module records (see modules.h). A record is (range, link_map, path, build id, first
+ * stack id); several records may share a range when a library was unloaded and another
+ * loaded in its place: a stack's address belongs to the newest record whose first stack
+ * id is not above the stack's. At a dump each record is checked against what
+ * _dl_find_object finds at its start now. Lock: one leaf mutex; nothing is called while
+ * holding it but _dl_find_object, which takes no lock.
  */
 #define _GNU_SOURCE
 #include "modules.h"
 #include "core.h"
-#include "stacktab.h"
+#include "unwind.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#define HS_MOD_MAX 2048      /* executable segments in one snapshot */
-#define HS_UNLOADED_MAX 1024 /* unloaded segments remembered */
+#define HS_MOD_MAX 4096
 #define HS_NAMES_SIZE (1u << 20)
 
 typedef struct {
-    uintptr_t start, limit;
-    uint64_t offset;
-    const char *path;
-    char build_id[41];
-} hs_mod_t;
+    hs_unloaded_t m;
+    const struct link_map *lm;
+    uint8_t gone; /* set by hs_modules_refresh */
+} hs_modrec_t;
 
-typedef struct {
-    hs_mod_t *cur, *next; /* snapshot, and the one being built */
-    size_t ncur, nnext;
-    hs_unloaded_t *gone; /* unloaded segments */
-    size_t ngone;
-    char *names; /* copied paths, append-only */
-    size_t names_used;
-    unsigned long long adds, subs;
-    int ready, full;
-} hs_modstate_t;
-
-static hs_modstate_t hs_mods;
+static hs_modrec_t *hs_mods;
+static size_t hs_nmods;
+static char *hs_mod_names;
+static size_t hs_mod_names_used;
+static int hs_mods_failed, hs_mods_full_log;
 static pthread_mutex_t hs_mods_lock = PTHREAD_MUTEX_INITIALIZER;
-static int hs_mods_log;
+static uint32_t *hs_gone; /* indices of the records found gone by the last refresh */
+static size_t hs_ngone;
 
 static void *modules_map(size_t bytes)
 {
@@ -50,152 +42,171 @@ static void *modules_map(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static int modules_setup(void)
+static bool modules_setup(void)
 {
-    hs_mods.cur = modules_map(sizeof(hs_mod_t) * HS_MOD_MAX);
-    hs_mods.next = modules_map(sizeof(hs_mod_t) * HS_MOD_MAX);
-    hs_mods.gone = modules_map(sizeof(hs_unloaded_t) * HS_UNLOADED_MAX);
-    hs_mods.names = modules_map(HS_NAMES_SIZE);
-    return hs_mods.cur && hs_mods.next && hs_mods.gone && hs_mods.names ? 0 : -1;
+    if (hs_mods)
+        return true;
+    if (hs_mods_failed)
+        return false;
+    hs_mods = modules_map(sizeof(hs_modrec_t) * HS_MOD_MAX);
+    hs_mod_names = modules_map(HS_NAMES_SIZE);
+    hs_gone = modules_map(sizeof(uint32_t) * HS_MOD_MAX);
+    hs_mods_failed = !hs_mods || !hs_mod_names || !hs_gone;
+    return !hs_mods_failed;
 }
 
-/* A copy of name in the arena (the same copy for the same name), or NULL when full. */
-static const char *modules_name(const char *name)
+static const char *modules_copy_name(const char *name)
 {
-    for (size_t i = 0; i < hs_mods.ncur; i++)
-        if (strcmp(hs_mods.cur[i].path, name) == 0)
-            return hs_mods.cur[i].path;
     size_t len = strlen(name) + 1;
-    if (hs_mods.names_used + len > HS_NAMES_SIZE)
+    if (hs_mod_names_used + len > HS_NAMES_SIZE)
         return NULL;
-    char *p = hs_mods.names + hs_mods.names_used;
+    char *p = hs_mod_names + hs_mod_names_used;
     memcpy(p, name, len);
-    hs_mods.names_used += len;
+    hs_mod_names_used += len;
     return p;
 }
 
-/* The GNU build id from the loaded image's PT_NOTE segments, as hex. */
-static void modules_build_id(const struct dl_phdr_info *info, char *hex)
+/* The GNU build id of the object mapped at base (its ELF header and program headers are
+ * mapped there when its first segment starts at file offset 0), as hex. */
+static void modules_build_id(uintptr_t base, uintptr_t limit, char *hex)
 {
     hex[0] = '\0';
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+    if (limit - base < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > limit - base)
+        return;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+    uintptr_t bias = base; /* shared objects are linked at 0 */
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type != PT_NOTE || ph[i].p_vaddr + ph[i].p_memsz > limit - bias)
             continue;
-        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        const char *p = (const char *)(bias + ph[i].p_vaddr), *end = p + ph[i].p_memsz;
         while (p + sizeof(ElfW(Nhdr)) <= end) {
             const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
             const char *name = p + sizeof(*n);
-            const unsigned char *desc = (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
+            const unsigned char *d = (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
+            if ((const char *)d + n->n_descsz > end)
+                break;
             if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
-                n->n_descsz <= 20 && (const char *)desc + n->n_descsz <= end) {
+                n->n_descsz <= 20) {
                 for (unsigned k = 0; k < n->n_descsz; k++) {
-                    hex[2 * k] = "0123456789abcdef"[desc[k] >> 4];
-                    hex[2 * k + 1] = "0123456789abcdef"[desc[k] & 15];
+                    hex[2 * k] = "0123456789abcdef"[d[k] >> 4];
+                    hex[2 * k + 1] = "0123456789abcdef"[d[k] & 15];
                 }
                 hex[2 * n->n_descsz] = '\0';
                 return;
             }
-            p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+            p = (const char *)d + ((n->n_descsz + 3) & ~3u);
         }
     }
 }
 
-static int modules_collect(struct dl_phdr_info *info, size_t size, void *data)
+static bool modules_overlap(const hs_unloaded_t *m, uintptr_t lo, uintptr_t hi)
 {
-    (void)size, (void)data;
-    if (!info->dlpi_name || !info->dlpi_name[0])
-        return 0; /* the main program and the vdso are never unloaded */
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+    return m->start < hi && lo < m->limit;
+}
+
+/* Whether the newest record for f's range is f's object itself. Lock held. */
+static bool modules_known(const struct dl_find_object *f)
+{
+    uintptr_t lo = (uintptr_t)f->dlfo_map_start, hi = (uintptr_t)f->dlfo_map_end;
+    for (size_t i = hs_nmods; i-- > 0;) {
+        const hs_modrec_t *r = &hs_mods[i];
+        if (!modules_overlap(&r->m, lo, hi))
             continue;
-        const char *path = modules_name(info->dlpi_name);
-        if (hs_mods.nnext == HS_MOD_MAX || !path)
-            return hs_mods.full = 1;
-        hs_mod_t *m = &hs_mods.next[hs_mods.nnext++];
-        m->start = info->dlpi_addr + ph->p_vaddr;
-        m->limit = m->start + ph->p_memsz;
-        m->offset = ph->p_offset;
-        m->path = path;
-        modules_build_id(info, m->build_id);
+        return r->m.start == lo && r->lm == f->dlfo_link_map &&
+               strcmp(r->m.path, f->dlfo_link_map->l_name) == 0;
     }
-    return 0;
+    return false;
 }
 
-static int modules_counters(struct dl_phdr_info *info, size_t size, void *data)
+/* Adds a record for f's object, first seen in stack id. Lock held. */
+static void modules_add(const struct dl_find_object *f, int32_t id)
 {
-    unsigned long long *c = data;
-    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
-        return 1;
-    c[0] = info->dlpi_adds;
-    c[1] = info->dlpi_subs;
-    return 1; /* the counters are the same for every object: stop at the first */
+    uintptr_t lo = (uintptr_t)f->dlfo_map_start, hi = (uintptr_t)f->dlfo_map_end;
+    const char *path = modules_copy_name(f->dlfo_link_map->l_name);
+    if (hs_nmods == HS_MOD_MAX || !path) {
+        hs_log_once(hs_mods_full_log, "too many libraries loaded: frames of libraries "
+                                      "unloaded from now on may be misnamed");
+        return;
+    }
+    bool replaces = false;
+    for (size_t i = 0; i < hs_nmods; i++)
+        replaces |= modules_overlap(&hs_mods[i].m, lo, hi);
+    hs_modrec_t *r = &hs_mods[hs_nmods];
+    memset(r, 0, sizeof(*r));
+    r->m = (hs_unloaded_t){.start = lo, .limit = hi, .path = path, .seen_from = (uint32_t)id};
+    r->lm = f->dlfo_link_map;
+    modules_build_id(lo, hi, r->m.build_id);
+    __atomic_store_n(&hs_nmods, hs_nmods + 1, __ATOMIC_RELEASE);
+    if (replaces)
+        hs_unwind_dwarf_invalidate(); /* the unwinder's cached rules were the old code's */
 }
 
-static bool modules_present(const hs_mod_t *m)
+void hs_modules_note(const uintptr_t *pcs, size_t depth, int32_t id)
 {
-    for (size_t i = 0; i < hs_mods.nnext; i++)
-        if (hs_mods.next[i].start == m->start && hs_mods.next[i].path == m->path)
+    uintptr_t lo = 0, hi = 0;
+    if (id < 0)
+        return;
+    pthread_mutex_lock(&hs_mods_lock);
+    for (size_t k = 0; k < depth && modules_setup(); k++) {
+        struct dl_find_object f;
+        if ((pcs[k] >= lo && pcs[k] < hi) || _dl_find_object((void *)(pcs[k] - 1), &f) != 0)
+            continue;
+        lo = (uintptr_t)f.dlfo_map_start;
+        hi = (uintptr_t)f.dlfo_map_end;
+        /* The main program (empty name) is never unloaded. */
+        if (!f.dlfo_link_map || !f.dlfo_link_map->l_name || !f.dlfo_link_map->l_name[0])
+            continue;
+        if (!modules_known(&f))
+            modules_add(&f, id);
+    }
+    pthread_mutex_unlock(&hs_mods_lock);
+}
+
+void hs_modules_refresh(void)
+{
+    pthread_mutex_lock(&hs_mods_lock);
+    hs_ngone = 0;
+    for (size_t i = 0; i < hs_nmods; i++) {
+        hs_modrec_t *r = &hs_mods[i];
+        struct dl_find_object f;
+        bool here = _dl_find_object((void *)r->m.start, &f) == 0 &&
+                    (uintptr_t)f.dlfo_map_start == r->m.start && f.dlfo_link_map == r->lm &&
+                    f.dlfo_link_map->l_name && strcmp(f.dlfo_link_map->l_name, r->m.path) == 0;
+        r->gone = !here;
+        if (r->gone)
+            hs_gone[hs_ngone++] = (uint32_t)i;
+    }
+    pthread_mutex_unlock(&hs_mods_lock);
+}
+
+/* Whether a record newer than index g also covers pc for stack id. */
+static bool modules_superseded(size_t g, uintptr_t pc, int32_t id, size_t n)
+{
+    for (size_t i = g + 1; i < n; i++)
+        if (pc >= hs_mods[i].m.start && pc < hs_mods[i].m.limit &&
+            hs_mods[i].m.seen_from <= (uint32_t)id)
             return true;
     return false;
 }
 
-/* Re-reads the loaded set; what was in the old snapshot and is not in the new one was
- * unloaded, and every stack interned so far may hold its addresses. */
-static void modules_refresh(void)
+/* Called for every address of a dump: costs one compare when nothing was unloaded. */
+int hs_modules_unloaded(uintptr_t pc, int32_t stack_id)
 {
-    hs_mods.nnext = 0;
-    dl_iterate_phdr(modules_collect, NULL);
-    uint32_t watermark = hs_stacktab_count();
-    for (size_t i = 0; i < hs_mods.ncur && !hs_mods.full; i++) {
-        const hs_mod_t *m = &hs_mods.cur[i];
-        if (modules_present(m))
-            continue;
-        if (hs_mods.ngone == HS_UNLOADED_MAX) {
-            hs_mods.full = 1;
-            break;
-        }
-        hs_unloaded_t *g = &hs_mods.gone[hs_mods.ngone];
-        *g = (hs_unloaded_t){m->start, m->limit, m->offset, m->path, "", watermark};
-        memcpy(g->build_id, m->build_id, sizeof(g->build_id));
-        __atomic_store_n(&hs_mods.ngone, hs_mods.ngone + 1, __ATOMIC_RELEASE);
+    size_t n = __atomic_load_n(&hs_nmods, __ATOMIC_ACQUIRE);
+    for (size_t k = 0; k < hs_ngone && stack_id >= 0; k++) {
+        size_t g = hs_gone[k];
+        const hs_modrec_t *r = &hs_mods[g];
+        if (pc >= r->m.start && pc < r->m.limit && r->m.seen_from <= (uint32_t)stack_id &&
+            !modules_superseded(g, pc, stack_id, n))
+            return (int)g;
     }
-    hs_mod_t *t = hs_mods.cur;
-    hs_mods.cur = hs_mods.next;
-    hs_mods.next = t;
-    hs_mods.ncur = hs_mods.nnext;
+    return -1;
 }
 
-void hs_modules_check(void)
+const hs_unloaded_t *hs_modules_get(int index)
 {
-    unsigned long long c[2] = {0, 0};
-    dl_iterate_phdr(modules_counters, c);
-    if (__atomic_load_n(&hs_mods.ready, __ATOMIC_ACQUIRE) && c[0] == hs_mods.adds &&
-        c[1] == hs_mods.subs)
-        return;
-    if (pthread_mutex_trylock(&hs_mods_lock) != 0)
-        return;
-    if (!hs_mods.ready && modules_setup() != 0)
-        hs_mods.full = 1;
-    if (!hs_mods.full)
-        modules_refresh();
-    if (hs_mods.full)
-        hs_log_once(hs_mods_log, "too many modules loaded or unloaded: frames of libraries "
-                                 "unloaded from now on may be misnamed");
-    hs_mods.adds = c[0];
-    hs_mods.subs = c[1];
-    __atomic_store_n(&hs_mods.ready, 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&hs_mods_lock);
-}
-
-const hs_unloaded_t *hs_modules_unloaded(uintptr_t pc, int32_t stack_id)
-{
-    size_t n = __atomic_load_n(&hs_mods.ngone, __ATOMIC_ACQUIRE);
-    for (size_t i = 0; i < n; i++) {
-        const hs_unloaded_t *g = &hs_mods.gone[i];
-        if (stack_id >= 0 && (uint32_t)stack_id < g->watermark && pc >= g->start && pc < g->limit)
-            return g;
-    }
-    return NULL;
+    size_t n = __atomic_load_n(&hs_nmods, __ATOMIC_ACQUIRE);
+    return index >= 0 && (size_t)index < n ? &hs_mods[index].m : NULL;
 }

@@ -1,8 +1,10 @@
 /*
- * Unloaded modules: remembers the code segments of shared objects that dlclose removed,
- * so a dump can tell a return address in an unloaded library from one in whatever was
- * loaded at the same address since. The loaded set is re-read (dl_iterate_phdr) only when
- * the loader's add/remove counters move, checked on the sampled path; storage is mmap'd.
+ * Loaded modules seen by the sampler, so a dump can tell a return address in a library
+ * unloaded since from one in whatever was loaded at the same address later. Each new
+ * stack's addresses are looked up with glibc's lock-free _dl_find_object (never
+ * dl_iterate_phdr, whose loader lock an application callback might hold while waiting on
+ * a thread that is inside malloc); a module is recorded, with a copy of its path and
+ * build id, the first time one of its addresses appears. Storage is mmap'd.
  */
 #ifndef HS_MODULES_H
 #define HS_MODULES_H
@@ -11,19 +13,22 @@
 #include <stdint.h>
 
 typedef struct {
-    uintptr_t start, limit; /* [start, limit): an executable segment */
-    uint64_t offset;        /* file offset of start */
+    uintptr_t start, limit; /* [start, limit): the object's whole mapping */
+    uint64_t offset;        /* file offset of start (0: the ELF header is mapped there) */
     const char *path;       /* the file it was loaded from */
     char build_id[41];      /* lowercase hex, "" when absent */
-    uint32_t watermark;     /* stacks with ids below it may hold its addresses */
+    uint32_t seen_from;     /* the first stack id that held one of its addresses */
 } hs_unloaded_t;
 
-/* Notices loads and unloads since the last call (cheap when nothing changed). Called
- * with the guard held on the sampled path, before the stack is interned; never blocks:
- * if another thread is checking, it returns at once. */
-void hs_modules_check(void);
+/* Records the modules of a newly interned stack (id). Sampled path, guard held. */
+void hs_modules_note(const uintptr_t *pcs, size_t depth, int32_t id);
 
-/* The unloaded segment that held pc when stack stack_id was recorded, or NULL. */
-const hs_unloaded_t *hs_modules_unloaded(uintptr_t pc, int32_t stack_id);
+/* At a dump, before hs_modules_unloaded: finds which recorded modules are gone. */
+void hs_modules_refresh(void);
+
+/* The index of the unloaded module that held pc when stack stack_id was recorded, or -1
+ * (the address belongs to what is loaded now); hs_modules_get(index) describes it. */
+int hs_modules_unloaded(uintptr_t pc, int32_t stack_id);
+const hs_unloaded_t *hs_modules_get(int index);
 
 #endif

@@ -23,6 +23,7 @@ typedef enum {
     HS_OPT_SECONDS,  /* seconds, decimals allowed, or N ms -> uint64 milliseconds */
     HS_OPT_PERCENT,  /* a percentage (10 or 10%) -> uint32 per-mille */
     HS_OPT_FRACTION, /* a fraction (0.9 or 90%) -> uint32 per-mille */
+    HS_OPT_ENUM,     /* one of the words in `words` -> the table's own string */
 } hs_opt_kind_t;
 
 typedef struct {
@@ -31,10 +32,12 @@ typedef struct {
     const char *def;
     uint64_t min, max;
     void *dst;
-    const char *expect; /* what a good value looks like, for the error line */
+    const char *expect;       /* what a good value looks like, for the error line */
+    const char *const *words; /* HS_OPT_ENUM: the accepted values, NULL-terminated */
 } hs_opt_def_t;
 
-static const char *const hs_unwinders[] = {"libunwind", "libgcc", "fp", NULL};
+static const char *const hs_unwinders[] = {"dwarf", "libunwind", "libgcc", "fp", NULL};
+static const char *const hs_symbolize_modes[] = {"lines", "full", "names", "none", NULL};
 
 /* Parses a decimal with an optional K/M/G/T (powers of 1024) suffix. */
 static bool options_parse_uint(const char *s, bool suffixes, uint64_t *out)
@@ -162,10 +165,23 @@ static bool options_parse_bool(const char *s, bool *out)
     return false;
 }
 
+/* The table's copy of v if it is one of words (so no pointer into the environment is
+ * kept), else NULL. */
+static const char *options_word(const char *const *words, const char *v)
+{
+    for (int i = 0; words[i]; i++)
+        if (strcmp(v, words[i]) == 0)
+            return words[i];
+    return NULL;
+}
+
 static int options_apply(const hs_opt_def_t *d, const char *v)
 {
     uint64_t u = 0;
     switch (d->kind) {
+    case HS_OPT_ENUM:
+        *(const char **)d->dst = options_word(d->words, v);
+        return *(const char **)d->dst ? 0 : -EINVAL;
     case HS_OPT_STR:
         if (!*v)
             return -EINVAL;
@@ -199,14 +215,6 @@ static int options_apply(const hs_opt_def_t *d, const char *v)
     return -EINVAL;
 }
 
-static bool options_unwind_ok(const char *v)
-{
-    for (int i = 0; hs_unwinders[i]; i++)
-        if (strcmp(v, hs_unwinders[i]) == 0)
-            return true;
-    return false;
-}
-
 /* The strings point into the environment, which a program may rewrite (setproctitle
  * overwrites environ's strings in place): keep our own copies. */
 static int options_own_strings(void)
@@ -219,41 +227,41 @@ static int options_own_strings(void)
     }
     memcpy(out, hs_opt.out, n + 1);
     hs_opt.out = out;
-    for (int i = 0; hs_unwinders[i]; i++)
-        if (strcmp(hs_opt.unwind, hs_unwinders[i]) == 0)
-            hs_opt.unwind = hs_unwinders[i];
     return 0;
 }
 
 int hs_options_load(void)
 {
     const hs_opt_def_t defs[] = {
-        {"HEAPSIFT_OUT", HS_OPT_STR, "heapsift.%p.pb.gz", 0, 0, &hs_opt.out, "a path pattern"},
+        {"HEAPSIFT_OUT", HS_OPT_STR, "heapsift.%p.pb.gz", 0, 0, &hs_opt.out, "a path pattern",
+         NULL},
         {"HEAPSIFT_RATE", HS_OPT_BYTES, "524288", 0, 1ull << 40, &hs_opt.rate,
-         "bytes between samples, e.g. 524288 or 512K; 1 = all, 0 = off"},
-        {"HEAPSIFT_SEED", HS_OPT_UINT, "0", 0, UINT64_MAX, &hs_opt.seed, "an integer"},
-        {"HEAPSIFT_DEPTH", HS_OPT_UINT, "64", 1, 256, &hs_opt.depth, "frames, 1 to 256"},
+         "bytes between samples, e.g. 524288 or 512K; 1 = all, 0 = off", NULL},
+        {"HEAPSIFT_SEED", HS_OPT_UINT, "0", 0, UINT64_MAX, &hs_opt.seed, "an integer", NULL},
+        {"HEAPSIFT_DEPTH", HS_OPT_UINT, "64", 1, 256, &hs_opt.depth, "frames, 1 to 256", NULL},
         {"HEAPSIFT_MAX_STACKS", HS_OPT_UINT, "65536", 16, 1u << 24, &hs_opt.max_stacks,
-         "a number of stacks, 16 to 16777216"},
-        {"HEAPSIFT_UNWIND", HS_OPT_STR, "libunwind", 0, 0, &hs_opt.unwind,
-         "libunwind, libgcc or fp"},
-        {"HEAPSIFT_CHILDREN", HS_OPT_BOOL, "1", 0, 0, &hs_opt.children, "0 or 1"},
-        {"HEAPSIFT_VERBOSE", HS_OPT_BOOL, "0", 0, 0, &hs_opt.verbose, "0 or 1"},
+         "a number of stacks, 16 to 16777216", NULL},
+        {"HEAPSIFT_UNWIND", HS_OPT_ENUM, "dwarf", 0, 0, &hs_opt.unwind,
+         "dwarf, libunwind, libgcc or fp", hs_unwinders},
+        {"HEAPSIFT_SYMBOLIZE", HS_OPT_ENUM, "lines", 0, 0, &hs_opt.symbolize,
+         "lines, full, names or none", hs_symbolize_modes},
+        {"HEAPSIFT_CHILDREN", HS_OPT_BOOL, "1", 0, 0, &hs_opt.children, "0 or 1", NULL},
+        {"HEAPSIFT_VERBOSE", HS_OPT_BOOL, "0", 0, 0, &hs_opt.verbose, "0 or 1", NULL},
         {"HEAPSIFT_SIGNAL", HS_OPT_SIGNAL, "0", 0, UINT32_MAX, &hs_opt.signal,
-         "a signal name or number, e.g. USR2 or 12; not KILL, STOP or a fault signal"},
+         "a signal name or number, e.g. USR2 or 12; not KILL, STOP or a fault signal", NULL},
         {"HEAPSIFT_INTERVAL_BYTES", HS_OPT_BYTES, "0", 0, UINT64_MAX, &hs_opt.interval_bytes,
-         "bytes allocated between dumps, e.g. 4G; 0 = off"},
+         "bytes allocated between dumps, e.g. 4G; 0 = off", NULL},
         {"HEAPSIFT_INTERVAL_SECONDS", HS_OPT_SECONDS, "0", 0, UINT64_MAX / 2, &hs_opt.interval_ms,
-         "seconds between dumps, e.g. 60, 0.5 or 250ms; 0 = off"},
-        {"HEAPSIFT_PEAK", HS_OPT_BOOL, "0", 0, 0, &hs_opt.peak, "0 or 1"},
+         "seconds between dumps, e.g. 60, 0.5 or 250ms; 0 = off", NULL},
+        {"HEAPSIFT_PEAK", HS_OPT_BOOL, "0", 0, 0, &hs_opt.peak, "0 or 1", NULL},
         {"HEAPSIFT_PEAK_GROWTH", HS_OPT_PERCENT, "0", 0, 1000000, &hs_opt.peak_growth,
-         "a growth in percent, e.g. 10%; 0 = no dumps at new peaks"},
+         "a growth in percent, e.g. 10%; 0 = no dumps at new peaks", NULL},
         {"HEAPSIFT_PEAK_MIN_SECONDS", HS_OPT_SECONDS, "10", 0, UINT64_MAX / 2, &hs_opt.peak_min_ms,
-         "seconds between peak dumps, e.g. 10"},
+         "seconds between peak dumps, e.g. 10", NULL},
         {"HEAPSIFT_OOM_FRACTION", HS_OPT_FRACTION, "0", 0, 1000, &hs_opt.oom_fraction,
-         "a fraction of the memory limit, e.g. 0.9 or 90%; 0 = off"},
+         "a fraction of the memory limit, e.g. 0.9 or 90%; 0 = off", NULL},
         {"HEAPSIFT_KEEP", HS_OPT_UINT, "0", 0, 1u << 20, &hs_opt.keep,
-         "a number of files per kind; 0 = keep all"},
+         "a number of files per kind; 0 = keep all", NULL},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
@@ -262,8 +270,6 @@ int hs_options_load(void)
         if (!v)
             continue;
         int bad = options_apply(&defs[i], v);
-        if (!bad && defs[i].dst == &hs_opt.unwind && !options_unwind_ok(v))
-            bad = -EINVAL;
         if (bad) {
             hs_log("%s=%s: invalid value (expected %s); profiling disabled", defs[i].name, v,
                    defs[i].expect);

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "core.h"
 #include "livetab.h"
+#include "modules.h"
 #include "stacktab.h"
 #include "unwind.h"
 
@@ -206,7 +207,10 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     hs_guard_enter(t);
     size_t depth = hs_unwind_capture(pcs, hs_opt.depth);
     double w = hs_sampler_weight(n, t->sample_rate ? t->sample_rate : recorder_rate());
+    uint32_t known = hs_stacktab_count();
     int32_t id = hs_stacktab_record(pcs, (uint32_t)depth, w, w * (double)n);
+    if (id >= 0 && (uint32_t)id >= known)
+        hs_modules_note(pcs, depth, id); /* a new stack: remember its libraries */
     if (id < 0)
         id = hs_stacktab_record(&hs_overflow_pc, 1, w, w * (double)n);
     if (id >= 0) {

@@ -28,13 +28,17 @@ static void threads_add(hs_counters_t *out, hs_tls_t *t)
 {
     int64_t drawn = __atomic_load_n(&t->drawn, __ATOMIC_RELAXED);
     int64_t left = __atomic_load_n(&t->countdown, __ATOMIC_RELAXED);
-    out->allocs += threads_load(&t->allocs);
-    out->frees += threads_load(&t->frees);
-    out->bytes += threads_load(&t->bytes);
-    /* While the thread holds the guard its countdown moves with profiler allocations
-     * that are later undone; the saved value is the application's. */
-    if (__atomic_load_n(&t->guard, __ATOMIC_RELAXED))
+    uint64_t allocs = threads_load(&t->allocs), frees = threads_load(&t->frees);
+    /* While the thread holds the guard its counters move with profiler allocations that
+     * are later undone; the saved values are the application's. */
+    if (__atomic_load_n(&t->guard, __ATOMIC_RELAXED)) {
         left = __atomic_load_n(&t->saved, __ATOMIC_RELAXED);
+        allocs = threads_load(&t->saved_allocs);
+        frees = threads_load(&t->saved_frees);
+    }
+    out->allocs += allocs;
+    out->frees += frees;
+    out->bytes += threads_load(&t->bytes);
     if (drawn > left)
         out->bytes += (uint64_t)(drawn - left);
 }

@@ -1,7 +1,7 @@
 /*
- * Unit test of unloaded-module tracking (modules.c): a library loaded with dlopen, whose
- * code address is in a recorded stack, is remembered once dlclose removed it; the record
- * names its file and applies to stacks interned before the unload only.
+ * Unit test of module records (modules.c): a library loaded with dlopen, whose code
+ * address is in a recorded stack, is found gone once dlclose removed it; the record names
+ * its file and build id, and applies to stacks recorded while it was loaded only.
  */
 #define _GNU_SOURCE
 #include "check.h"
@@ -11,47 +11,56 @@
 #include <dlfcn.h>
 #include <string.h>
 
-/* A library this test does not link, that dlclose really unloads. */
-static const char *const candidates[] = {"libxxhash.so.0", "libgdbm.so.6", "libpanel.so.6",
-                                         "libsqlite3.so.0", NULL};
+/* A library this test does not link, that dlclose really unloads, and one function. */
+static const char *const candidates[][2] = {{"libxxhash.so.0", "XXH64"},
+                                            {"libgdbm.so.6", "gdbm_open"},
+                                            {"libpanel.so.6", "new_panel"},
+                                            {"libsqlite3.so.0", "sqlite3_open"},
+                                            {NULL, NULL}};
 
 int main(void)
 {
     CHECK(hs_stacktab_init(1024) == 0);
-    hs_modules_check();
-    void *h = NULL;
-    const char *name = NULL;
-    for (int i = 0; candidates[i] && !h; i++)
-        if (!dlopen(candidates[i], RTLD_NOW | RTLD_NOLOAD))
-            h = dlopen(name = candidates[i], RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
+    void *h = NULL, *sym = NULL;
+    const char *name = NULL, *fn = NULL;
+    for (int i = 0; candidates[i][0] && !sym; i++) {
+        if (dlopen(candidates[i][0], RTLD_NOW | RTLD_NOLOAD))
+            continue;
+        h = dlopen(name = candidates[i][0], RTLD_NOW | RTLD_LOCAL);
+        sym = h ? dlsym(h, fn = candidates[i][1]) : NULL;
+    }
+    if (!sym) {
         printf("test_modules: no unloadable library found, skipped\n");
         return 0;
     }
-    Dl_info info;
-    void *sym = NULL;
-    const char *fns[] = {"XXH64", "gdbm_open", "new_panel", "sqlite3_open", NULL};
-    for (int i = 0; fns[i] && !sym; i++)
-        sym = dlsym(h, fns[i]);
-    CHECK(sym != NULL, "no known function in %s", name);
-    CHECK(dladdr(sym, &info) && info.dli_fname);
-    uintptr_t pc = (uintptr_t)sym + 4;
-    hs_modules_check();
-    int32_t before = hs_stacktab_record(&pc, 1, 1, 1);
-    CHECK(hs_modules_unloaded(pc, before) == NULL, "loaded code reported unloaded");
+    uintptr_t pcs[2] = {(uintptr_t)sym + 4, (uintptr_t)&main + 4};
+    int32_t before = hs_stacktab_record(pcs, 2, 1, 1);
+    hs_modules_note(pcs, 2, before);
+    hs_modules_refresh();
+    CHECK(hs_modules_unloaded(pcs[0], before) < 0, "loaded code reported unloaded");
     CHECK(dlclose(h) == 0);
     CHECK(dlopen(name, RTLD_NOW | RTLD_NOLOAD) == NULL, "%s still loaded", name);
-    hs_modules_check();
-    const hs_unloaded_t *g = hs_modules_unloaded(pc, before);
-    CHECK(g != NULL, "the unload of %s was not noticed", name);
-    if (g) {
-        CHECK(strstr(g->path, name) != NULL, "path %s, want %s", g->path, name);
-        CHECK(pc >= g->start && pc < g->limit);
-        CHECK(g->build_id[0] != '\0', "no build id for %s", g->path);
+    hs_modules_refresh();
+    int g = hs_modules_unloaded(pcs[0], before);
+    const hs_unloaded_t *u = hs_modules_get(g);
+    CHECK(u != NULL, "the unload of %s was not noticed", name);
+    if (u) {
+        CHECK(strstr(u->path, name) != NULL, "path %s, want %s", u->path, name);
+        CHECK(pcs[0] >= u->start && pcs[0] < u->limit);
+        CHECK(u->build_id[0] != '\0', "no build id for %s", u->path);
     }
-    uintptr_t other = pc + 8;
-    int32_t after = hs_stacktab_record(&other, 1, 1, 1);
+    CHECK(hs_modules_unloaded(pcs[1], before) < 0, "the main program reported unloaded");
+    /* The library again, maybe at the same address: a new stack belongs to the new one. */
+    h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != NULL);
+    void *sym2 = h ? dlsym(h, fn) : NULL;
+    CHECK(sym2 != NULL);
+    uintptr_t again = (uintptr_t)sym2 + 4;
+    printf("%s: loaded at the %s address again\n", name, sym2 == sym ? "same" : "another");
+    int32_t after = hs_stacktab_record(&again, 1, 1, 1);
+    hs_modules_note(&again, 1, after);
+    hs_modules_refresh();
     CHECK(after > before);
-    CHECK(hs_modules_unloaded(other, after) == NULL, "a stack recorded after the unload");
+    CHECK(hs_modules_unloaded(again, after) < 0, "a stack recorded after the reload");
     return hs_check_done("test_modules");
 }
