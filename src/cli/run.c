@@ -34,10 +34,20 @@ static const run_opt_t run_opts[] = {
     {"seed", 0, "HEAPSIFT_SEED", NULL, "seed for reproducible sampling"},
     {"depth", 0, "HEAPSIFT_DEPTH", NULL, "frames per stack, 1 to 256"},
     {"max-stacks", 0, "HEAPSIFT_MAX_STACKS", NULL, "bound on distinct stacks"},
-    {"unwind", 0, "HEAPSIFT_UNWIND", NULL, "unwinder: libunwind, libgcc or fp"},
+    {"unwind", 0, "HEAPSIFT_UNWIND", NULL, "unwinder: dwarf, libgcc or fp"},
+    {"symbolize", 0, "HEAPSIFT_SYMBOLIZE", NULL, "names and lines: lines, full, names or none"},
     {"no-children", 0, "HEAPSIFT_CHILDREN", "0", "do not profile programs CMD executes"},
     {"children", 0, "HEAPSIFT_CHILDREN", "1", "profile programs CMD executes (default)"},
     {"quiet", 'q', "HEAPSIFT_VERBOSE", "0", "do not say where profiles went"},
+    {"verbose", 0, "HEAPSIFT_VERBOSE", "1", "say where profiles went (default)"},
+    {"signal", 0, "HEAPSIFT_SIGNAL", NULL, "dump when this signal arrives (e.g. USR2)"},
+    {"interval-bytes", 0, "HEAPSIFT_INTERVAL_BYTES", NULL, "dump every N bytes allocated"},
+    {"interval-seconds", 0, "HEAPSIFT_INTERVAL_SECONDS", NULL, "dump every T seconds"},
+    {"peak", 0, "HEAPSIFT_PEAK", "1", "keep the live set at the highest live heap"},
+    {"peak-growth", 0, "HEAPSIFT_PEAK_GROWTH", NULL, "dump at new peaks this much higher"},
+    {"peak-min-seconds", 0, "HEAPSIFT_PEAK_MIN_SECONDS", NULL, "at most one peak dump per T s"},
+    {"oom-fraction", 0, "HEAPSIFT_OOM_FRACTION", NULL, "dump near the memory limit (0.9)"},
+    {"keep", 0, "HEAPSIFT_KEEP", NULL, "keep the newest N files of each kind"},
 };
 #define RUN_NOPTS (sizeof(run_opts) / sizeof(run_opts[0]))
 
@@ -49,10 +59,12 @@ static void run_usage(FILE *f)
                "directory). Each option sets the HEAPSIFT_* variable named after it.\n\n");
     for (size_t i = 0; i < RUN_NOPTS; i++) {
         char left[48];
-        snprintf(left, sizeof(left), "%s%c%s--%s%s", run_opts[i].short_opt ? "-" : "",
-                 run_opts[i].short_opt ? run_opts[i].short_opt : ' ',
-                 run_opts[i].short_opt ? ", " : "  ", run_opts[i].opt,
-                 run_opts[i].fixed ? "" : " VALUE");
+        const char *arg = run_opts[i].fixed ? "" : " VALUE";
+        if (run_opts[i].short_opt)
+            snprintf(left, sizeof(left), "-%c, --%s%s", run_opts[i].short_opt, run_opts[i].opt,
+                     arg);
+        else
+            snprintf(left, sizeof(left), "    --%s%s", run_opts[i].opt, arg);
         fprintf(f, "  %-28s %s [%s]\n", left, run_opts[i].help, run_opts[i].env);
     }
     fprintf(f, "  %-28s %s\n  %-28s %s\n", "    --lib PATH", "the libheapsift.so to preload",

@@ -36,7 +36,7 @@ typedef struct {
     const char *const *words; /* HS_OPT_ENUM: the accepted values, NULL-terminated */
 } hs_opt_def_t;
 
-static const char *const hs_unwinders[] = {"dwarf", "libunwind", "libgcc", "fp", NULL};
+static const char *const hs_unwinders[] = {"dwarf", "libgcc", "fp", NULL};
 static const char *const hs_symbolize_modes[] = {"lines", "full", "names", "none", NULL};
 
 /* Parses a decimal with an optional K/M/G/T (powers of 1024) suffix. */
@@ -242,7 +242,7 @@ int hs_options_load(void)
         {"HEAPSIFT_MAX_STACKS", HS_OPT_UINT, "65536", 16, 1u << 24, &hs_opt.max_stacks,
          "a number of stacks, 16 to 16777216", NULL},
         {"HEAPSIFT_UNWIND", HS_OPT_ENUM, "dwarf", 0, 0, &hs_opt.unwind,
-         "dwarf, libunwind, libgcc or fp", hs_unwinders},
+         "dwarf, libgcc or fp", hs_unwinders},
         {"HEAPSIFT_SYMBOLIZE", HS_OPT_ENUM, "lines", 0, 0, &hs_opt.symbolize,
          "lines, full, names or none", hs_symbolize_modes},
         {"HEAPSIFT_CHILDREN", HS_OPT_BOOL, "1", 0, 0, &hs_opt.children, "0 or 1", NULL},

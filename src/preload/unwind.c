@@ -1,5 +1,5 @@
 /*
- * Unwinder front end: owns the table of variants (dwarf, libunwind, libgcc, fp), the variant
+ * Unwinder front end: owns the table of variants (dwarf, libgcc, fp), the variant
  * chosen by HEAPSIFT_UNWIND, the skip range (the profiler's own text) and
  * hs_unwind_capture, which the sampled allocation path calls with the reentrancy guard
  * held and before taking any profiler lock. It never allocates and takes no lock itself;
@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Frames an unwinder may report before reaching our own code (a frame inside an unwinder
- * library, outside the skip range; libunwind 1.6 and libgcc report none today). */
+ * library, outside the skip range; libgcc reports none today). */
 #define HS_UNWIND_MAX_INTERNAL 6
 #define HS_UNWIND_SLACK 16
 
@@ -30,7 +30,6 @@ typedef struct {
 
 static const hs_unwind_variant_t hs_unwind_variants[] = {
     {"dwarf", hs_unwind_dwarf}, /* default: CFI with a shared rule cache, no descriptors */
-    {"libunwind", hs_unwind_libunwind},
     {"libgcc", hs_unwind_libgcc},
     {"fp", hs_unwind_fp},
 };

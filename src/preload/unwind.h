@@ -1,6 +1,6 @@
 /*
  * Stack capture for the sampled allocation path. One small table of unwinder variants
- * (unwind_dwarf.c, unwind_libunwind.c, unwind_libgcc.c, unwind_fp.c), chosen once by
+ * (unwind_dwarf.c, unwind_libgcc.c, unwind_fp.c), chosen once by
  * HEAPSIFT_UNWIND.
  * Called with the reentrancy guard held (a variant may allocate on first use), before
  * any profiler lock is taken. Never called on the non-sampled path.
@@ -13,7 +13,7 @@
 
 #define HS_MAX_DEPTH 256
 
-/* Selects the variant by name ("dwarf", "libunwind", "libgcc", "fp"; NULL or "" = the
+/* Selects the variant by name ("dwarf", "libgcc", "fp"; NULL or "" = the
  * default, dwarf). Returns 0, or -EINVAL for an unknown name. */
 int hs_unwind_init(const char *method);
 const char *hs_unwind_method(void);
@@ -28,14 +28,13 @@ void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi);
 size_t hs_unwind_capture(uintptr_t *pcs, size_t max);
 
 /* Runs one capture with the selected variant so that its one-time work (libgcc_s lookup,
- * also for dwarf's fallback; libunwind's caches; this thread's stack bounds) happens now
+ * also for dwarf's fallback; this thread's stack bounds) happens now
  * rather than inside the first sampled allocation. Call with the reentrancy guard held. */
 void hs_unwind_warmup(void);
 
 /* The variants, each filling pcs innermost first (the variant's own frame included or
  * not: the skip range removes it). Exposed for the unit test that runs all of them. */
 size_t hs_unwind_dwarf(uintptr_t *pcs, size_t max);
-size_t hs_unwind_libunwind(uintptr_t *pcs, size_t max);
 size_t hs_unwind_libgcc(uintptr_t *pcs, size_t max);
 size_t hs_unwind_fp(uintptr_t *pcs, size_t max);
 

@@ -2,7 +2,7 @@
 # debian_libs: stacks that pass through Debian's own glibc, which is built without frame
 # pointers: allocations made by strdup, getline and fopen on the program's behalf, and by a
 # qsort comparator that glibc calls back (tests/programs/sites.c, mode "libc"), at
-# HEAPSIFT_RATE=1, with the default unwinder and each DWARF-based one (libunwind, libgcc).
+# HEAPSIFT_RATE=1, with the default unwinder and each DWARF-based one (dwarf, libgcc).
 # The program's calling function must appear above the libc frame, values must be exact, and
 # main must be above every site.
 # usage: debian_libs.sh BUILD_DIR SOURCE_DIR
@@ -15,7 +15,7 @@ for f in "$LIB" "$PROG"; do
     [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
 done
 
-for unwind in default libunwind libgcc; do
+for unwind in default dwarf libgcc; do
     out="$T/libc.$unwind.pb.gz"
     rc=0
     if [ $unwind = default ]; then

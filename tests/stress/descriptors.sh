@@ -4,7 +4,7 @@
 # closes every descriptor above 2, the profiler's included, opens four files (they take
 # the lowest numbers, which the profiler used), writes a line to each, then allocates at
 # HEAPSIFT_RATE=1. Each file must still be open, hold its line only, at an unmoved offset:
-#  - with each unwinder (libunwind, libgcc, fp);
+#  - with each unwinder (dwarf, libgcc, fp);
 #  - with the dump signal (HEAPSIFT_SIGNAL=USR2) sent five times, when the library has the
 #    signal trigger (left out otherwise): the wake-ups must not land in the files.
 # usage: descriptors.sh BUILD_DIR SOURCE_DIR
@@ -30,7 +30,7 @@ one() {
 }
 
 USR2=""
-for unwind in libunwind libgcc fp; do
+for unwind in dwarf libgcc fp; do
     one "$unwind" HEAPSIFT_UNWIND=$unwind
 done
 
@@ -39,7 +39,7 @@ HEAPSIFT_SIGNAL=USR2 LD_PRELOAD="$LIB" "$PROG" probe USR2 >"$T/probe.out" 2>"$T/
 if [ $rc -eq 0 ] && [ "$(cat "$T/probe.out")" = handled ] &&
     ! grep -q HEAPSIFT_SIGNAL "$T/probe.err"; then
     USR2=usr2
-    for unwind in libgcc libunwind; do
+    for unwind in libgcc dwarf; do
         one "signal-$unwind" HEAPSIFT_UNWIND=$unwind HEAPSIFT_SIGNAL=USR2
     done
 else

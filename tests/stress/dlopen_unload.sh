@@ -2,7 +2,7 @@
 # dlopen_unload: blocks allocated by a dlopen'ed library are freed after it is unloaded
 # (tests/programs/stress_dlopen.c; the two plugins, built here, are the same code under
 # two names, so plugin B can take plugin A's old address with the same layout). At
-# HEAPSIFT_RATE=1, with the libunwind and libgcc unwinders:
+# HEAPSIFT_RATE=1, with the dwarf and libgcc unwinders:
 #  - no crash; the profiles written after A's unload, before and after B is loaded, read in
 #    both readers; A's frames resolve to plugin_site_a or are unknown: never to B's names
 #    (plugin_site_b owns exactly B's bytes), and main's cumulative inuse still covers both
@@ -50,7 +50,7 @@ for x in a b; do
         2>"$T/cc.err" || { fail "cannot build the plugin"; show "$T/cc.err"; finish; }
 done
 
-for unwind in libunwind libgcc; do
+for unwind in dwarf libgcc; do
     label=$unwind dir=$T/$unwind
     mkdir -p "$dir"
     bounded 60 "$label" env HEAPSIFT_RATE=1 HEAPSIFT_UNWIND=$unwind \

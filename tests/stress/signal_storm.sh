@@ -36,8 +36,8 @@ one() {
         fail "$label: end.pb.gz: inuse_space of site_sig* = ${got:-unreadable}, want $live"
 }
 
-one rate1-1khz 1 1000 libunwind
-one rate1-10khz 1 10000 libunwind
+one rate1-1khz 1 1000 dwarf
+one rate1-10khz 1 10000 dwarf
 one rate1-10khz-libgcc 1 10000 libgcc
-one default-10khz 524288 10000 libunwind
+one default-10khz 524288 10000 dwarf
 finish

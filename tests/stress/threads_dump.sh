@@ -56,8 +56,8 @@ one() {
         fail "$label: freed.pb.gz: inuse_space of the site_* functions = ${got:-unreadable}, want 0"
 }
 
-one rate1 1 libunwind
-one rate4096 4096 libunwind
-one default 524288 libunwind
+one rate1 1 dwarf
+one rate4096 4096 dwarf
+one default 524288 dwarf
 one rate1-libgcc 1 libgcc
 finish

@@ -2,7 +2,7 @@
  * Unit test of the unwinder variants (src/preload/unwind*.c). Every variant runs through
  * the same call chains, compiled without frame pointers: main <- f3 <- f2 <- f1, and a
  * chain that passes through glibc's qsort (built without frame pointers) by way of its
- * comparator. dwarf, libunwind and libgcc must find every chain function in order; fp
+ * comparator. dwarf and libgcc must find every chain function in order; fp
  * need only not crash and return at least one frame, including when %rbp holds garbage,
  * but must follow a third chain built with frame pointers. dwarf must also return
  * exactly libgcc's stack through a 40-deep recursion, two kinds of realigned frames and
@@ -49,12 +49,11 @@ typedef size_t (*variant_fn)(uintptr_t *pcs, size_t max);
 typedef struct {
     const char *name;
     variant_fn fn;
-    int must_be_exact; /* libunwind and libgcc: must find every chain function */
+    int must_be_exact; /* dwarf and libgcc: must find every chain function */
 } variant_t;
 
 static const variant_t variants[] = {
     {"dwarf", hs_unwind_dwarf, 1},
-    {"libunwind", hs_unwind_libunwind, 1},
     {"libgcc", hs_unwind_libgcc, 1},
     {"fp", hs_unwind_fp, 0},
 };
