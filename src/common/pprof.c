@@ -748,8 +748,27 @@ static int pprof_write_all(int fd, const uint8_t *p, size_t len)
     return 0;
 }
 
+/* Writes straight into path, which exists and is not a regular file (a device such as
+ * /dev/null or /dev/stdout, a FIFO): renaming over it would replace the node itself. */
+static int pprof_write_special(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    int rc = pprof_write_all(fd, data, len);
+    if (close(fd) < 0 && !rc)
+        rc = -errno;
+    return rc;
+}
+
 int hs_write_file_atomic(const char *path, const void *data, size_t len)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            return -EISDIR;
+        return pprof_write_special(path, data, len);
+    }
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 32);
     if (!tmp)

@@ -13,8 +13,7 @@ int hs_pprof_encode(const hs_profile_t *p, hs_buf_t *out);
 
 /* Decodes protobuf bytes (not gzipped). On failure returns a negative errno (-EINVAL for
  * malformed input) and writes a one-line reason to err. */
-int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *err,
-                    size_t errlen);
+int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *err, size_t errlen);
 
 /* Gzip-compresses data and appends the result to out. Returns 0 or a negative errno. */
 int hs_gzip(const uint8_t *data, size_t len, int level, hs_buf_t *out);
@@ -23,7 +22,8 @@ int hs_gunzip_auto(const uint8_t *data, size_t len, hs_buf_t *out, char *err, si
 
 /* Reads a whole file into out. 0 or -errno. */
 int hs_read_file(const char *path, hs_buf_t *out);
-/* Writes data to path.tmp.<pid> then renames it over path. 0 or -errno. */
+/* Writes data to path.tmp.<pid> then renames it over path (a path that exists and is not
+ * a regular file, such as /dev/null or a FIFO, is written in place). 0 or -errno. */
 int hs_write_file_atomic(const char *path, const void *data, size_t len);
 
 /* Reads path (gzipped or not) and decodes it. err gets "<path>: <reason>" on failure. */

@@ -9,9 +9,11 @@
 #include "check.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static hs_profile_t *build_profile(void)
@@ -317,6 +319,27 @@ static void test_files(void)
     hs_profile_free(p);
 }
 
+/* A path that is not a regular file (a FIFO here, /dev/null in real life) is written
+ * in place: renaming a temporary file over it would replace the node. */
+static void test_special_files(void)
+{
+    char dir[] = "/tmp/hs-test-pprof-XXXXXX", fifo[64];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    int rd = open(fifo, O_RDWR | O_NONBLOCK); /* a reader, so the write cannot block */
+    CHECK(rd >= 0);
+    CHECK(hs_write_file_atomic(fifo, "profile", 7) == 0);
+    struct stat st;
+    CHECK(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
+    char buf[16] = "";
+    CHECK(read(rd, buf, sizeof(buf)) == 7 && memcmp(buf, "profile", 7) == 0);
+    CHECK(hs_write_file_atomic(dir, "x", 1) == -EISDIR);
+    close(rd);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_roundtrip();
@@ -324,5 +347,6 @@ int main(void)
     test_malformed();
     test_random();
     test_files();
+    test_special_files();
     return hs_check_done("test_pprof");
 }
