@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/pprof"
+)
+
+var keep [][]byte
+
+//go:noinline
+func leafA(n int) {
+	for i := 0; i < n; i++ {
+		keep = append(keep, make([]byte, 4096))
+	}
+}
+
+//go:noinline
+func leafB(n int) {
+	for i := 0; i < n; i++ {
+		keep = append(keep, make([]byte, 100000))
+	}
+}
+
+func inlined(n int) []byte { return make([]byte, n) }
+
+//go:noinline
+func caller(n int) {
+	for i := 0; i < n; i++ {
+		keep = append(keep, inlined(3000))
+	}
+}
+
+//go:noinline
+func temp(n int) {
+	for i := 0; i < n; i++ {
+		b := make([]byte, 50000)
+		_ = b
+	}
+}
+
+//go:noinline
+func rec(d int) {
+	if d == 0 {
+		leafA(200)
+		return
+	}
+	rec(d - 1)
+}
+
+//go:noinline
+func small(n int) {
+	for i := 0; i < n; i++ {
+		keep = append(keep, make([]byte, 64))
+	}
+}
+
+func main() {
+	runtime.MemProfileRate = 4096
+	leafA(1000)
+	leafB(300)
+	caller(500)
+	temp(2000)
+	rec(5)
+	small(100000)
+	runtime.GC()
+	f, err := os.Create(os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	pprof.WriteHeapProfile(f)
+	f.Close()
+}
