@@ -102,7 +102,7 @@ sense() {
               if (top !~ leaf) { printf "top flat site is \"%s\", want /%s/\n", top, leaf; bad = 1 }
               if (tot <= 0 || c < tot * pct / 100) {
                   printf "no /%s/ with >= %d%% cumulative (best: \"%s\" %.1f%%)\n", cum, pct,
-                         cname, tot > 0 ? 100 * c / tot : 0; bad = 1 }
+                         cname, (tot > 0 ? 100 * c / tot : 0); bad = 1 }
               exit bad }' >"$T/sense.why" ||
         { fail "$1: top sites make no sense: $(tr '\n' ' ' <"$T/sense.why")"; show "$T/sense.top" 25; }
 }
