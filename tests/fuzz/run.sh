@@ -31,6 +31,8 @@ fails=0
 for t in legacy pprof any; do
     mkdir -p "$out/corpus_$t" "$out/artifacts_$t"
     cp "$out/seeds/$t"/* "$out/corpus_$t/" 2>/dev/null || true
+    # Inputs that once crashed a reader stay in the corpus for good.
+    cp "$src/tests/fuzz/regressions/$t"/* "$out/corpus_$t/" 2>/dev/null || true
     echo "fuzz_$t: $(ls "$out/corpus_$t" | wc -l) corpus files, $secs s"
     if ! "$out/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$out/artifacts_$t/" "$out/corpus_$t" \
