@@ -112,7 +112,7 @@ targets_churn_ir() {
             print "| --- | --- | --- | --- | --- | --- | --- |"
             for (i = 1; i <= NR; i++) {
                 c = o[i]
-                printf "| %s | %d | %.3f | %d | %.3f | %d | %d |\n", c, t[c], t[c] / t["none"],
+                printf "| %s | %.0f | %.3f | %.0f | %.3f | %.0f | %.0f |\n", c, t[c], t[c] / t["none"],
                     l[c], l[c] / l["none"], d[c], z[c]
             }
         }' "$tmp/ci"
