@@ -79,12 +79,7 @@ int hs_cmd_diff(int argc, char **argv)
     int signs[2] = {1, -1};
     rc = hs_view_build(&r, (const hs_profile_t *const *)p, signs, 2, &o, o.pos[1]);
     if (rc < 0) {
-        if (hs_top_print(&r, &o, diff_cols)) {
-            hs_cli_error("%s: %s", o.pos[1], strerror(ENOMEM));
-            rc = 3;
-        } else {
-            rc = fflush(stdout) == 0 ? 0 : 3;
-        }
+        rc = hs_view_done(hs_top_print(&r, &o, diff_cols), o.pos[1]);
         hs_report_free(&r);
     }
     hs_profile_free(p[0]);

@@ -123,12 +123,7 @@ int hs_cmd_tree(int argc, char **argv)
     int sign = 1;
     rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, &o, o.pos[0]);
     if (rc < 0) {
-        if (tree_print(&r, &o, o.all)) {
-            hs_cli_error("%s: %s", o.pos[0], strerror(ENOMEM));
-            rc = 3;
-        } else {
-            rc = fflush(stdout) == 0 ? 0 : 3;
-        }
+        rc = hs_view_done(tree_print(&r, &o, o.all), o.pos[0]);
         hs_report_free(&r);
     }
     hs_profile_free(p);

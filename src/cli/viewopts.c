@@ -173,3 +173,12 @@ int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *s
     }
     return -1;
 }
+
+int hs_view_done(int print_failed, const char *path)
+{
+    if (print_failed) {
+        hs_cli_error("%s: %s", path, strerror(ENOMEM));
+        return 3;
+    }
+    return fflush(stdout) == 0 ? 0 : 3;
+}

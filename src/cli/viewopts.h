@@ -46,6 +46,9 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
 /* Reads the profile at path (any format), symbolizing it when it has unnamed locations,
  * the symbolizer is linked in and o does not say --symbolize=none. */
 int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out);
+/* A view's exit status once it printed: print_failed (out of memory) or a stdout that
+ * cannot be flushed is an I/O error (3, reported naming path), else 0. */
+int hs_view_done(int print_failed, const char *path);
 
 /* Builds the report over n profiles (see hs_report_build); path names them in errors. */
 int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
