@@ -156,6 +156,7 @@ for part in $parts; do
     targets) targets_main ;;
     esac
 done
+[ "$parts" = peers ] && targets_peers_rows
 
 echo
 cat "$report"
