@@ -123,7 +123,7 @@ targets_sample_cost() {
     n=$([ "$quick" -eq 1 ] && echo 20000 || echo 200000)
     : >"$tmp/sc"
     echo "heapsift bench, targets: sample cost, $rounds rounds x 4 configurations, $n pairs" >&2
-    configs="rate0 libunwind libgcc fp"
+    configs="rate0 dwarf libgcc fp"
     r=0
     while [ "$r" -lt "$rounds" ]; do
         order=$(echo $configs | tr ' ' '\n' | awk -v k="$r" \
@@ -158,7 +158,7 @@ targets_sample_cost() {
         END {
             print "| configuration | pair p50 | pair p90 | pair p99 | pair p99.9 | malloc p50 / p90 / p99 | free p50 | cost per sample (pair p50 - RATE=0 pair p50) |"
             print "| --- | --- | --- | --- | --- | --- | --- | --- |"
-            split("rate0 libunwind libgcc fp", cs, " ")
+            split("rate0 dwarf libgcc fp", cs, " ")
             for (i = 1; i <= 4; i++) {
                 c = cs[i]
                 split("", col); cost = ""
@@ -332,9 +332,9 @@ targets_main() {
         awk "$awk_lib"'
         $3 == "pair" { p50[$1, $2] = $4; rounds[$1] = 1 }
         END {
-            for (r in rounds) l = l " " (p50[r, "libunwind"] - p50[r, "rate0"])
+            for (r in rounds) l = l " " (p50[r, "dwarf"] - p50[r, "rate0"])
             m = median(l)
-            printf "| sampled path: median cost per sample, 64 frames, default unwinder (libunwind) | %d ns | <= 2000 ns | %s |\n", m, m <= 2000 ? "PASS" : "FAIL"
+            printf "| sampled path: median cost per sample, 64 frames, default unwinder (dwarf) | %d ns | <= 2000 ns | %s |\n", m, m <= 2000 ? "PASS" : "FAIL"
         }' "$tmp/sc" >>"$tmp/targets"
     fi
     if [ -s "$tmp/dl" ]; then
