@@ -32,9 +32,9 @@ extern int heapsift_dump(const char *path) __attribute__((weak));
 
 #define NOINLINE __attribute__((noinline))
 #define KEEP_FRAME() __asm__ volatile("" ::: "memory")
-#define PATH_BITS 20            /* up to 2^20 distinct stacks */
-#define MAX_SAMPLES (1u << 24)  /* latencies kept per allocating thread */
-#define SLOW_NS 20000           /* a pair this slow is classified: slept or preempted */
+#define PATH_BITS 20           /* up to 2^20 distinct stacks */
+#define MAX_SAMPLES (1u << 24) /* latencies kept per allocating thread */
+#define SLOW_NS 20000          /* a pair this slow is classified: slept or preempted */
 
 struct allocator {
     pthread_t thread;
@@ -43,9 +43,9 @@ struct allocator {
     uint32_t max_slept_in, max_preempted_in; /* worst slow pairs during dumps, by cause */
 };
 
-static atomic_int dumping;       /* 1 while heapsift_dump runs */
+static atomic_int dumping; /* 1 while heapsift_dump runs */
 static atomic_int stop;
-static atomic_ulong dump_epoch;  /* bumped at each dump's start and end */
+static atomic_ulong dump_epoch; /* bumped at each dump's start and end */
 static unsigned path_bits;
 
 static NOINLINE void *path_one(unsigned long id, unsigned bit, size_t size);
@@ -162,8 +162,8 @@ static void report(const char *what, uint32_t *v, size_t n)
         return;
     }
     qsort(v, n, sizeof(*v), cmp_u32);
-    printf("%s: count=%zu p50=%u p99=%u p99.9=%u max=%u\n", what, n, pct(v, n, 50),
-           pct(v, n, 99), pct(v, n, 99.9), v[n - 1]);
+    printf("%s: count=%zu p50=%u p99=%u p99.9=%u max=%u\n", what, n, pct(v, n, 50), pct(v, n, 99),
+           pct(v, n, 99.9), v[n - 1]);
 }
 
 static int parse(const char *s, unsigned long *out)

@@ -113,8 +113,7 @@ int main(int argc, char **argv)
         return 3;
     }
     recurse(depth);
-    printf("sample_cost: %lu x malloc(%zu)+free at recursion depth %d\n", n_ops, alloc_size,
-           depth);
+    printf("sample_cost: %lu x malloc(%zu)+free at recursion depth %d\n", n_ops, alloc_size, depth);
     report("malloc", lat_malloc);
     report("free", lat_free);
     report("pair", lat_pair);

@@ -13,8 +13,8 @@ static int hs_check_failures;
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: %s:", __FILE__, __LINE__, #cond);                        \
-            fprintf(stderr, " " __VA_ARGS__);                                                       \
+            fprintf(stderr, "FAIL %s:%d: %s:", __FILE__, __LINE__, #cond);                         \
+            fprintf(stderr, " " __VA_ARGS__);                                                      \
             fputc('\n', stderr);                                                                   \
             hs_check_failures++;                                                                   \
         }                                                                                          \
