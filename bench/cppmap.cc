@@ -21,7 +21,8 @@
 #include <map>
 #include <string>
 
-namespace {
+namespace
+{
 
 struct Record {
     std::string value;

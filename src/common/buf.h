@@ -15,7 +15,10 @@ typedef struct {
     size_t cap;
 } hs_buf_t;
 
-#define HS_BUF_INIT {NULL, 0, 0}
+#define HS_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 int hs_buf_reserve(hs_buf_t *b, size_t extra);
 int hs_buf_append(hs_buf_t *b, const void *data, size_t len);
