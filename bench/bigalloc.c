@@ -15,6 +15,7 @@
  * Usage: bigalloc [THREADS [OPS_PER_THREAD]]
  */
 #define _GNU_SOURCE
+#include "bench_util.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -157,29 +158,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static int parse_count(const char *s, const char *what, unsigned long *out)
-{
-    char *end;
-    unsigned long v;
-
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || v == 0 || s[0] == '-') {
-        fprintf(stderr, "bigalloc: %s must be a positive integer, got '%s'\n", what, s);
-        return -EINVAL;
-    }
-    *out = v;
-    return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     unsigned long threads = DEFAULT_THREADS, ops = DEFAULT_OPS;
@@ -192,8 +170,8 @@ int main(int argc, char **argv)
                 DEFAULT_THREADS, DEFAULT_OPS);
         return 1;
     }
-    if ((argc > 1 && parse_count(argv[1], "THREADS", &threads) < 0) ||
-        (argc > 2 && parse_count(argv[2], "OPS_PER_THREAD", &ops) < 0))
+    if ((argc > 1 && bench_parse_count("bigalloc", argv[1], "THREADS", &threads) < 0) ||
+        (argc > 2 && bench_parse_count("bigalloc", argv[2], "OPS_PER_THREAD", &ops) < 0))
         return 1;
     if (threads > 64) {
         fprintf(stderr, "bigalloc: at most 64 threads\n");
@@ -202,7 +180,7 @@ int main(int argc, char **argv)
     workers = calloc(threads, sizeof(*workers));
     if (!workers)
         out_of_memory("calloc", threads * sizeof(*workers));
-    start = now_seconds();
+    start = bench_now_seconds();
     for (unsigned long t = 0; t < threads; t++) {
         workers[t].rng = 0xb16a110cULL + t;
         workers[t].ops = ops;
@@ -215,7 +193,7 @@ int main(int argc, char **argv)
         pthread_join(workers[t].thread, NULL);
         checksum += workers[t].checksum;
     }
-    wall = now_seconds() - start;
+    wall = bench_now_seconds() - start;
     printf("bigalloc: %lu threads x %lu ops, ring %d, checksum %" PRIu64 "\n", threads, ops, RING,
            checksum);
     printf("wall: %.3f s\n", wall);

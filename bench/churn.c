@@ -14,6 +14,7 @@
  * Usage: churn [THREADS [OPS_PER_THREAD]]
  */
 #define _GNU_SOURCE
+#include "bench_util.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -154,29 +155,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static int parse_count(const char *s, const char *what, unsigned long *out)
-{
-    char *end;
-    unsigned long v;
-
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || v == 0 || s[0] == '-') {
-        fprintf(stderr, "churn: %s must be a positive integer, got '%s'\n", what, s);
-        return -EINVAL;
-    }
-    *out = v;
-    return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     unsigned long threads = DEFAULT_THREADS, ops = DEFAULT_OPS;
@@ -190,8 +168,8 @@ int main(int argc, char **argv)
                 DEFAULT_THREADS, DEFAULT_OPS);
         return 1;
     }
-    if ((argc > 1 && parse_count(argv[1], "THREADS", &threads) < 0) ||
-        (argc > 2 && parse_count(argv[2], "OPS_PER_THREAD", &ops) < 0))
+    if ((argc > 1 && bench_parse_count("churn", argv[1], "THREADS", &threads) < 0) ||
+        (argc > 2 && bench_parse_count("churn", argv[2], "OPS_PER_THREAD", &ops) < 0))
         return 1;
     if (threads > 1024) {
         fprintf(stderr, "churn: at most 1024 threads\n");
@@ -211,12 +189,12 @@ int main(int argc, char **argv)
         }
     }
     pthread_barrier_wait(&start_barrier);
-    start = now_seconds();
+    start = bench_now_seconds();
     for (unsigned long t = 0; t < threads; t++) {
         pthread_join(workers[t].thread, NULL);
         checksum += workers[t].checksum;
     }
-    wall = now_seconds() - start;
+    wall = bench_now_seconds() - start;
     for (unsigned long t = 0; t < threads; t++)
         for (size_t i = 0; i < RING; i++)
             free(workers[t].ring[i]);

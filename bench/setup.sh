@@ -8,22 +8,7 @@
 #   jemalloc with its sampling profiler: libjemalloc2 (+ -dev for jeprof)
 #   heaptrack; sqlite3 (the real program); valgrind (callgrind); time (GNU time: max RSS)
 set -eu
-
-need="libgoogle-perftools-dev libgoogle-perftools4 libtcmalloc-minimal4 google-perftools \
-libjemalloc2 libjemalloc-dev heaptrack sqlite3 valgrind time g++"
-
-missing=""
-for p in $need; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-        missing="$missing $p"
-    fi
-done
-[ -z "$missing" ] && exit 0
-
-echo "heapsift bench setup: installing$missing" >&2
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-# shellcheck disable=SC2086
-$sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# The same install logic as the tests' (only what is missing), with this list.
+exec sh "$(dirname "$0")/../scripts/setup.sh" libgoogle-perftools-dev libgoogle-perftools4 \
+    libtcmalloc-minimal4 google-perftools libjemalloc2 libjemalloc-dev heaptrack sqlite3 \
+    valgrind time g++

@@ -2,12 +2,14 @@
 # Installs the Debian packages heapsift's build, tests and demo need, only those missing.
 # Idempotent: a machine that has everything installs nothing and prints nothing.
 # Called by `make demo` and `make test`; run it by hand with `sh scripts/setup.sh`.
+# With arguments, installs those packages instead (bench/setup.sh passes its own list).
 set -eu
 
 need="cmake make gcc g++ pkg-config binutils zlib1g-dev libdw-dev libelf-dev \
 golang-go libjemalloc2 libtcmalloc-minimal4 libjemalloc-dev google-perftools \
 libgoogle-perftools-dev clang-14 libclang-rt-14-dev python3 perl sqlite3 git redis-server \
 redis-tools clang-format"
+if [ $# -gt 0 ]; then need="$*"; fi
 
 missing=""
 for p in $need; do
