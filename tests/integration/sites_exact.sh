@@ -115,20 +115,7 @@ else
     fail "go tool pprof -traces: $(head -3 "$T/traces.err")"
 fi
 
-# No heapsift frame: no location in libheapsift.so's mapping, and no (non-inlined) frame named
-# like an allocation entry point, operator new/delete or a heapsift function. (glibc's own
-# inline wrappers, e.g. ld.so's "calloc (inline)" in rtld-malloc.h, are not heapsift's.)
-if go tool pprof -symbolize=none -raw "$T/sites.pb.gz" >/dev/null 2>&1; then
-    heapsift_frames "$T/sites.pb.gz" >"$T/hsframes"
-    [ ! -s "$T/hsframes" ] || { fail "locations in libheapsift.so's mapping (-raw)"; show "$T/hsframes" 10; }
-    traces "$T/sites.pb.gz" keep | awk -F ';' '
-        { for (i = 1; i <= NF; i++) if ($i ~ /^(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|__libc_malloc|hs_.*|heapsift_.*|operator new.*|operator delete.*|_Zn[wa].*|_Zd[la].*)$/) {
-              printf "frame \"%s\" in: %s\n", $i, $0; bad++; break } }
-        END { exit bad > 0 }' >"$T/badframes" ||
-        { fail "allocator/operator new/heapsift frames in stacks"; show "$T/badframes" 10; }
-else
-    fail "go tool pprof -raw cannot read the profile"
-fi
+no_profiler_frames "$T/sites.pb.gz"
 
 if [ $FAILS -ne 0 ]; then
     echo "sites_exact: $FAILS check(s) failed" >&2

@@ -123,3 +123,21 @@ hs_make_test_profiles() {
         "$2/src/common/profile.c" "$2/src/common/pprof.c" "$2/src/common/pb.c" \
         "$2/src/common/buf.c" -lz -o "$1/gen"
 }
+
+# No heapsift frame: no location in libheapsift.so's mapping, and no (non-inlined) frame named
+# like an allocation entry point, operator new/delete or a heapsift function. (glibc's own
+# inline wrappers, e.g. ld.so's "calloc (inline)" in rtld-malloc.h, are not heapsift's.)
+# no_profiler_frames FILE: fails (via fail) if FILE has such a frame.
+no_profiler_frames() {
+    if go tool pprof -symbolize=none -raw "$1" >/dev/null 2>&1; then
+        heapsift_frames "$1" >"$T/hsframes"
+        [ ! -s "$T/hsframes" ] || { fail "locations in libheapsift.so's mapping (-raw)"; show "$T/hsframes" 10; }
+        traces "$1" keep | awk -F ';' '
+            { for (i = 1; i <= NF; i++) if ($i ~ /^(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|__libc_malloc|hs_.*|heapsift_.*|operator new.*|operator delete.*|_Zn[wa].*|_Zd[la].*)$/) {
+                  printf "frame \"%s\" in: %s\n", $i, $0; bad++; break } }
+            END { exit bad > 0 }' >"$T/badframes" ||
+            { fail "allocator/operator new/heapsift frames in stacks"; show "$T/badframes" 10; }
+    else
+        fail "go tool pprof -raw cannot read the profile"
+    fi
+}
