@@ -21,19 +21,11 @@ static int traces_strcmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The unit pprof infers for a numeric label without one (NumLabelUnits). */
-static const char *traces_num_unit(const hs_profile_t *p, const hs_label_t *l)
-{
-    const char *u = hs_profile_get_str(p, l->num_unit);
-    const char *k = hs_profile_get_str(p, l->key);
-    if (*u)
-        return u;
-    return strcmp(k, "alignment") == 0 || strcmp(k, "request") == 0 ? "bytes" : k;
-}
-
 /* One line per label key, "%10s:  v1 v2", string labels then numeric ones, each sorted. */
-static int traces_labels(const hs_profile_t *p, const hs_sample_t *s, bool numeric)
+static int traces_labels(const hs_report_t *r, const hs_profile_t *p, const hs_sample_t *s,
+                         bool numeric)
 {
+    int want = numeric ? HS_LABEL_NUM : HS_LABEL_STR;
     char **lines = calloc(s->nlabels + 1, sizeof(char *));
     size_t n = 0;
     int rc = lines ? 0 : -ENOMEM;
@@ -41,8 +33,8 @@ static int traces_labels(const hs_profile_t *p, const hs_sample_t *s, bool numer
         const hs_label_t *l = &s->labels[i];
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++)
-            seen = s->labels[j].key == l->key && (s->labels[j].str == 0) == numeric;
-        if (seen || (l->str == 0) != numeric)
+            seen = s->labels[j].key == l->key && hs_label_kind(&s->labels[j]) == want;
+        if (seen || hs_label_kind(l) != want)
             continue;
         char *line = NULL, v[64];
         size_t len = 0;
@@ -54,10 +46,10 @@ static int traces_labels(const hs_profile_t *p, const hs_sample_t *s, bool numer
         fprintf(f, "%10s: ", hs_profile_get_str(p, l->key));
         for (size_t j = i; j < s->nlabels; j++) {
             const hs_label_t *m = &s->labels[j];
-            if (m->key != l->key || (m->str == 0) != numeric)
+            if (m->key != l->key || hs_label_kind(m) != want)
                 continue;
             if (numeric)
-                hs_report_label(v, sizeof(v), m->num, traces_num_unit(p, m), "auto");
+                hs_report_label(v, sizeof(v), m->num, hs_report_num_unit(r, p, m->key), "auto");
             fprintf(f, " %s", numeric ? v : hs_profile_get_str(p, m->str));
         }
         fputc('\n', f);
@@ -80,7 +72,7 @@ static int traces_print(const hs_report_t *r, const char *unit)
     for (size_t i = 0; i < r->nsamples; i++) {
         const hs_rsample_t *s = &r->samples[i];
         puts(traces_sep);
-        if (traces_labels(s->prof, s->src, false) || traces_labels(s->prof, s->src, true))
+        if (traces_labels(r, s->prof, s->src, false) || traces_labels(r, s->prof, s->src, true))
             return -ENOMEM;
         for (size_t k = 0; k < s->nframes; k++) {
             if (k == 0)

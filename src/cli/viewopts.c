@@ -23,6 +23,11 @@ const char hs_viewopts_help[] =
     "                      source file or mapping file; POSIX extended syntax)\n"
     "  --ignore REGEX      drop samples with a frame matching REGEX\n"
     "  --hide REGEX        remove frames matching REGEX from the stacks\n"
+    "  --tagfocus F        keep only samples whose labels match F: [KEY=]REGEX[,REGEX]\n"
+    "                      (string labels), or [KEY=]N, N:, :N, LO:HI with units such as\n"
+    "                      64kb or 1ms (numeric labels), like pprof -tagfocus\n"
+    "  --tagignore F       drop samples whose labels match F\n"
+    "  --tags              list the label keys and values with their totals instead\n"
     "  --symbolize MODE    auto (default: name unsymbolized frames from the binaries the\n"
     "                      mappings name) or none\n"
     "  --help              show this help\n";
@@ -86,6 +91,10 @@ static int vo_valued(int argc, char **argv, int *i, hs_viewopts_t *o, unsigned f
         o->r.ignore = v;
     else if ((v = vo_val(argc, argv, i, "--hide", &missing)))
         o->r.hide = v;
+    else if ((v = vo_val(argc, argv, i, "--tagfocus", &missing)))
+        o->r.tagfocus = v;
+    else if ((v = vo_val(argc, argv, i, "--tagignore", &missing)))
+        o->r.tagignore = v;
     else if ((flags & HS_VO_OUT) && (v = vo_val(argc, argv, i, "-o", &missing)))
         o->out = v;
     else if ((flags & HS_VO_BASE) && (v = vo_val(argc, argv, i, "--base", &missing)))
@@ -120,6 +129,8 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
             o->ci = true;
         } else if ((flags & HS_VO_ALL) && strcmp(a, "--all") == 0) {
             o->all = true;
+        } else if (strcmp(a, "--tags") == 0) {
+            o->tags = true;
         } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != -2) {
             if (rc >= 0)
                 return rc;
@@ -170,6 +181,11 @@ int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *s
         hs_cli_error("%s: %s", path, err);
         hs_report_free(r);
         return rc == -ENOMEM ? 3 : rc == -EPROTO ? 2 : 1;
+    }
+    if (o->tags) { /* pprof -tags: the listing replaces the verb's own output */
+        rc = hs_view_done(hs_report_print_tags(r, o->unit, stdout), path);
+        hs_report_free(r);
+        return rc;
     }
     return -1;
 }

@@ -31,6 +31,7 @@ typedef struct {
     const char *unit; /* pprof unit name; "minimum" by default */
     long count;
     bool cum, ci, all;
+    bool tags;         /* --tags: print the label listing instead of the view */
     bool no_symbolize; /* --symbolize=none */
     const char *out, *base;
 } hs_viewopts_t;
@@ -50,7 +51,8 @@ int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out);
  * cannot be flushed is an I/O error (3, reported naming path), else 0. */
 int hs_view_done(int print_failed, const char *path);
 
-/* Builds the report over n profiles (see hs_report_build); path names them in errors. */
+/* Builds the report over n profiles (see hs_report_build); path names them in errors.
+ * With --tags it prints pprof's -tags listing, frees the report and returns the status. */
 int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
                   const hs_viewopts_t *o, const char *path);
 

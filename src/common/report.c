@@ -42,6 +42,7 @@ typedef struct {
     uint32_t *loc_nodes;
     uint8_t *loc_inl;
     int obj_idx, space_idx; /* sample types for the variance, -1 if none */
+    const hs_numunits_t *units;
 } rep_input_t;
 
 struct hs_report_priv {
@@ -52,6 +53,9 @@ struct hs_report_priv {
     size_t nframes, frames_cap;
     regex_t re[3];
     bool have_re[3];
+    hs_tagfilter_t *tagfocus, *tagignore;
+    hs_numunits_t *units; /* per input profile */
+    size_t nunits;
 };
 
 enum { RE_FOCUS, RE_IGNORE, RE_HIDE };
@@ -529,6 +533,15 @@ static long rep_merge(const rep_input_t *in, rep_merged_t **out, int64_t **pool)
     return (long)n;
 }
 
+/* FilterSamplesByTag's verdict: tag-focused and not tag-ignored. */
+static bool rep_keep_tags(const hs_report_t *r, const rep_input_t *in, const hs_sample_t *s)
+{
+    const hs_report_priv_t *q = r->priv;
+    if (q->tagfocus && !hs_tagfilter_match(q->tagfocus, in->units, s))
+        return false;
+    return !q->tagignore || !hs_tagfilter_match(q->tagignore, in->units, s);
+}
+
 /* FilterSamplesByName's verdict for a sample: focused and not ignored. */
 static bool rep_keep(const rep_input_t *in, const hs_sample_t *s)
 {
@@ -613,7 +626,7 @@ static int rep_samples(hs_report_t *r, const rep_input_t *in, size_t *cap, int64
         r->total += v < 0 ? -v : v;
         if (in->sign < 0)
             *base_total += v < 0 ? -v : v;
-        if (rep_keep(in, m[i].src))
+        if (rep_keep(in, m[i].src) && rep_keep_tags(r, in, m[i].src))
             rc = rep_add_sample(r, in, &m[i], cap);
     }
     free(m);
@@ -677,7 +690,20 @@ static int rep_compile(hs_report_t *r, const hs_report_opts_t *o, char *err, siz
         }
         r->priv->have_re[i] = true;
     }
-    return 0;
+    int rc = 0;
+    if (o->tagfocus && *o->tagfocus)
+        rc = hs_tagfilter_compile(o->tagfocus, "tagfocus", &r->priv->tagfocus, err, errlen);
+    if (!rc && o->tagignore && *o->tagignore)
+        rc = hs_tagfilter_compile(o->tagignore, "tagignore", &r->priv->tagignore, err, errlen);
+    return rc;
+}
+
+const char *hs_report_num_unit(const hs_report_t *r, const hs_profile_t *p, int64_t key)
+{
+    for (size_t i = 0; r->priv && i < r->priv->nunits; i++)
+        if (r->priv->units[i].p == p)
+            return hs_numunits_get(&r->priv->units[i], key);
+    return "";
 }
 
 /* pprof's combineHeaders: earliest time (a later zero wins, as in pprof), durations
@@ -806,10 +832,15 @@ int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int 
         return -ENOMEM;
     }
     rc = rep_compile(r, o, err, errlen);
+    if (!rc && !(r->priv->units = calloc(n, sizeof(hs_numunits_t))))
+        rc = -ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
         in[i].p = profs[i];
         in[i].sign = signs[i];
+        in[i].units = &r->priv->units[i];
         rep_var_pair(&in[i], r->sidx);
+        if (!(rc = hs_numunits_init(&r->priv->units[i], profs[i])))
+            r->priv->nunits++;
     }
     if (!rc)
         rc = rep_headers(r, profs, n);
@@ -843,6 +874,11 @@ void hs_report_free(hs_report_t *r)
         for (int i = 0; i < 3; i++)
             if (r->priv->have_re[i])
                 regfree(&r->priv->re[i]);
+        hs_tagfilter_free(r->priv->tagfocus);
+        hs_tagfilter_free(r->priv->tagignore);
+        for (size_t i = 0; i < r->priv->nunits; i++)
+            hs_numunits_free(&r->priv->units[i]);
+        free(r->priv->units);
         free(r->priv->slots);
         free(r->priv->frames);
         free(r->priv->inl);

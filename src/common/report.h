@@ -36,6 +36,9 @@ typedef struct {
      * focus keeps samples with a frame whose function name, file or mapping file matches,
      * ignore drops them, hide removes matching frames. */
     const char *focus, *ignore, *hide;
+    /* pprof's -tagfocus/-tagignore: [KEY=]REGEX[,REGEX...] on string labels, or
+     * [KEY=]VALUE, LO:, :HI, LO:HI with units (1ms, 64kb) on numeric labels. */
+    const char *tagfocus, *tagignore;
     bool trim_paths; /* pprof's trimPath on file names (its graph reports do it) */
 } hs_report_opts_t;
 
@@ -132,6 +135,38 @@ typedef struct {
  * tree nodes (>= 1), or -ENOMEM. */
 long hs_report_tree(const hs_report_t *r, hs_rtree_t **out);
 
+/* ---- sample labels (report_tags.c) ----------------------------------------------------- */
+
+/* What pprof's decoder makes of a label: a string label (str set), a numeric one (num or
+ * num_unit set) or nothing (both empty: dropped). */
+enum { HS_LABEL_NONE, HS_LABEL_STR, HS_LABEL_NUM };
+int hs_label_kind(const hs_label_t *l);
+
+/* The unit of each numeric label key of a profile (pprof's NumLabelUnits: the first unit
+ * given for the key, else "bytes" for alignment and request, else the key itself). */
+typedef struct {
+    const hs_profile_t *p;
+    int64_t *unit; /* per string index: unit string index, -1 numeric without unit, -2 */
+} hs_numunits_t;
+int hs_numunits_init(hs_numunits_t *u, const hs_profile_t *p); /* 0 or -ENOMEM */
+void hs_numunits_free(hs_numunits_t *u);
+const char *hs_numunits_get(const hs_numunits_t *u, int64_t key);
+/* The same for a profile the report was built over (p is one of its inputs). */
+const char *hs_report_num_unit(const hs_report_t *r, const hs_profile_t *p, int64_t key);
+
+/* A compiled tag filter (hs_report_opts_t.tagfocus). name ("tagfocus") is for errors.
+ * Returns 0, -ENOMEM or -EINVAL (bad regular expression, message in err). */
+typedef struct hs_tagfilter hs_tagfilter_t;
+int hs_tagfilter_compile(const char *spec, const char *name, hs_tagfilter_t **out, char *err,
+                         size_t errlen);
+/* Whether sample s of u's profile matches (pprof's semantics, numeric units from u). */
+bool hs_tagfilter_match(const hs_tagfilter_t *f, const hs_numunits_t *u, const hs_sample_t *s);
+void hs_tagfilter_free(hs_tagfilter_t *f);
+
+/* pprof's -tags report of the (filtered) samples: per label key its total, then each value
+ * with its share, numeric values scaled to out_unit ("minimum": auto). 0 or -ENOMEM. */
+int hs_report_print_tags(const hs_report_t *r, const char *out_unit, FILE *f);
+
 /* ---- formatting (pprof's measurement package) ---------------------------------------- */
 
 /* The output unit for a unit option ("minimum" or "auto": chosen from the values shown,
@@ -140,6 +175,9 @@ const char *hs_report_out_unit(const hs_report_t *r, const char *unit, const uin
                                size_t n);
 /* measurement.ScaledLabel of value from the report's sample unit to unit. */
 void hs_report_label(char *out, size_t len, int64_t value, const char *from, const char *to);
+/* measurement.Scale: value in from-units expressed in to-units; *unit gets the unit
+ * written ("" when uninteresting). */
+double hs_report_scale(double value, const char *from, const char *to, const char **unit);
 /* The same for a real value (an interval), in the report's sample unit. */
 void hs_report_flabel(char *out, size_t len, double value, const char *from, const char *to);
 /* measurement.Percentage: width 6. */

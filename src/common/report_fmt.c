@@ -119,6 +119,12 @@ static double fmt_scale(double value, const char *from, const char *to, const ch
     return value;
 }
 
+double hs_report_scale(double value, const char *from, const char *to, const char **unit)
+{
+    *unit = "";
+    return fmt_scale(value, from, to, unit);
+}
+
 /* measurement.ScaledLabel: "%.2f" without a trailing ".00", plus the unit. */
 void hs_report_flabel(char *out, size_t len, double value, const char *from, const char *to)
 {
@@ -260,10 +266,10 @@ void hs_report_print_header(const hs_report_t *r, const char *out_unit, FILE *f)
 /* legendActiveFilters: each cut to 80 bytes plus an ellipsis. */
 void hs_report_print_filters(const hs_report_opts_t *o, FILE *f)
 {
-    const char *v[3] = {o->focus, o->ignore, o->hide};
-    static const char *k[3] = {"focus", "ignore", "hide"};
+    const char *v[5] = {o->focus, o->ignore, o->hide, o->tagfocus, o->tagignore};
+    static const char *k[5] = {"focus", "ignore", "hide", "tagfocus", "tagignore"};
     bool any = false;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         if (!v[i] || !*v[i])
             continue;
         if (!any)

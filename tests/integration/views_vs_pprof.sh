@@ -1,8 +1,9 @@
 #!/bin/sh
 # heapsift's views vs go tool pprof on the same files, byte for byte: traces (-traces),
 # peek (-peek), top at every granularity (-lines, -addresses) with --focus/--ignore/--hide
-# (-focus/-ignore/-hide), and diff (-top -diff_base) without heapsift's extra "change"
-# column. Profiles come from a Go program (runtime/pprof), from heapsift itself running
+# (-focus/-ignore/-hide), sample labels (traces, --tags, --tagfocus/--tagignore with string
+# regexps and numeric ranges with units), and diff (-top -diff_base) without heapsift's
+# extra "change" column. Profiles come from a Go program (runtime/pprof), from heapsift itself running
 # tests/programs/sites, and from a C generator on heapsift's own profile model (random
 # stacks, inline frames, unsymbolized and unnamed frames, recursion).
 # Usage: views_vs_pprof.sh BUILD_DIR SOURCE_DIR. Exits 77 (skip) when go is missing.
@@ -29,6 +30,7 @@ done
 
 fails=0
 checks=0
+tagged=0 # --tags comparisons with labels in the output
 # check NAME OURS_CMD... -- PPROF_ARGS...: full outputs, byte for byte. Both sides leave
 # unsymbolized frames alone: the generator's mappings name real libraries at made-up
 # addresses, which each side's symbolizer would read differently.
@@ -48,6 +50,10 @@ check() {
     go tool pprof -symbolize=none "$@" >"$tmp/theirs" 2>/dev/null || true
     if [ ! -s "$tmp/theirs" ] && [ $st -ne 0 ]; then # both refuse (incompatible profiles)
         return 0
+    fi
+    if [ "$name" = tags ]; then # no labels left: both print nothing
+        if [ -s "$tmp/theirs" ]; then tagged=$((tagged + 1)); fi
+        if [ ! -s "$tmp/theirs" ] && [ ! -s "$tmp/ours" ] && [ $st -eq 0 ]; then return 0; fi
     fi
     if [ "$name" = diff ]; then # drop heapsift's verdict column, the first after cum%
         sed -E 's/^( *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+) +(change|grew|shrank|noise|same)( |$)/\1\3/' "$tmp/ours" >"$tmp/o2"
@@ -86,6 +92,22 @@ views() {
     check traces traces --focus "$re" --hide runtime "$f" -- -traces -focus "$re" -hide runtime "$f"
 }
 
+# Labels: the generator puts string labels (tenant, region; some samples with two tenants)
+# and numeric ones (lifetime in nanoseconds, request and retries without a unit) on most
+# of its profiles.
+tagviews() {
+    f=$1
+    check tags top --tags "$f" -- -tags "$f"
+    check tags top --tags --unit MB --sample-type alloc_objects "$f" -- -tags -unit=MB -sample_index=alloc_objects "$f"
+    check traces traces --tagfocus tenant=acme "$f" -- -traces -tagfocus=tenant=acme "$f"
+    check traces traces --tagfocus 'us-1,tenant:a' "$f" -- -traces -tagfocus='us-1,tenant:a' "$f"
+    check traces traces --tagignore lifetime=1ms: "$f" -- -traces -tagignore=lifetime=1ms: "$f"
+    check top top --tagfocus lifetime=100us:1s "$f" -- -top -tagfocus=lifetime=100us:1s "$f"
+    check top top --tagfocus :64kb --tagignore 'tenant=glob|ini' "$f" -- -top -tagfocus=:64kb -tagignore='tenant=glob|ini' "$f"
+    check tags top --tags --tagfocus 1kb:500kb "$f" -- -tags -tagfocus=1kb:500kb "$f"
+    check tags top --tags --tagfocus lifetime=1s "$f" -- -tags -tagfocus=lifetime=1s "$f"
+}
+
 views "$tmp/go.pb.gz" 'leaf|small'
 views "$tmp/sites1.pb.gz" 'site_(malloc|small)'
 check diff diff "$tmp/sites1.pb.gz" "$tmp/sites2.pb.gz" -- -top -diff_base "$tmp/sites1.pb.gz" "$tmp/sites2.pb.gz"
@@ -97,6 +119,7 @@ while [ $seed -le 15 ]; do
     "$tmp/gen" "$tmp/gen.pb.gz" $seed
     "$tmp/gen" "$tmp/genb.pb.gz" $((seed + 100))
     views "$tmp/gen.pb.gz" 'func[1-4]'
+    tagviews "$tmp/gen.pb.gz"
     check diff diff "$tmp/genb.pb.gz" "$tmp/gen.pb.gz" -- -top -diff_base "$tmp/genb.pb.gz" "$tmp/gen.pb.gz"
     seed=$((seed + 1))
 done
@@ -108,5 +131,6 @@ for v in top traces peek tree collapsed flamegraph diff; do
         { echo "FAIL: heapsift $v --help"; fails=$((fails + 1)); }
 done
 
-echo "views_vs_pprof: $checks comparisons, $fails failures"
+echo "views_vs_pprof: $checks comparisons, $fails failures, $tagged label listings"
+[ $tagged -ge 10 ] || { echo "FAIL: only $tagged --tags comparisons had labels"; fails=$((fails + 1)); }
 [ $fails -eq 0 ]

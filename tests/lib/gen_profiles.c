@@ -1,7 +1,8 @@
 /*
  * Random pprof profiles through heapsift's own model and writer, for the tests that
  * compare our views with go tool pprof: random stacks, unsymbolized and unnamed frames,
- * inlined lines, recursion, negative values. Usage: gen_profiles OUT.pb.gz SEED [...].
+ * inlined lines, recursion, negative values, string and numeric sample labels (several values
+ * per key, units given or inferred). Usage: gen_profiles OUT.pb.gz SEED [...].
  * Built by hs_make_test_profiles (tests/lib/common.sh), not by CMake.
  */
 #include "pprof.h"
@@ -50,8 +51,31 @@ static void add_code(hs_profile_t *p, int nmaps)
     }
 }
 
+/* Labels on sample idx: tenant (string, sometimes two values), region, lifetime
+ * (nanoseconds), a unitless "request" (pprof infers bytes) and "retries" (no unit). */
+static void add_labels(hs_profile_t *p, size_t idx, int mode)
+{
+    static const char *tenants[] = {"acme", "globex", "initech", "umbrella"};
+    static const int64_t lifetimes[] = {1000, 100000, 1000000, 1000000000, 100000000000};
+    if (mode == 0 || rnd(4) == 0)
+        return;
+    if (rnd(3))
+        hs_profile_add_label(p, idx, "tenant", tenants[rnd(4)], 0, NULL);
+    if (rnd(8) == 0)
+        hs_profile_add_label(p, idx, "tenant", tenants[rnd(4)], 0, NULL);
+    if (rnd(3) == 0)
+        hs_profile_add_label(p, idx, "region", rnd(2) ? "eu-west" : "us-1", 0, NULL);
+    if (mode > 1 && rnd(2))
+        hs_profile_add_label(p, idx, "lifetime", NULL, lifetimes[rnd(5)], "nanoseconds");
+    if (mode > 1 && rnd(5) == 0)
+        hs_profile_add_label(p, idx, "request", NULL, 1 + (int64_t)rnd(1 << 20), NULL);
+    if (mode > 1 && rnd(6) == 0)
+        hs_profile_add_label(p, idx, "retries", NULL, (int64_t)rnd(4), NULL);
+}
+
 static void add_samples(hs_profile_t *p)
 {
+    int labels = (int)rnd(3);
     int n = (int)rnd(600), scale = (int)rnd(4);
     static const int64_t sizes[] = {16, 4096, 1 << 20, 1 << 28};
     for (int i = 0; i < n; i++) {
@@ -68,6 +92,7 @@ static void add_samples(hs_profile_t *p)
         if (rnd(50) == 0)
             v[3] = -v[3];
         hs_profile_add_sample(p, stack, depth, v);
+        add_labels(p, p->nsamples - 1, labels);
     }
 }
 
