@@ -407,7 +407,7 @@ hs_symbolizer_t *hs_symbolizer_new_pid(pid_t pid)
     if (s == NULL)
         return NULL;
     s->callbacks.find_elf = dwfl_linux_proc_find_elf;
-    s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    s->callbacks.find_debuginfo = hs_sym_find_debuginfo;
     s->dwfl = dwfl_begin(&s->callbacks);
     if (s->dwfl == NULL)
         goto fail;
@@ -454,7 +454,7 @@ static int sym_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 void hs_symbolizer_separate_debug(hs_symbolizer_t *s, bool on)
 {
     if (s != NULL)
-        s->callbacks.find_debuginfo = on ? dwfl_standard_find_debuginfo : sym_no_debuginfo;
+        s->callbacks.find_debuginfo = on ? hs_sym_find_debuginfo : sym_no_debuginfo;
 }
 
 void hs_symbolizer_names_only(hs_symbolizer_t *s, bool on)

@@ -1,8 +1,9 @@
 /*
- * The symbolizer's insides, shared by its two files: symbolize.c (strings, symbol tables,
- * the address cache, modules and the API) and symbolize_dwarf.c (DWARF frames through a
- * per-compilation-unit index of code scopes). Nothing outside those two files includes
- * this; the rest of heapsift uses symbolize.h. Same context as the symbolizer: not
+ * The symbolizer's insides, shared by its files: symbolize.c (strings, symbol tables, the
+ * address cache, modules and the API), symbolize_dwarf.c (DWARF frames through a
+ * per-compilation-unit index of code scopes) and symbolize_debug.c (finding separate debug
+ * files). Nothing outside them (and their unit test) includes this; the rest of heapsift
+ * uses symbolize.h. Same context as the symbolizer: not
  * thread-safe, never on the allocation path.
  */
 #ifndef HS_SYMBOLIZE_INT_H
@@ -111,6 +112,11 @@ const char *hs_sym_file_path(hs_symbolizer_t *s, const char *dir, const char *fi
  */
 size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr, const char *file,
                            int line, hs_symbol_t *out, size_t max);
+
+/* A Dwfl find_debuginfo callback: separate debug files by build id, then by debuglink,
+ * never through debuginfod (symbolize_debug.c). */
+int hs_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file, const char *debuglink, GElf_Word crc, char **found);
 
 /* Releases the compilation-unit indexes. */
 void hs_sym_dwarf_free(hs_symbolizer_t *s);
