@@ -254,7 +254,15 @@ static hs_sym_modtab_t *sym_modtab(hs_symbolizer_t *s, Dwfl_Module *mod)
     }
     hs_sym_modtab_t *t = &s->mods[s->lastmod = s->nmods++];
     *t = (hs_sym_modtab_t){.mod = mod};
+    if (s->debug == HS_SYM_DEBUG_SYMTAB && !s->names_only) {
+        /* The module's DWARF is looked for (and its absence remembered by libdwfl) while
+         * no separate file may open; then its symbol table may come from one. */
+        Dwarf_Addr bias;
+        dwfl_module_getdwarf(mod, &bias);
+        s->debug_open = true;
+    }
     sym_modtab_build(t);
+    s->debug_open = s->debug == HS_SYM_DEBUG_ALL;
     return t;
 }
 
@@ -391,11 +399,50 @@ static void sym_cache_clear(hs_symbolizer_t *s)
 
 /* ---------------------------------------------------------------- API ---- */
 
-static hs_symbolizer_t *sym_alloc(void)
+/* Points every module's userdata at s, for sym_find_debuginfo. */
+static int sym_set_userdata(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+                            void *arg)
+{
+    (void)mod, (void)name, (void)start;
+    *userdata = arg;
+    return DWARF_CB_OK;
+}
+
+static int sym_report_end(hs_symbolizer_t *s)
+{
+    if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+        return -1;
+    dwfl_getmodules(s->dwfl, sym_set_userdata, s, 0);
+    return 0;
+}
+
+/* The find_debuginfo callback: separate debug files as s->debug allows (a module without
+ * s as its userdata gets none). */
+static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                              Dwarf_Addr base, const char *file, const char *debuglink,
+                              GElf_Word crc, char **found)
+{
+    hs_symbolizer_t *s = userdata != NULL ? *userdata : NULL;
+    if (s == NULL || !s->debug_open) {
+        errno = ENOENT;
+        return -1;
+    }
+    if (s->local_debug)
+        return hs_sym_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc, found);
+    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, debuglink, crc, found);
+}
+
+static hs_symbolizer_t *sym_alloc(const Dwfl_Callbacks *cb)
 {
     hs_symbolizer_t *s = calloc(1, sizeof(*s));
-    if (s != NULL && !sym_strs_grow(s)) {
-        free(s);
+    if (s == NULL)
+        return NULL;
+    s->callbacks = *cb;
+    s->callbacks.find_debuginfo = sym_find_debuginfo;
+    s->debug_open = true;
+    s->dwfl = dwfl_begin(&s->callbacks);
+    if (s->dwfl == NULL || !sym_strs_grow(s)) {
+        hs_symbolizer_free(s);
         return NULL;
     }
     return s;
@@ -403,58 +450,40 @@ static hs_symbolizer_t *sym_alloc(void)
 
 hs_symbolizer_t *hs_symbolizer_new_pid(pid_t pid)
 {
-    hs_symbolizer_t *s = sym_alloc();
+    static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf};
+    hs_symbolizer_t *s = sym_alloc(&cb);
     if (s == NULL)
         return NULL;
-    s->callbacks.find_elf = dwfl_linux_proc_find_elf;
-    s->callbacks.find_debuginfo = hs_sym_find_debuginfo;
-    s->dwfl = dwfl_begin(&s->callbacks);
-    if (s->dwfl == NULL)
-        goto fail;
+    /* Inside a profiled process: never libdebuginfod (symbolize_debug.c). */
+    s->local_debug = true;
     dwfl_report_begin(s->dwfl);
     int rc = dwfl_linux_proc_report(s->dwfl, pid != 0 ? pid : getpid());
-    if (dwfl_report_end(s->dwfl, NULL, NULL) != 0 || rc != 0)
-        goto fail;
+    if (sym_report_end(s) != 0 || rc != 0) {
+        hs_symbolizer_free(s);
+        return NULL;
+    }
     return s;
-fail:
-    hs_symbolizer_free(s);
-    return NULL;
 }
 
 hs_symbolizer_t *hs_symbolizer_new(void)
 {
-    hs_symbolizer_t *s = sym_alloc();
+    static const Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+                                      .section_address = dwfl_offline_section_address};
+    hs_symbolizer_t *s = sym_alloc(&cb);
     if (s == NULL)
         return NULL;
     s->may_dlopen = true;
-    s->callbacks.find_elf = dwfl_build_id_find_elf;
-    s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-    s->callbacks.section_address = dwfl_offline_section_address;
-    s->dwfl = dwfl_begin(&s->callbacks);
-    if (s->dwfl == NULL) {
-        hs_symbolizer_free(s);
-        return NULL;
-    }
     dwfl_report_begin(s->dwfl);
     s->reporting = true;
     return s;
 }
 
-/* A find_debuginfo callback that finds nothing: only the DWARF and .symtab inside the
- * mapped files themselves are used. */
-static int sym_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-                            const char *file, const char *debuglink, GElf_Word crc,
-                            char **debuginfo_file_name)
+void hs_symbolizer_separate_debug(hs_symbolizer_t *s, hs_sym_debug_t which)
 {
-    (void)mod, (void)userdata, (void)modname, (void)base, (void)file, (void)debuglink;
-    (void)crc, (void)debuginfo_file_name;
-    return -1;
-}
-
-void hs_symbolizer_separate_debug(hs_symbolizer_t *s, bool on)
-{
-    if (s != NULL)
-        s->callbacks.find_debuginfo = on ? hs_sym_find_debuginfo : sym_no_debuginfo;
+    if (s != NULL) {
+        s->debug = which;
+        s->debug_open = which == HS_SYM_DEBUG_ALL;
+    }
 }
 
 void hs_symbolizer_names_only(hs_symbolizer_t *s, bool on)
@@ -474,7 +503,7 @@ size_t hs_symbolize(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, size_t 
         s->reporting = false;
         sym_cache_clear(s);   /* new modules may resolve what failed before */
         hs_sym_dwarf_free(s); /* unit indexes hold DIEs of modules libdwfl could drop */
-        if (dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+        if (sym_report_end(s) != 0)
             return 0;
     }
     hs_sym_cache_t *slot = sym_cache_slot(s, addr + 1);

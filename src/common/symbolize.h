@@ -43,11 +43,14 @@ int hs_symbolizer_add_file(hs_symbolizer_t *s, const char *path, uint64_t start,
  */
 size_t hs_symbolize(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, size_t max);
 
-/* Whether separate debug files (.gnu_debuglink, /usr/lib/debug/.build-id) are read
- * (default yes). Without them only the symbol tables and DWARF inside the mapped files
- * are used: a distribution's libc6-dbg alone costs ~0.1 s to decompress per process. Call
- * before the first hs_symbolize. */
-void hs_symbolizer_separate_debug(hs_symbolizer_t *s, bool on);
+/* Which separate debug files (.gnu_debuglink, /usr/lib/debug/.build-id) are read. ALL
+ * (the default): their symbol tables and DWARF. SYMTAB: their symbol tables (which name
+ * static functions) but never their DWARF, so file:line and inlined frames come from the
+ * DWARF inside the mapped files only: a distribution's libc6-dbg alone costs ~0.1 s to
+ * decompress per process. NONE: only the mapped files. Call before the first
+ * hs_symbolize. */
+typedef enum { HS_SYM_DEBUG_ALL, HS_SYM_DEBUG_SYMTAB, HS_SYM_DEBUG_NONE } hs_sym_debug_t;
+void hs_symbolizer_separate_debug(hs_symbolizer_t *s, hs_sym_debug_t which);
 
 /* Names only: function names from the symbol tables, no file:line and no inlined frames
  * (no DWARF is read, which for big or compressed debug info is most of the cost). */

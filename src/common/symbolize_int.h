@@ -65,6 +65,9 @@ struct hs_symbolizer {
     bool reporting;           /* between dwfl_report_begin(_add) and dwfl_report_end */
     bool may_dlopen;          /* the CLI may load libstdc++ for its demangler */
     bool names_only;          /* symbol tables only: no DWARF lines or inlined frames */
+    hs_sym_debug_t debug;     /* which separate debug files are read */
+    bool debug_open;          /* the find_debuginfo callback may open one now */
+    bool local_debug;         /* find them with hs_sym_find_debuginfo (else libdwfl's) */
 
     int demangle_state; /* 0 not looked up, 1 available, -1 unavailable */
     hs_demangle_fn demangle;

@@ -46,7 +46,6 @@ typedef struct {
     hs_maps_t maps;
     uint64_t *map_ids;         /* mapping id per maps entry, 0 = not added yet */
     hs_symbolizer_t *sym;      /* NULL when symbolization failed or is off */
-    hs_symbolizer_t *names;    /* names from every symbol table, for what sym leaves bare */
     uint64_t *loc_pc, *loc_id; /* open-addressing (pc, unloaded module) -> location id */
     int32_t *loc_mod;          /* the unloaded module's index + 1, 0 for the live set */
     size_t loc_cap;
@@ -245,12 +244,6 @@ static uint64_t dump_add_location(dump_ctx_t *c, hs_symbolizer_t *sym, uint64_t 
     hs_symbol_t syms[16];
     hs_line_t lines[16];
     size_t n = sym ? hs_symbolize(sym, addr, syms, 16) : 0;
-    if (sym == c->sym && c->names && (n == 0 || !syms[0].file)) {
-        /* No line information: the full symbol tables (separate debug files' .symtab
-         * included, which names static functions) give the best name. */
-        size_t k = hs_symbolize(c->names, addr, syms, 16);
-        n = k ? k : n;
-    }
     for (size_t i = 0; i < n; i++) {
         const char *name = syms[i].name ? syms[i].name : syms[i].system_name;
         const char *sys = syms[i].system_name ? syms[i].system_name : name;
@@ -418,11 +411,12 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n)
     return 0;
 }
 
-/* The in-process symbolizers as HEAPSIFT_SYMBOLIZE asks. lines: file:line and inlined
+/* The in-process symbolizer as HEAPSIFT_SYMBOLIZE asks. lines: file:line and inlined
  * frames from the DWARF inside the mapped files, names from every symbol table (separate
  * debug files' too: their .symtab is cheap, their compressed DWARF is not: libc6-dbg
  * alone costs ~0.1 s per process); full: DWARF of separate debug files too; names: symbol
- * tables only; none: addresses only. */
+ * tables only; none: addresses only. One libdwfl session serves both kinds of file, so
+ * each file is mapped once. */
 static void dump_symbolizers(dump_ctx_t *c)
 {
     const char *mode = hs_opt.symbolize;
@@ -431,14 +425,10 @@ static void dump_symbolizers(dump_ctx_t *c)
     c->sym = hs_symbolizer_new_pid(0);
     if (!c->sym || strcmp(mode, "full") == 0)
         return;
-    if (strcmp(mode, "names") == 0) {
+    if (strcmp(mode, "names") == 0)
         hs_symbolizer_names_only(c->sym, true);
-        return;
-    }
-    hs_symbolizer_separate_debug(c->sym, false);
-    c->names = hs_symbolizer_new_pid(0);
-    if (c->names)
-        hs_symbolizer_names_only(c->names, true);
+    else
+        hs_symbolizer_separate_debug(c->sym, HS_SYM_DEBUG_SYMTAB);
 }
 
 static size_t dump_pow2(size_t n)
@@ -479,8 +469,6 @@ static void dump_ctx_free(dump_ctx_t *c)
 {
     if (c->sym)
         hs_symbolizer_free(c->sym);
-    if (c->names)
-        hs_symbolizer_free(c->names);
     for (int g = 0; g < HS_DUMP_UNLOADED; g++)
         if (c->usym[g])
             hs_symbolizer_free(c->usym[g]);
