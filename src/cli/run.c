@@ -48,6 +48,9 @@ static const run_opt_t run_opts[] = {
     {"peak-min-seconds", 0, "HEAPSIFT_PEAK_MIN_SECONDS", NULL, "at most one peak dump per T s"},
     {"oom-fraction", 0, "HEAPSIFT_OOM_FRACTION", NULL, "dump near the memory limit (0.9)"},
     {"keep", 0, "HEAPSIFT_KEEP", NULL, "keep the newest N files of each kind"},
+    {"leaks", 0, "HEAPSIFT_LEAKS", NULL, "leak report at exit: 0, 1 or error (status 23)"},
+    {"suppressions", 0, "HEAPSIFT_SUPPRESSIONS", NULL, "LSan-format leak suppressions file"},
+    {"leaks-max", 0, "HEAPSIFT_LEAKS_MAX", NULL, "sites the leak report lists (0 = all)"},
 };
 #define RUN_NOPTS (sizeof(run_opts) / sizeof(run_opts[0]))
 

@@ -94,6 +94,10 @@ typedef struct {
     uint64_t peak_min_ms;    /* at most one peak dump per this many milliseconds */
     uint32_t oom_fraction;   /* dump at this many per-mille of the memory limit */
     uint32_t keep;           /* keep the newest N files of each kind */
+    /* Leak report at exit (leaks.c). */
+    const char *leaks;        /* "0", "1" or "error" (exit status 23 when leaks remain) */
+    const char *suppressions; /* LSan-format suppressions file; NULL = none */
+    uint32_t leaks_max;       /* sites listed; 0 = all */
 } hs_options_t;
 
 extern hs_options_t hs_opt HS_HIDDEN;

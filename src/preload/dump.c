@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "leaks.h"
 #include "livetab.h"
 #include "maps.h"
 #include "modules.h"
@@ -536,9 +537,13 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
         path = buf;
     }
     int rc = dump_make(&c, kind, &samples, &stacks);
+    bool made = rc == 0;
     if (rc == 0)
         rc = hs_pprof_write_file(c.prof, path);
     dump_report(rc, path, samples, stacks);
+    /* The leak report reads the exit profile, written or not. */
+    if (made && (flags & HS_DUMP_FINAL) && strcmp(kind, "heap") == 0)
+        hs_leaks_report(c.prof);
     if (rc == 0 && named)
         hs_triggers_wrote(kind, path);
     dump_ctx_free(&c);

@@ -38,6 +38,7 @@ typedef struct {
 
 static const char *const hs_unwinders[] = {"dwarf", "libgcc", "fp", NULL};
 static const char *const hs_symbolize_modes[] = {"lines", "full", "names", "none", NULL};
+static const char *const hs_leaks_modes[] = {"0", "1", "error", NULL};
 
 /* Parses a decimal with an optional K/M/G/T (powers of 1024) suffix. */
 static bool options_parse_uint(const char *s, bool suffixes, uint64_t *out)
@@ -262,10 +263,16 @@ int hs_options_load(void)
          "a fraction of the memory limit, e.g. 0.9 or 90%; 0 = off", NULL},
         {"HEAPSIFT_KEEP", HS_OPT_UINT, "0", 0, 1u << 20, &hs_opt.keep,
          "a number of files per kind; 0 = keep all", NULL},
+        {"HEAPSIFT_LEAKS", HS_OPT_ENUM, "0", 0, 0, &hs_opt.leaks, "0, 1 or error", hs_leaks_modes},
+        {"HEAPSIFT_SUPPRESSIONS", HS_OPT_STR, NULL, 0, 0, &hs_opt.suppressions,
+         "a path to a suppressions file", NULL},
+        {"HEAPSIFT_LEAKS_MAX", HS_OPT_UINT, "20", 0, 1u << 24, &hs_opt.leaks_max,
+         "a number of sites; 0 = all", NULL},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
-        options_apply(&defs[i], defs[i].def);
+        if (defs[i].def) /* NULL: unset by default */
+            options_apply(&defs[i], defs[i].def);
         const char *v = getenv(defs[i].name);
         if (!v)
             continue;

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "leaks.h"
 #include "livetab.h"
 #include "modules.h"
 #include "stacktab.h"
@@ -256,4 +257,5 @@ __attribute__((destructor)) static void recorder_dtor(void)
     hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
     if (hs_opt.peak)
         hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);
+    hs_leaks_exit(); /* HEAPSIFT_LEAKS=error: may end the process with status 23 */
 }

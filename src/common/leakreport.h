@@ -1,0 +1,38 @@
+/*
+ * The leak report: from a heap profile's live set (inuse_objects, inuse_space), the
+ * allocation sites still holding memory, largest first, each with its objects, bytes and
+ * symbolized stack, then the suppressions that applied and a one-line summary, as text
+ * meant for a person reading a CI log. Sites are stacks: samples with equal location
+ * lists are summed whatever their labels. Pure code over the profile model: the library
+ * runs it at exit under its reentrancy guard (leaks.c); memory from malloc.
+ */
+#ifndef HS_LEAKREPORT_H
+#define HS_LEAKREPORT_H
+
+#include "buf.h"
+#include "profile.h"
+#include "suppress.h"
+
+#include <stdint.h>
+
+typedef struct {
+    uint64_t rate;          /* highest sampling rate in effect; 1 = every allocation (exact) */
+    unsigned max_sites;     /* sites listed; 0 = all */
+    const char *program;    /* named in the header */
+    long pid;               /* named in the header */
+    const char *supp_error; /* non-NULL: why the user's suppressions are not applied */
+} hs_leak_opts_t;
+
+typedef struct {
+    uint64_t sites, suppressed_sites;
+    double objects, bytes;           /* unsuppressed */
+    double supp_objects, supp_bytes; /* suppressed */
+} hs_leak_result_t;
+
+/* Appends the report of p's live set to out and fills *res (supp may be NULL; its rules'
+ * counters are overwritten). Returns 0, -ENOMEM, or -EINVAL when p has no inuse sample
+ * types. */
+int hs_leak_report(const hs_profile_t *p, hs_supp_t *supp, const hs_leak_opts_t *o, hs_buf_t *out,
+                   hs_leak_result_t *res);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * Leak report at exit: HEAPSIFT_LEAKS=1 prints, when the process exits, the allocation
+ * sites whose sampled objects are still live, with their estimated bytes and objects and
+ * their symbolized stacks (leakreport.c formats it from the exit profile, so the frames
+ * are the profile's). HEAPSIFT_SUPPRESSIONS names a file in LeakSanitizer's format;
+ * heapsift's built-in suppressions (suppress.c) always apply. HEAPSIFT_LEAKS=error also
+ * ends the process with status 23 when unsuppressed leaks remain.
+ * The file is read once at start (its relative path is relative to the starting working
+ * directory); the report runs in the exit dump, under the reentrancy guard, off every
+ * allocation path, and writes to stderr with write(2), never stdio.
+ */
+#define _GNU_SOURCE
+#include "leaks.h"
+
+#include "core.h"
+#include "leakreport.h"
+#include "suppress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HS_LEAKS_STATUS 23      /* LeakSanitizer's exit status, so CI scripts carry over */
+#define HS_SUPP_MAX (16u << 20) /* a suppressions file bigger than this is refused */
+
+static hs_supp_t leaks_supp;
+static char leaks_path[4096];
+static char leaks_error[160]; /* why the user's file is not applied; "" = it is */
+static bool leaks_loaded, leaks_found;
+
+bool hs_leaks_on(void)
+{
+    return hs_opt.leaks && hs_opt.leaks[0] != '0';
+}
+
+/* Reads the whole file (a pipe too: `<(...)` works) into a malloc'd buffer. 0 or -errno. */
+static int leaks_read(const char *path, char **text, size_t *len)
+{
+    int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    if (fd < 0)
+        return -errno;
+    for (;;) {
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 4096;
+            char *nb = ncap <= HS_SUPP_MAX ? realloc(buf, ncap) : NULL;
+            if (!nb) {
+                rc = ncap <= HS_SUPP_MAX ? -ENOMEM : -EFBIG;
+                break;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? -errno : 0;
+            break;
+        }
+        n += (size_t)r;
+    }
+    close(fd);
+    if (rc != 0) {
+        free(buf);
+        return rc;
+    }
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+/* The user's file: an unreadable one is one error line now and a note in the report;
+ * the report then applies the built-in suppressions only. */
+static void leaks_load_file(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = -ENAMETOOLONG;
+    if (strlen(hs_opt.suppressions) < sizeof(leaks_path)) {
+        snprintf(leaks_path, sizeof(leaks_path), "%s", hs_opt.suppressions);
+        rc = leaks_read(leaks_path, &text, &len);
+    }
+    if (rc == 0)
+        rc = hs_supp_parse(&leaks_supp, text, len, leaks_path);
+    free(text);
+    if (rc != 0) {
+        snprintf(leaks_error, sizeof(leaks_error), "HEAPSIFT_SUPPRESSIONS=%s: %s",
+                 hs_opt.suppressions, strerror(-rc));
+        hs_log("%s; the leak report will apply the built-in suppressions only", leaks_error);
+        return;
+    }
+    if (leaks_supp.unknown)
+        hs_log("HEAPSIFT_SUPPRESSIONS=%s:%u: suppression type '%s' ignored (only leak: applies; "
+               "%u such line%s)",
+               leaks_path, leaks_supp.unknown_line, leaks_supp.unknown_type, leaks_supp.unknown,
+               leaks_supp.unknown == 1 ? "" : "s");
+}
+
+static void leaks_load(void)
+{
+    if (hs_supp_parse(&leaks_supp, hs_supp_builtin, strlen(hs_supp_builtin), "built-in") != 0)
+        hs_log("no memory for the built-in leak suppressions");
+    if (hs_opt.suppressions)
+        leaks_load_file();
+    leaks_loaded = true;
+}
+
+/* Before main: the working directory is still the one relative paths mean. */
+__attribute__((constructor)) static void leaks_ctor(void)
+{
+    hs_init();
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON || !hs_leaks_on())
+        return;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    leaks_load();
+    hs_guard_exit(t);
+}
+
+static void leaks_write(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return; /* stderr closed or broken: nobody to tell */
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+void hs_leaks_report(const hs_profile_t *p)
+{
+    hs_buf_t out = HS_BUF_INIT;
+    hs_leak_result_t res;
+    if (!hs_leaks_on())
+        return;
+    if (!leaks_loaded)
+        leaks_load();
+    hs_leak_opts_t o = {
+        .rate = hs_ci_rate(),
+        .max_sites = hs_opt.leaks_max,
+        .program = program_invocation_name,
+        .pid = (long)getpid(),
+        .supp_error = leaks_error[0] ? leaks_error : NULL,
+    };
+    int rc = hs_leak_report(p, &leaks_supp, &o, &out, &res);
+    if (rc == 0) {
+        leaks_write((const char *)out.data, out.len);
+        leaks_found = res.sites > 0;
+    } else {
+        hs_log("leak report failed: %s", strerror(-rc));
+    }
+    hs_buf_free(&out);
+}
+
+void hs_leaks_exit(void)
+{
+    if (!leaks_found || !hs_opt.leaks || strcmp(hs_opt.leaks, "error") != 0)
+        return;
+    fflush(NULL); /* what exit would still have done for the program's streams */
+    _exit(HS_LEAKS_STATUS);
+}

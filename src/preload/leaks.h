@@ -1,0 +1,20 @@
+/*
+ * The leak report at exit (HEAPSIFT_LEAKS, HEAPSIFT_SUPPRESSIONS, HEAPSIFT_LEAKS_MAX):
+ * the exit dump hands its profile to hs_leaks_report; the exit destructor calls
+ * hs_leaks_exit last. See leaks.c.
+ */
+#ifndef HS_LEAKS_H
+#define HS_LEAKS_H
+
+#include "profile.h"
+
+/* True when HEAPSIFT_LEAKS asks for a report. */
+bool hs_leaks_on(void);
+/* Prints the leak report of profile p (the exit profile) on stderr. Guard held; called
+ * once, from the exit dump, whether or not the profile file could be written. */
+void hs_leaks_report(const hs_profile_t *p);
+/* HEAPSIFT_LEAKS=error and the report found leaks: flushes stdio and ends the process
+ * with status 23. Otherwise returns. Called last by the exit destructor. */
+void hs_leaks_exit(void);
+
+#endif
