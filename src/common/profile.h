@@ -62,7 +62,7 @@ typedef struct {
 
 typedef struct hs_strtab hs_strtab_t;
 
-typedef struct {
+typedef struct hs_profile {
     hs_value_type_t *sample_types;
     size_t ntypes;
     hs_sample_t *samples;

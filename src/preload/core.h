@@ -98,6 +98,10 @@ typedef struct {
     const char *leaks;        /* "0", "1" or "error" (exit status 23 when leaks remain) */
     const char *suppressions; /* LSan-format suppressions file; NULL = none */
     uint32_t leaks_max;       /* sites listed; 0 = all */
+    /* The HTTP endpoint (http.c); NULL = unset. */
+    const char *http;          /* HOST:PORT to serve on */
+    const char *http_portfile; /* file that gets the port */
+    const char *http_token;    /* token the control paths require */
 } hs_options_t;
 
 extern hs_options_t hs_opt HS_HIDDEN;
@@ -230,6 +234,15 @@ int hs_dump_ex(const char *path, const char *kind, unsigned flags);
 int hs_dump_fd(int fd, int format);
 /* Profiles written and dumps failed since start. */
 void hs_dump_counts(uint64_t *written, uint64_t *failed);
+/* In-memory profiles (the HTTP endpoint). A base is a copy of every stack's four values
+ * now; hs_dump_profile builds the profile of kind "heap" or "peak", or with a base the
+ * difference between now and it (Go's delta profile: all four values subtracted). The
+ * caller frees *out with hs_profile_free. 0 or -errno. */
+typedef struct hs_dump_base hs_dump_base_t;
+struct hs_profile;
+int hs_dump_base_take(hs_dump_base_t **out);
+void hs_dump_base_free(hs_dump_base_t *b);
+int hs_dump_profile(const char *kind, const hs_dump_base_t *base, struct hs_profile **out);
 
 /* --- triggers.c: the background thread and every dump trigger --------------------- */
 

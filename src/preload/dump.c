@@ -482,9 +482,26 @@ static void dump_ctx_free(dump_ctx_t *c)
         hs_profile_free(c->prof);
 }
 
-/* Builds the profile of this kind into c (the caller frees it with dump_ctx_free). The
- * accounting is read first, so the dump's own allocations are not in it. */
-static int dump_make(dump_ctx_t *c, const char *kind, uint64_t *samples, uint32_t *stacks)
+/* The per-stack values a delta profile is taken against (hs_dump_base_take). */
+struct hs_dump_base {
+    double (*v)[4];
+    uint32_t n;
+    int64_t time_ns;
+};
+
+/* Subtracts base from the snapshot, stack by stack (ids are never reused). */
+static void dump_subtract(dump_stack_t *s, uint32_t n, const hs_dump_base_t *base)
+{
+    for (uint32_t i = 0; i < n && i < base->n; i++)
+        for (int k = 0; k < 4; k++)
+            s[i].v[k] -= base->v[i][k];
+}
+
+/* Builds the profile of this kind into c (the caller frees it with dump_ctx_free); with
+ * base, the difference from it (a delta). The accounting is read first, so the dump's
+ * own allocations are not in it. */
+static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base, uint64_t *samples,
+                     uint32_t *stacks)
 {
     dump_meta_t m;
     uint32_t n = 0;
@@ -495,6 +512,8 @@ static int dump_make(dump_ctx_t *c, const char *kind, uint64_t *samples, uint32_
     if (peak)
         hs_triggers_peak_now(); /* the thread may not have caught up with the last one */
     dump_stack_t *s = peak ? dump_snapshot_peak(&n, &m) : dump_snapshot(&n, &m);
+    if (s && base)
+        dump_subtract(s, n, base);
     int rc = s ? dump_build(c, s, n, &m, kind) : -ENOMEM;
     free(s);
     *samples = m.totals.samples;
@@ -536,7 +555,7 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
         dump_expand(hs_opt.out, kind, dump_seq++, flags & HS_DUMP_FINAL, buf, sizeof(buf));
         path = buf;
     }
-    int rc = dump_make(&c, kind, &samples, &stacks);
+    int rc = dump_make(&c, kind, NULL, &samples, &stacks);
     bool made = rc == 0;
     if (rc == 0)
         rc = hs_pprof_write_file(c.prof, path);
@@ -602,7 +621,7 @@ int hs_dump_fd(int fd, int format)
     pthread_mutex_lock(&dump_lock);
     memset(&raw, 0, sizeof(raw));
     memset(&gz, 0, sizeof(gz));
-    int rc = dump_make(&c, "heap", &samples, &stacks);
+    int rc = dump_make(&c, "heap", NULL, &samples, &stacks);
     if (rc == 0)
         rc = hs_pprof_encode(c.prof, &raw);
     if (rc == 0 && format == 0)
@@ -623,4 +642,59 @@ void hs_dump_counts(uint64_t *written, uint64_t *failed)
 {
     *written = __atomic_load_n(&dump_written, __ATOMIC_RELAXED);
     *failed = __atomic_load_n(&dump_failed, __ATOMIC_RELAXED);
+}
+
+/* ---- in-memory profiles for the HTTP endpoint (http*.c) ------------------------------ */
+
+int hs_dump_base_take(hs_dump_base_t **out)
+{
+    dump_meta_t m;
+    uint32_t n = 0;
+    memset(&m, 0, sizeof(m));
+    hs_dump_base_t *b = calloc(1, sizeof(*b));
+    dump_stack_t *s = b ? dump_snapshot(&n, &m) : NULL;
+    if (s)
+        b->v = calloc(n ? n : 1, sizeof(*b->v));
+    if (!s || !b->v) {
+        free(s);
+        hs_dump_base_free(b);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        memcpy(b->v[i], s[i].v, sizeof(b->v[i]));
+    b->n = n;
+    b->time_ns = dump_now_ns();
+    free(s);
+    *out = b;
+    return 0;
+}
+
+void hs_dump_base_free(hs_dump_base_t *b)
+{
+    if (b)
+        free(b->v);
+    free(b);
+}
+
+int hs_dump_profile(const char *kind, const hs_dump_base_t *base, hs_profile_t **out)
+{
+    uint64_t samples;
+    uint32_t stacks;
+    dump_ctx_t c;
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    hs_guard_enter(&hs_tls);
+    pthread_mutex_lock(&dump_lock);
+    int rc = dump_make(&c, base ? "delta" : kind, base, &samples, &stacks);
+    if (rc == 0) {
+        *out = c.prof;
+        c.prof = NULL;
+        if (base)
+            (*out)->duration_nanos = (*out)->time_nanos - base->time_ns;
+    }
+    dump_ctx_free(&c);
+    pthread_mutex_unlock(&dump_lock);
+    hs_guard_exit(&hs_tls);
+    pthread_setcancelstate(cancel, NULL);
+    return rc;
 }

@@ -268,6 +268,10 @@ int hs_options_load(void)
          "a path to a suppressions file", NULL},
         {"HEAPSIFT_LEAKS_MAX", HS_OPT_UINT, "20", 0, 1u << 24, &hs_opt.leaks_max,
          "a number of sites; 0 = all", NULL},
+        {"HEAPSIFT_HTTP", HS_OPT_STR, NULL, 0, 0, &hs_opt.http, "HOST:PORT, e.g. 127.0.0.1:6060",
+         NULL},
+        {"HEAPSIFT_HTTP_PORTFILE", HS_OPT_STR, NULL, 0, 0, &hs_opt.http_portfile, "a path", NULL},
+        {"HEAPSIFT_HTTP_TOKEN", HS_OPT_STR, NULL, 0, 0, &hs_opt.http_token, "a token", NULL},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {

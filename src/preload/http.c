@@ -1,0 +1,439 @@
+/*
+ * The HTTP endpoint's lifecycle (HEAPSIFT_HTTP, docs/http.md): libmicrohttpd is loaded
+ * with dlopen only when the variable is set, so no other profiled process maps it or
+ * its dependencies; one serving thread binds the address, drives MHD in its external
+ * polling mode (epoll) and holds the reentrancy guard for life, so nothing it allocates
+ * is sampled or counted as the program's. The thread blocks every signal, caps its own
+ * CPU use (HS_HTTP_CPU_SHARE of one core: it sleeps in proportion to the CPU it used),
+ * and MHD bounds connections, per-address connections, idle time and request memory.
+ * At exit it is stopped before the libraries' destructors run; a forked child closes the
+ * parent's sockets and tries to serve on its own (a fixed port is the parent's: it logs
+ * once and goes on without). A failure never stops profiling: one log line, no endpoint.
+ */
+#define _GNU_SOURCE
+#include "core.h"
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+hs_mhd_t hs_mhd;
+
+static struct {
+    char addr[256], portfile[1024], token[256];
+    struct sockaddr_storage sa;
+    socklen_t salen;
+    int listen_fd, wake_fd;
+    int conn_fds[HS_HTTP_MAX_CONN]; /* -1: free slot */
+    struct MHD_Daemon *d;
+    int stop, running, started, loaded;
+} http = {.listen_fd = -1, .wake_fd = -1};
+
+static const char *const http_lib = "libmicrohttpd.so.12";
+
+int64_t hs_http_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *hs_http_token(void)
+{
+    return http.token[0] ? http.token : NULL;
+}
+
+/* ---- the address -------------------------------------------------------------------- */
+
+/* "HOST:PORT", "[V6]:PORT" or ":PORT" (loopback) into http.sa. */
+static int http_parse_addr(const char *v)
+{
+    char host[256];
+    const char *colon = strrchr(v, ':');
+    if (!colon || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+        strlen(colon + 1) > 5 || atoi(colon + 1) > 65535)
+        return -EINVAL;
+    size_t hl = (size_t)(colon - v);
+    if (hl >= sizeof(host))
+        return -EINVAL;
+    memcpy(host, v, hl);
+    host[hl] = '\0';
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = '\0';
+    }
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host[0] ? host : "127.0.0.1", colon + 1, &hints, &res) != 0 || !res)
+        return -EINVAL;
+    memcpy(&http.sa, res->ai_addr, res->ai_addrlen);
+    http.salen = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+static uint16_t http_port(void)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    if (getsockname(http.listen_fd, (struct sockaddr *)&sa, &len) != 0)
+        return 0;
+    return ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+                                          : ((struct sockaddr_in *)&sa)->sin_port);
+}
+
+static int http_listen(void)
+{
+    int one = 1;
+    int fd = socket(http.sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&http.sa, http.salen) != 0 || listen(fd, 64) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    http.listen_fd = fd;
+    return 0;
+}
+
+/* HEAPSIFT_HTTP_PORTFILE (%p: the pid), written atomically. */
+static void http_write_portfile(uint16_t port)
+{
+    char path[1100], tmp[1200], line[16];
+    size_t n = 0;
+    for (const char *c = http.portfile; *c && n + 24 < sizeof(path); c++) {
+        if (c[0] == '%' && c[1] == 'p') {
+            n += (size_t)snprintf(path + n, sizeof(path) - n, "%ld", (long)getpid());
+            c++;
+        } else {
+            path[n++] = *c;
+        }
+    }
+    path[n] = '\0';
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    int len = snprintf(line, sizeof(line), "%u\n", port);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd >= 0 && write(fd, line, (size_t)len) == len;
+    if (fd >= 0)
+        ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        hs_log("HEAPSIFT_HTTP_PORTFILE: cannot write %s: %s", path, strerror(errno));
+    }
+}
+
+/* ---- libmicrohttpd ------------------------------------------------------------------- */
+
+static int http_load(void)
+{
+    if (http.loaded)
+        return 0;
+    void *h = dlopen(http_lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!h) {
+        hs_log("HEAPSIFT_HTTP: cannot load %s (%s; Debian: apt-get install libmicrohttpd12); "
+               "profiling goes on without the endpoint",
+               http_lib, dlerror());
+        return -ENOENT;
+    }
+    static const char *const names[] = {
+        "MHD_start_daemon",
+        "MHD_stop_daemon",
+        "MHD_run",
+        "MHD_get_timeout",
+        "MHD_get_daemon_info",
+        "MHD_get_connection_info",
+        "MHD_lookup_connection_value",
+        "MHD_create_response_from_buffer",
+        "MHD_add_response_header",
+        "MHD_queue_response",
+        "MHD_destroy_response",
+        "MHD_suspend_connection",
+        "MHD_resume_connection",
+    };
+    void **slots = (void **)&hs_mhd;
+    _Static_assert(sizeof(hs_mhd) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
+                   "one name per entry point");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!(slots[i] = dlsym(h, names[i]))) {
+            hs_log("HEAPSIFT_HTTP: %s has no %s; profiling goes on without the endpoint", http_lib,
+                   names[i]);
+            return -ENOENT;
+        }
+    }
+    http.loaded = 1;
+    return 0;
+}
+
+/* Connections' sockets, so that a forked child can close the ones it inherited. */
+static void http_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls;
+    (void)socket_context;
+    const union MHD_ConnectionInfo *ci =
+        hs_mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return;
+    int fd = ci->connect_fd;
+    int want = toe == MHD_CONNECTION_NOTIFY_STARTED ? -1 : fd;
+    for (int i = 0; i < HS_HTTP_MAX_CONN; i++) {
+        if (http.conn_fds[i] == want) {
+            http.conn_fds[i] = toe == MHD_CONNECTION_NOTIFY_STARTED ? fd : -1;
+            return;
+        }
+    }
+}
+
+static void http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    static int once;
+    char msg[200];
+    (void)cls;
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    hs_log_once(once, "HEAPSIFT_HTTP: libmicrohttpd: %s (reported once)", msg);
+}
+
+static int http_daemon(void)
+{
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    if (http.sa.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    for (int i = 0; i < HS_HTTP_MAX_CONN; i++)
+        http.conn_fds[i] = -1;
+    http.d = hs_mhd.start_daemon(
+        flags, 0, NULL, NULL, hs_http_handle, NULL, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
+        MHD_OPTION_LISTEN_SOCKET, http.listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)HS_HTTP_MAX_CONN, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)HS_HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HS_HTTP_IDLE_SECONDS,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HS_HTTP_CONN_MEMORY,
+        MHD_OPTION_NOTIFY_COMPLETED, hs_http_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+        http_notify, NULL, MHD_OPTION_END);
+    return http.d ? 0 : -EIO;
+}
+
+/* ---- the thread ---------------------------------------------------------------------- */
+
+static int64_t http_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sleeps long enough that the CPU used since *mark stays HS_HTTP_CPU_SHARE of the time
+ * (at most 1 s per round), unless asked to stop. */
+static void http_throttle(int64_t *mark)
+{
+    int64_t now = http_cpu_ns(), used = now - *mark;
+    *mark = now;
+    int64_t ms = (int64_t)((double)used * (1 - HS_HTTP_CPU_SHARE) / HS_HTTP_CPU_SHARE / 1e6);
+    if (ms <= 0)
+        return;
+    ms = ms > 1000 ? 1000 : ms;
+    hs_http_count.throttled_ms += (uint64_t)ms;
+    struct pollfd p = {.fd = http.wake_fd, .events = POLLIN};
+    poll(&p, 1, (int)ms);
+    *mark = http_cpu_ns(); /* the sleep itself is not charged */
+}
+
+static int http_timeout(int64_t next_due)
+{
+    MHD_UNSIGNED_LONG_LONG to;
+    int64_t t = -1;
+    if (hs_mhd.get_timeout(http.d, &to) == MHD_YES)
+        t = to > 3600000 ? 3600000 : (int64_t)to;
+    if (next_due >= 0 && (t < 0 || next_due < t))
+        t = next_due;
+    return (int)t;
+}
+
+static void http_loop(void)
+{
+    const union MHD_DaemonInfo *di = hs_mhd.get_daemon_info(http.d, MHD_DAEMON_INFO_EPOLL_FD);
+    struct pollfd p[2] = {{.fd = di ? di->epoll_fd : -1, .events = POLLIN},
+                          {.fd = http.wake_fd, .events = POLLIN}};
+    int64_t mark = http_cpu_ns();
+    while (!__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE)) {
+        int64_t due = hs_http_tick(hs_http_now_ms());
+        hs_mhd.run(http.d);
+        http_throttle(&mark);
+        if (poll(p, 2, http_timeout(due)) > 0 && (p[1].revents & POLLIN)) {
+            uint64_t v;
+            if (read(http.wake_fd, &v, sizeof(v)) < 0) {
+                /* nothing to do: the flag is what counts */
+            }
+        }
+    }
+    hs_http_resume_all();
+    hs_mhd.run(http.d);
+    hs_mhd.stop_daemon(http.d); /* closes the listening socket too */
+    http.d = NULL;
+    http.listen_fd = -1;
+}
+
+/* Binds and starts MHD; logs why not. Guard held. */
+static int http_open(void)
+{
+    int rc = http_load();
+    if (rc != 0)
+        return rc;
+    if ((rc = http_listen()) != 0) {
+        hs_log("HEAPSIFT_HTTP=%s: cannot listen (pid %ld): %s; profiling goes on without the "
+               "endpoint",
+               http.addr, (long)getpid(), strerror(-rc));
+        return rc;
+    }
+    if ((rc = http_daemon()) != 0) {
+        hs_log("HEAPSIFT_HTTP=%s: cannot start libmicrohttpd; profiling goes on without the "
+               "endpoint",
+               http.addr);
+        close(http.listen_fd);
+        http.listen_fd = -1;
+        return rc;
+    }
+    uint16_t port = http_port();
+    const char *colon = strrchr(http.addr, ':');
+    if (hs_opt.verbose || strcmp(colon, ":0") == 0) {
+        char host[INET6_ADDRSTRLEN] = "?";
+        const void *a = http.sa.ss_family == AF_INET6
+                            ? (const void *)&((struct sockaddr_in6 *)&http.sa)->sin6_addr
+                            : (const void *)&((struct sockaddr_in *)&http.sa)->sin_addr;
+        inet_ntop(http.sa.ss_family, a, host, sizeof(host));
+        bool v6 = http.sa.ss_family == AF_INET6;
+        hs_log("pid %ld serves http://%s%s%s:%u/debug/pprof/", (long)getpid(), v6 ? "[" : "", host,
+               v6 ? "]" : "", port);
+    }
+    if (http.portfile[0])
+        http_write_portfile(port);
+    return 0;
+}
+
+static void *http_main(void *arg)
+{
+    (void)arg;
+    hs_guard_enter(&hs_tls); /* for life: what this thread allocates is the profiler's */
+    pthread_setname_np(pthread_self(), "heapsift-http");
+    if (http_open() == 0)
+        http_loop();
+    __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* The thread, with every signal blocked from its first instruction. */
+static int http_spawn(void)
+{
+    sigset_t all, old;
+    pthread_t th;
+    pthread_attr_t attr;
+    http.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (http.wake_fd < 0)
+        return -errno;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    __atomic_store_n(&http.running, 1, __ATOMIC_RELEASE);
+    int rc = pthread_create(&th, &attr, http_main, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
+    return -rc;
+}
+
+static void http_wake(void)
+{
+    uint64_t one = 1;
+    if (http.wake_fd >= 0 && write(http.wake_fd, &one, sizeof(one)) < 0) {
+        /* the counter is full: the thread is awake anyway */
+    }
+}
+
+/* At exit, before the libraries' destructors (libmicrohttpd's among them): the thread
+ * stops serving; waited for at most a second (it may be building a profile). */
+static void http_at_exit(void)
+{
+    __atomic_store_n(&http.stop, 1, __ATOMIC_RELEASE);
+    http_wake();
+    for (int i = 0; i < 1000 && __atomic_load_n(&http.running, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* A forked child has no serving thread: close what it inherited (the parent's listening
+ * socket, its connections, MHD's epoll and wake-up descriptors stay close-on-exec and
+ * are left), forget the parent's state, and serve on its own when it can bind. */
+static void http_fork_child(void)
+{
+    if (!__atomic_load_n(&http.started, __ATOMIC_ACQUIRE))
+        return;
+    if (http.listen_fd >= 0)
+        close(http.listen_fd);
+    for (int i = 0; i < HS_HTTP_MAX_CONN; i++)
+        if (http.conn_fds[i] >= 0)
+            close(http.conn_fds[i]);
+    if (http.wake_fd >= 0)
+        close(http.wake_fd);
+    http.listen_fd = http.wake_fd = -1;
+    http.d = NULL; /* the parent's: leaked, never touched */
+    hs_http_routes_forget();
+    if (__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE))
+        return;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    http_spawn();
+    hs_guard_exit(t);
+}
+
+void hs_http_start(void)
+{
+    if (!hs_opt.http || __atomic_exchange_n(&http.started, 1, __ATOMIC_ACQ_REL))
+        return;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    snprintf(http.addr, sizeof(http.addr), "%s", hs_opt.http);
+    if (hs_opt.http_portfile)
+        snprintf(http.portfile, sizeof(http.portfile), "%s", hs_opt.http_portfile);
+    if (hs_opt.http_token)
+        snprintf(http.token, sizeof(http.token), "%s", hs_opt.http_token);
+    int rc = http_parse_addr(http.addr);
+    if (rc != 0)
+        hs_log("HEAPSIFT_HTTP=%s: invalid value (expected HOST:PORT, [IPV6]:PORT or :PORT; "
+               ":0 picks a free port); profiling goes on without the endpoint",
+               http.addr);
+    if (rc == 0 && (rc = http_spawn()) != 0)
+        hs_log("HEAPSIFT_HTTP: cannot start the serving thread (%s)", strerror(-rc));
+    if (rc == 0) {
+        atexit(http_at_exit);
+        pthread_atfork(NULL, NULL, http_fork_child);
+    }
+    hs_guard_exit(t);
+}
+
+/* Started once the library is initialised, from the constructor (never from inside an
+ * allocation). */
+__attribute__((constructor)) static void http_ctor(void)
+{
+    hs_init();
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
+        hs_http_start();
+}

@@ -1,0 +1,59 @@
+# Shared by the HTTP endpoint tests (tests/integration/http_*.sh): start the test program
+# tests/programs/http_app.c with the library and the endpoint on 127.0.0.1:0, talk to it
+# through two FIFOs, fetch paths. Sourced after common.sh and hs_setup; not run.
+
+# http_need: skips (exit 77) without curl, go or libmicrohttpd.
+http_need() {
+    for c in curl go; do
+        command -v "$c" >/dev/null 2>&1 || { echo "SKIP: $c not found"; exit 77; }
+    done
+    ldconfig -p 2>/dev/null | grep -q libmicrohttpd.so.12 ||
+        { echo "SKIP: libmicrohttpd12 not installed"; exit 77; }
+}
+
+# app_start [VAR=VALUE...]: starts http_app (the variables override the defaults: rate 1,
+# quiet, profiles into $T); sets APP_PID and URL (http://127.0.0.1:PORT). Commands go
+# through `app`. stderr goes to $T/app.err.
+app_start() {
+    rm -f "$T/in" "$T/out" "$T/port"
+    mkfifo "$T/in" "$T/out"
+    env HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$T/port" HEAPSIFT_RATE=1 \
+        HEAPSIFT_VERBOSE=0 HEAPSIFT_OUT="$T/exit.%p.pb.gz" "$@" LD_PRELOAD="$LIB" \
+        "$BUILD/programs/http_app" <"$T/in" >"$T/out" 2>>"$T/app.err" &
+    APP_PID=$!
+    exec 3>"$T/in" 4<"$T/out"
+    i=0
+    while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -s "$T/port" ] || { fail "no port file after 10 s"; show "$T/app.err"; return 1; }
+    URL=http://127.0.0.1:$(cat "$T/port")
+}
+
+# app CMD...: sends one command; prints the answer's lines before its "ok".
+app() {
+    echo "$*" >&3
+    while IFS= read -r l <&4; do
+        [ "$l" = ok ] && return 0
+        echo "$l"
+    done
+    return 1
+}
+
+# app_stop: quits the program and checks its status is 0.
+app_stop() {
+    app quit >/dev/null || true
+    exec 3>&- 4<&-
+    wait "$APP_PID" && rc=0 || rc=$?
+    [ "$rc" = 0 ] || { fail "http_app exited with status $rc"; show "$T/app.err"; }
+}
+
+# get PATH OUT [curl options]: fetches URL/PATH into OUT; prints the HTTP status.
+get() {
+    p=$1 o=$2
+    shift 2
+    curl -sS -o "$o" -w '%{http_code}' --max-time 60 "$@" "$URL$p" 2>>"$T/curl.err" || echo 000
+}
+
+# site FILE SAMPLE_TYPE NAME: the flat value of function NAME in go tool pprof -top.
+site() {
+    gotop "$1" "$2" 2>/dev/null | table | awk -F '\t' -v s="$3" '$1 == s { print $2 }'
+}
