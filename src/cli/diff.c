@@ -12,7 +12,6 @@
 #include "viewopts.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,13 +25,9 @@ static void diff_verdict(const hs_report_t *r, const hs_rnode_t *n, const char *
     (void)r;
     (void)ou;
     bool cum = diff_by_cum || n->flat == 0;
-    int64_t d = cum ? n->cum : n->flat;
-    double sd = sqrt(cum ? n->cum_var : n->flat_var);
-    const char *v = d == 0                        ? "same"
-                    : fabs((double)d) < 1.96 * sd ? "noise"
-                    : d > 0                       ? "grew"
-                                                  : "shrank";
-    snprintf(out, len, "%s", v);
+    hs_verdict_t v =
+        hs_report_verdict((double)(cum ? n->cum : n->flat), cum ? n->cum_var : n->flat_var);
+    snprintf(out, len, "%s", hs_report_verdict_name(v));
 }
 
 static const hs_top_column_t diff_cols[] = {

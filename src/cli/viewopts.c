@@ -110,13 +110,9 @@ static int vo_valued(int argc, char **argv, int *i, hs_viewopts_t *o, unsigned f
     return -1;
 }
 
-int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
-                      void (*usage)(FILE *))
+static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
+                    void (*usage)(FILE *))
 {
-    memset(o, 0, sizeof(*o));
-    o->verb = argv[0];
-    o->unit = "minimum";
-    o->r.trim_paths = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int rc;
@@ -129,6 +125,8 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
             o->ci = true;
         } else if ((flags & HS_VO_ALL) && strcmp(a, "--all") == 0) {
             o->all = true;
+        } else if ((flags & HS_VO_JSON) && strcmp(a, "--json") == 0) {
+            o->json = true;
         } else if (strcmp(a, "--tags") == 0) {
             o->tags = true;
         } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != -2) {
@@ -136,18 +134,41 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
                 return rc;
         } else if (a[0] == '-' && a[1] != '\0') {
             return vo_bad(o, "unknown option", a);
+        } else if (flags & HS_VO_FILES) {
+            o->files[o->nfiles++] = a;
+            if (o->npos < 2)
+                o->pos[o->npos++] = a;
         } else if (o->npos == npos) {
             return vo_bad(o, "unexpected argument", a);
         } else {
             o->pos[o->npos++] = a;
         }
     }
-    if (o->npos < npos) {
+    if (o->npos < npos || ((flags & HS_VO_FILES) && o->nfiles < npos)) {
         hs_cli_error("%s: missing %s (see heapsift %s --help)", o->verb,
                      npos - o->npos > 1 ? "arguments" : "argument", o->verb);
         return 1;
     }
     return -1;
+}
+
+int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
+                      void (*usage)(FILE *))
+{
+    memset(o, 0, sizeof(*o));
+    o->verb = argv[0];
+    o->unit = "minimum";
+    o->r.trim_paths = true;
+    if ((flags & HS_VO_FILES) && !(o->files = calloc((size_t)argc, sizeof(char *)))) {
+        hs_cli_error("%s: %s", o->verb, strerror(ENOMEM));
+        return 3;
+    }
+    int rc = vo_parse(argc, argv, o, flags, npos, usage);
+    if (rc >= 0) {
+        free(o->files);
+        o->files = NULL;
+    }
+    return rc;
 }
 
 int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out)

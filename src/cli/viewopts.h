@@ -21,16 +21,20 @@ enum {
     HS_VO_OUT = 1 << 3,   /* -o FILE */
     HS_VO_BASE = 1 << 4,  /* --base FILE */
     HS_VO_ALL = 1 << 5,   /* --all */
+    HS_VO_FILES = 1 << 6, /* any number (>= npos) of positional arguments, in files */
+    HS_VO_JSON = 1 << 7,  /* --json */
 };
 
 typedef struct {
     const char *verb;
     const char *pos[2]; /* positional arguments */
     int npos;
+    const char **files; /* HS_VO_FILES: every positional argument (malloc'ed; free it) */
+    int nfiles;
     hs_report_opts_t r;
     const char *unit; /* pprof unit name; "minimum" by default */
     long count;
-    bool cum, ci, all;
+    bool cum, ci, all, json;
     bool tags;         /* --tags: print the label listing instead of the view */
     bool no_symbolize; /* --symbolize=none */
     const char *out, *base;

@@ -56,6 +56,8 @@ struct hs_report_priv {
     hs_tagfilter_t *tagfocus, *tagignore;
     hs_numunits_t *units; /* per input profile */
     size_t nunits;
+    int64_t **pools; /* per input: the merged samples' values (hs_rsample_t.vals) */
+    size_t npools;
 };
 
 enum { RE_FOCUS, RE_IGNORE, RE_HIDE };
@@ -452,18 +454,42 @@ static uint64_t rep_sample_key(const rep_input_t *in, const hs_sample_t *s)
 
 /* The variance of a sample's estimate (docs/sampling.md): objects N and bytes B at rate R,
  * mean size s = B/N, p = 1-exp(-s/R): Var(B) = N s^2 (1-p)/p, Var(N) = N (1-p)/p. */
+void hs_report_variance(double objects, double bytes, int64_t period, double *var_objects,
+                        double *var_bytes)
+{
+    double n = fabs(objects), b = fabs(bytes);
+    *var_objects = *var_bytes = 0;
+    if (period <= 1 || n <= 0 || b <= 0)
+        return;
+    double s = b / n, pr = -expm1(-s / (double)period);
+    if (pr <= 0)
+        return;
+    *var_objects = n * (1 - pr) / pr;
+    *var_bytes = n * s * s * (1 - pr) / pr;
+}
+
+hs_verdict_t hs_report_verdict(double d, double var)
+{
+    if (d == 0)
+        return HS_SAME;
+    if (fabs(d) < 1.96 * sqrt(var > 0 ? var : 0))
+        return HS_NOISE;
+    return d > 0 ? HS_GREW : HS_SHRANK;
+}
+
+const char *hs_report_verdict_name(hs_verdict_t v)
+{
+    static const char *names[] = {"same", "noise", "grew", "shrank"};
+    return names[v];
+}
+
 static double rep_variance(const rep_input_t *in, const int64_t *v, int sidx)
 {
-    const hs_profile_t *p = in->p;
-    if (p->period <= 1 || in->obj_idx < 0 || in->space_idx < 0)
+    if (in->obj_idx < 0 || in->space_idx < 0)
         return 0;
-    double n = fabs((double)v[in->obj_idx]), b = fabs((double)v[in->space_idx]);
-    if (n <= 0 || b <= 0)
-        return 0;
-    double s = b / n, pr = -expm1(-s / (double)p->period);
-    if (pr <= 0)
-        return 0;
-    return sidx == in->obj_idx ? n * (1 - pr) / pr : n * s * s * (1 - pr) / pr;
+    double vo, vb;
+    hs_report_variance((double)v[in->obj_idx], (double)v[in->space_idx], in->p->period, &vo, &vb);
+    return sidx == in->obj_idx ? vo : vb;
 }
 
 /* The obj/space pair of sample types that goes with sample type sidx ("inuse_space" with
@@ -610,6 +636,7 @@ static int rep_add_sample(hs_report_t *r, const rep_input_t *in, const rep_merge
     rs->var = rep_variance(in, m->vals, r->sidx);
     rs->prof = in->p;
     rs->src = s;
+    rs->vals = m->vals;
     rs->base = in->sign < 0;
     return 0;
 }
@@ -630,7 +657,10 @@ static int rep_samples(hs_report_t *r, const rep_input_t *in, size_t *cap, int64
             rc = rep_add_sample(r, in, &m[i], cap);
     }
     free(m);
-    free(pool);
+    if (rc == 0)
+        r->priv->pools[r->priv->npools++] = pool; /* hs_rsample_t.vals point into it */
+    else
+        free(pool);
     return rc;
 }
 
@@ -834,6 +864,8 @@ int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int 
     rc = rep_compile(r, o, err, errlen);
     if (!rc && !(r->priv->units = calloc(n, sizeof(hs_numunits_t))))
         rc = -ENOMEM;
+    if (!rc && !(r->priv->pools = calloc(n, sizeof(int64_t *))))
+        rc = -ENOMEM;
     for (size_t i = 0; !rc && i < n; i++) {
         in[i].p = profs[i];
         in[i].sign = signs[i];
@@ -879,6 +911,9 @@ void hs_report_free(hs_report_t *r)
         for (size_t i = 0; i < r->priv->nunits; i++)
             hs_numunits_free(&r->priv->units[i]);
         free(r->priv->units);
+        for (size_t i = 0; i < r->priv->npools; i++)
+            free(r->priv->pools[i]);
+        free(r->priv->pools);
         free(r->priv->slots);
         free(r->priv->frames);
         free(r->priv->inl);

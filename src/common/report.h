@@ -65,6 +65,7 @@ typedef struct {
     double var;    /* variance of value from sampling; 0 when exact */
     const hs_profile_t *prof;
     const hs_sample_t *src; /* the first sample merged in (for labels) */
+    const int64_t *vals;    /* the merged values of every sample type (prof's order) */
     bool base;              /* from a diff base */
 } hs_rsample_t;
 
@@ -94,6 +95,18 @@ typedef struct {
 int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
                     const hs_report_opts_t *o, char *err, size_t errlen);
 void hs_report_free(hs_report_t *r);
+
+/* The sampling variance of a stack's estimate (docs/sampling.md): objects N and bytes B
+ * sampled at rate period, taken as N objects of the mean size. Rate <= 1 is exact (0). */
+void hs_report_variance(double objects, double bytes, int64_t period, double *var_objects,
+                        double *var_bytes);
+
+/* The verdict on a change d of an estimate whose sampling variance is var (diff, check,
+ * suspects): HS_SAME (d == 0), HS_NOISE (|d| < 1.96 sqrt(var): sampling alone explains it
+ * at 95%), HS_GREW or HS_SHRANK. hs_report_verdict_name gives "same", "noise", ... */
+typedef enum { HS_SAME, HS_NOISE, HS_GREW, HS_SHRANK } hs_verdict_t;
+hs_verdict_t hs_report_verdict(double d, double var);
+const char *hs_report_verdict_name(hs_verdict_t v);
 
 /* pprof's SampleIndexByName: a name (also without "inuse_"), an index, or NULL for the
  * default sample type, else the last one. -1 when name matches nothing. */

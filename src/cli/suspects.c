@@ -1,0 +1,275 @@
+/*
+ * `heapsift suspects FILES...|DIR`: leak suspects from a series of profiles of one process
+ * (the interval trigger or heapsift_dump makes them): the stacks whose live bytes keep
+ * growing, ranked, with their slope, how steady the growth is and whether it is beyond
+ * sampling noise. The analysis is report_suspects.c (shared with the web UI); this file
+ * reads the files, prints the table or JSON on stdout. Exit codes: 0, 1 usage, 2 bad input
+ * (unreadable profile, fewer than two, empty directory), 3 I/O.
+ */
+#define _GNU_SOURCE
+#include "cli.h"
+#include "report_suspects.h"
+#include "viewopts.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void sus_usage(FILE *f)
+{
+    fprintf(f, "usage: heapsift suspects [options] FILE FILE... | DIR\n"
+               "\n"
+               "Leak suspects: from several profiles of one process (HEAPSIFT_INTERVAL_SECONDS\n"
+               "or heapsift_dump make them; a DIR means every profile in it), the stacks whose\n"
+               "live bytes keep growing. Profiles are put in time order (the time they were\n"
+               "written; the given order if they have none) and stacks matched by their frames\n"
+               "(names, not addresses). Per stack:\n"
+               "  slope    least-squares growth per second (per profile when untimed)\n"
+               "  growth   last profile minus first, and +- the 95%% sampling noise on it\n"
+               "  R^2      how well a straight line fits (1: steady growth)\n"
+               "  rises    steps between consecutive profiles where the value rose\n"
+               "  verdict  growing (beyond sampling noise at 95%%), noise (sampling alone\n"
+               "           explains it), flat, shrinking\n"
+               "Stacks with growth or a positive slope are listed, growing ones first, then by\n"
+               "slope.\n"
+               "\n"
+               "  -n N                show the top N stacks (default 20)\n"
+               "  --all               list every stack, flat and shrinking ones too\n"
+               "  --json              the same as JSON (every frame, every value)\n");
+    fputs(hs_viewopts_help, f);
+    fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
+}
+
+static int sus_cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every regular file of dir (no dot files, no half-written ".tmp." files), sorted by name,
+ * in *out (malloc'ed, with malloc'ed names). Returns the count, or -1 after an error. */
+static long sus_dir(const char *dir, char ***out)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        hs_cli_error("%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    size_t n = 0, cap = 16;
+    char **v = malloc(cap * sizeof(char *));
+    struct dirent *e;
+    while (v && (e = readdir(d))) {
+        struct stat st;
+        char *path = NULL;
+        if (e->d_name[0] == '.' || strstr(e->d_name, ".tmp.") ||
+            asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+            continue;
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (n == cap) {
+            char **a = realloc(v, (cap *= 2) * sizeof(char *));
+            if (!a) {
+                free(path);
+                break;
+            }
+            v = a;
+        }
+        v[n++] = path;
+    }
+    closedir(d);
+    if (!v) {
+        hs_cli_error("%s: %s", dir, strerror(ENOMEM));
+        return -1;
+    }
+    qsort(v, n, sizeof(char *), sus_cmp_name);
+    *out = v;
+    return (long)n;
+}
+
+static const char *sus_verdict(const hs_suspect_t *x)
+{
+    hs_verdict_t v = hs_report_verdict((double)x->growth, x->var);
+    if (x->growing)
+        return "growing";
+    if (x->growth == 0 && x->slope == 0)
+        return "flat";
+    return v == HS_SHRANK && x->slope < 0 ? "shrinking" : "noise";
+}
+
+static void sus_stack(const hs_suspects_t *s, const hs_suspect_t *x, size_t max, FILE *f)
+{
+    for (size_t k = 0; k < x->nframes && k < max; k++)
+        fprintf(f, "%s%s", k ? " < " : "", s->rep.nodes[x->frames[k]].name);
+    if (x->nframes > max)
+        fprintf(f, " < ... (%zu more)", x->nframes - max);
+}
+
+static void sus_table(const hs_suspects_t *s, const hs_viewopts_t *o)
+{
+    const char *u = s->rep.sample_unit;
+    char slope[64], growth[64], noise[64], last[64], r2[16], rises[32];
+    fprintf(stdout,
+            "Leak suspects: %zu profiles over %.2f%s, %s; %zu of %zu stacks grow beyond "
+            "sampling noise\n",
+            s->nprofiles, s->t[s->nprofiles - 1], s->timed ? "s" : " profiles (untimed)",
+            s->rep.sample_type, s->ngrowing, s->n);
+    fprintf(stdout, "%12s %11s %10s %10s %6s %7s  %-9s %s\n", "slope", "growth", "+-noise", "last",
+            "R^2", "rises", "verdict", "stack (leaf first)");
+    long shown = 0, max = o->count ? o->count : 20;
+    for (size_t i = 0; i < s->n && shown < max; i++) {
+        const hs_suspect_t *x = &s->s[i];
+        if (!o->all && x->growth <= 0 && x->slope <= 0)
+            continue;
+        hs_report_flabel(slope, sizeof(slope) - 10, x->slope, u, "minimum");
+        strcat(slope, s->timed ? "/s" : "/prof");
+        hs_report_label(growth + 1, sizeof(growth) - 1, x->growth, u, "minimum");
+        growth[0] = '+';
+        hs_report_flabel(noise, sizeof(noise), 1.96 * sqrt(x->var), u, "minimum");
+        hs_report_label(last, sizeof(last), x->last, u, "minimum");
+        snprintf(r2, sizeof(r2), isnan(x->r2) ? "-" : "%.2f", x->r2);
+        snprintf(rises, sizeof(rises), "%zu/%zu", x->rises, s->nprofiles - 1);
+        fprintf(stdout, "%12s %11s %10s %10s %6s %7s  %-9s ", slope,
+                x->growth > 0 ? growth : growth + 1, noise, last, r2, rises, sus_verdict(x));
+        sus_stack(s, x, 6, stdout);
+        fputc('\n', stdout);
+        shown++;
+    }
+    if (shown == 0)
+        fprintf(stdout, "(no stack grew)\n");
+}
+
+static void sus_json_str(const char *str, FILE *f)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static void sus_json(const hs_suspects_t *s, const hs_viewopts_t *o, char **files)
+{
+    printf("{\"sample_type\": ");
+    sus_json_str(s->rep.sample_type, stdout);
+    printf(", \"unit\": ");
+    sus_json_str(s->rep.sample_unit, stdout);
+    printf(", \"timed\": %s, \"profiles\": [", s->timed ? "true" : "false");
+    for (size_t i = 0; i < s->nprofiles; i++) {
+        printf("%s{\"file\": ", i ? ", " : "");
+        sus_json_str(files[s->order[i]], stdout);
+        printf(", \"t\": %.9g}", s->t[i]);
+    }
+    printf("],\n \"stacks\": [");
+    long shown = 0, max = o->count ? o->count : (long)s->n;
+    for (size_t i = 0; i < s->n && shown < max; i++) {
+        const hs_suspect_t *x = &s->s[i];
+        if (!o->all && x->growth <= 0 && x->slope <= 0)
+            continue;
+        printf("%s\n  {\"verdict\": \"%s\", \"growing\": %s, \"slope\": %.6g, \"r2\": ",
+               shown++ ? "," : "", sus_verdict(x), x->growing ? "true" : "false", x->slope);
+        printf(isnan(x->r2) ? "null" : "%.4f", x->r2);
+        printf(", \"rises\": %zu, \"first\": %lld, \"last\": %lld, \"growth\": %lld, "
+               "\"noise\": %.6g, \"values\": [",
+               x->rises, (long long)x->first, (long long)x->last, (long long)x->growth,
+               1.96 * sqrt(x->var));
+        for (size_t k = 0; k < s->nprofiles; k++)
+            printf("%s%lld", k ? ", " : "", (long long)x->values[k]);
+        printf("], \"frames\": [");
+        for (size_t k = 0; k < x->nframes; k++) {
+            fputs(k ? ", " : "", stdout);
+            sus_json_str(s->rep.nodes[x->frames[k]].name, stdout);
+        }
+        printf("]}");
+    }
+    printf("\n]}\n");
+}
+
+/* The file list: the arguments, or a directory's profiles. */
+static int sus_files(const hs_viewopts_t *o, char ***files, long *n)
+{
+    struct stat st;
+    if (o->nfiles == 1 && stat(o->files[0], &st) == 0 && S_ISDIR(st.st_mode)) {
+        if ((*n = sus_dir(o->files[0], files)) < 0)
+            return 3;
+        if (*n == 0) {
+            hs_cli_error("%s: no profiles in this directory", o->files[0]);
+            return 2;
+        }
+    } else {
+        if (!(*files = calloc((size_t)o->nfiles, sizeof(char *))))
+            goto nomem;
+        for (*n = 0; *n < o->nfiles; ++*n)
+            if (!((*files)[*n] = strdup(o->files[*n])))
+                goto nomem;
+    }
+    if (*n < 2) {
+        hs_cli_error("suspects: need at least two profiles of the process, got %ld (%s)", *n,
+                     (*files)[0]);
+        return 2;
+    }
+    return -1;
+nomem:
+    hs_cli_error("suspects: %s", strerror(ENOMEM));
+    return 3;
+}
+
+static int sus_run(const hs_viewopts_t *o, char **files, hs_profile_t **p, long n)
+{
+    int rc;
+    for (long i = 0; i < n; i++)
+        if ((rc = hs_view_read(o, files[i], &p[i])) >= 0)
+            return rc;
+    char err[512];
+    hs_suspects_t s;
+    rc = hs_suspects_find(&s, (const hs_profile_t *const *)p, (size_t)n, &o->r, err, sizeof(err));
+    if (rc) {
+        hs_cli_error("suspects: %s", err);
+        hs_suspects_free(&s);
+        return rc == -ENOMEM ? 3 : rc == -EPROTO ? 2 : 1;
+    }
+    if (o->json)
+        sus_json(&s, o, files);
+    else
+        sus_table(&s, o);
+    hs_suspects_free(&s);
+    return hs_view_done(0, files[0]);
+}
+
+int hs_cmd_suspects(int argc, char **argv)
+{
+    hs_viewopts_t o;
+    int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_COUNT | HS_VO_ALL | HS_VO_FILES | HS_VO_JSON,
+                               1, sus_usage);
+    if (rc >= 0)
+        return rc;
+    char **files = NULL;
+    long n = 0;
+    hs_profile_t **p = NULL;
+    if ((rc = sus_files(&o, &files, &n)) < 0) {
+        if ((p = calloc((size_t)n, sizeof(*p)))) {
+            rc = sus_run(&o, files, p, n);
+        } else {
+            hs_cli_error("suspects: %s", strerror(ENOMEM));
+            rc = 3;
+        }
+    }
+    for (long i = 0; i < n; i++) {
+        if (p)
+            hs_profile_free(p[i]);
+        if (files)
+            free(files[i]);
+    }
+    free(p);
+    free(files);
+    free(o.files);
+    return rc;
+}
