@@ -1,0 +1,136 @@
+/*
+ * `heapsift web`'s internals, shared by its files: web.c (the verb: options, listening
+ * socket, HTTP server, poll loop), web_store.c (the targets and their rings of profiles,
+ * filled from files, directories and HTTP endpoints), web_api.c (the JSON API over the
+ * common report model) and web_json.c (the JSON writer). The page itself is
+ * src/cli/web/index.html, embedded at build time as hs_web_page (web_page.c, generated).
+ *
+ * Threads: the HTTP server's thread runs the API, the main thread polls the targets. The
+ * store's lock (hs_web_store_lock) guards every target and profile: the poller fetches
+ * and parses without it and takes it only to add, evict or set an error; the API holds
+ * it while it reads profiles.
+ */
+#ifndef HS_WEB_H
+#define HS_WEB_H
+
+#include "buf.h"
+#include "profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HS_WEB_RING 32 /* profiles kept per target, the oldest evicted first */
+
+typedef enum { HS_WEB_FILE, HS_WEB_DIR, HS_WEB_URL } hs_web_kind_t;
+
+/* One profile of a target's ring. */
+typedef struct {
+    uint64_t id;     /* per target, from 1, increasing; never reused */
+    int64_t time_ms; /* the profile's time, else the file's mtime or the fetch time */
+    char label[160]; /* file name, or "fetch N" */
+    hs_profile_t *prof;
+    int64_t inuse;        /* inuse_space total (bytes), -1 when the profile has no such type */
+    int64_t rss;          /* bytes, -1 when unknown */
+    const char *rss_from; /* "stats" (the endpoint's JSON), "profile" (its comments), "" */
+    char *stats;          /* the endpoint's /debug/heapsift/stats body (JSON), or NULL */
+} hs_web_prof_t;
+
+/* What was seen of a directory entry or a file: reloaded when it changes. */
+typedef struct {
+    char *name;
+    int64_t mtime_ns, size;
+} hs_web_seen_t;
+
+typedef struct hs_web_fetcher hs_web_fetcher_t;
+
+typedef struct {
+    char *spec; /* as given on the command line */
+    hs_web_kind_t kind;
+    char *heap_url, *stats_url; /* HS_WEB_URL */
+    hs_web_prof_t ring[HS_WEB_RING];
+    size_t n; /* profiles in ring, oldest first */
+    uint64_t next_id;
+    char error[512];              /* the last poll's error, "" when it went well */
+    int64_t error_ms, last_ok_ms; /* when the current error began; the last profile */
+    uint64_t polls, failures;
+    hs_web_seen_t *seen; /* HS_WEB_FILE (one entry) and HS_WEB_DIR */
+    size_t nseen;
+    hs_web_fetcher_t *fetcher; /* HS_WEB_URL */
+} hs_web_target_t;
+
+typedef struct {
+    hs_web_target_t *targets;
+    size_t ntargets;
+    double interval; /* seconds */
+} hs_web_store_t;
+
+/* ---- web_store.c -------------------------------------------------------------------- */
+
+/* Classifies spec (an http:// or https:// URL, a profile file, a directory of them) and
+ * adds it. Returns 0, or -ENOENT/-EINVAL with a message in err (the CLI's exit 2). */
+int hs_web_store_add(hs_web_store_t *s, const char *spec, char *err, size_t errlen);
+/* Polls every target once: new files, a new fetch. Never fails; errors are kept per
+ * target and logged on stderr when they change. */
+void hs_web_store_poll(hs_web_store_t *s);
+void hs_web_store_free(hs_web_store_t *s);
+void hs_web_store_lock(void);
+void hs_web_store_unlock(void);
+int64_t hs_web_now_ms(void);
+
+/* ---- web_fetch.c -------------------------------------------------------------------- */
+
+/* A reusable HTTP(S) client (libcurl). GETs url into out (cleared first), following
+ * redirects, bounded in time and size. Returns 0, else -1 with a message in err (HTTP
+ * status, connection refused, timeout...). */
+hs_web_fetcher_t *hs_web_fetcher_new(void);
+int hs_web_fetch(hs_web_fetcher_t *f, const char *url, double timeout, hs_buf_t *out, char *err,
+                 size_t errlen);
+void hs_web_fetcher_free(hs_web_fetcher_t *f);
+int hs_web_fetch_global_init(void);
+
+/* ---- web_api.c, web_views.c ---------------------------------------------------------- */
+
+/* The argument named name of the current request, or NULL. */
+typedef const char *(*hs_web_arg_fn)(void *ctx, const char *name);
+
+/* Answers GET path (an /api/ path) into out as JSON. Returns the HTTP status (200, 400
+ * bad argument, 404 unknown path/target/profile, 500 out of memory). Takes the store lock. */
+int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx, hs_buf_t *out);
+
+/* One API request, for the views. */
+typedef struct {
+    hs_web_store_t *s;
+    hs_web_arg_fn arg;
+    void *ctx;
+    hs_buf_t *out;
+    hs_web_target_t *t; /* the target argument's, once checked */
+    size_t ti;
+} hs_web_req_t;
+
+/* Replaces the output with {"error": msg}; returns status. */
+int hs_web_error(hs_web_req_t *q, int status, const char *msg);
+/* The profile of q->t's ring whose id is the argument name, or NULL. */
+const hs_web_prof_t *hs_web_req_prof(hs_web_req_t *q, const char *name);
+/* The views (web_views.c): 0 with JSON in q->out, else the HTTP status of an error. */
+int hs_web_view_top(hs_web_req_t *q);
+int hs_web_view_diff(hs_web_req_t *q);
+int hs_web_view_flame(hs_web_req_t *q);
+
+/* ---- web_json.c --------------------------------------------------------------------- */
+
+/* JSON text on a buffer; each returns 0 or -ENOMEM. */
+int hs_json_str(hs_buf_t *b, const char *s);   /* a quoted, escaped string; NULL: null */
+int hs_json_key(hs_buf_t *b, const char *key); /* "key": */
+/* A number when v >= 0 or negative allowed, else null: for "unknown" values (-1). */
+int hs_json_int_or_null(hs_buf_t *b, int64_t v);
+/* The numeric value of a top-level key of a JSON object (a flat search that skips
+ * strings), like "rss" in {"rss": 123, ...}. True when found. */
+bool hs_json_find_num(const char *json, const char *key, double *out);
+
+/* ---- web_page.c (generated from src/cli/web/index.html) ----------------------------- */
+
+extern const unsigned char hs_web_page[];
+extern const size_t hs_web_page_len;
+
+#endif

@@ -1,0 +1,190 @@
+/*
+ * `heapsift web`'s JSON API (web.h): dispatches /api/ paths and answers the ones about
+ * targets and their rings; the profile views are in web_views.c.
+ *
+ *   /api/targets                       the targets, their state and last error
+ *   /api/profiles?target=T             the ring: ids, labels, times, live heap, RSS, the
+ *                                      sample types and accounting comments of each
+ *   /api/top?target=T&id=I             `heapsift top` rows           (web_views.c)
+ *   /api/diff?target=T&a=A&b=B         `heapsift diff A B` rows      (web_views.c)
+ *   /api/flame?target=T&id=I[&base=A]  the call tree                 (web_views.c)
+ *   /api/series?target=T               live heap and RSS of each profile over time
+ *   /api/suspects?target=T             leak suspects (not in this build yet: says so)
+ *
+ * Takes the store lock for the whole request; errors are {"error": "..."} with a 4xx/5xx
+ * status.
+ */
+#include "web.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hs_web_error(hs_web_req_t *q, int status, const char *msg)
+{
+    q->out->len = 0;
+    hs_buf_append(q->out, "{\"error\":", 9);
+    hs_json_str(q->out, msg);
+    hs_buf_append(q->out, "}", 1);
+    return status;
+}
+
+const hs_web_prof_t *hs_web_req_prof(hs_web_req_t *q, const char *name)
+{
+    const char *v = q->arg(q->ctx, name);
+    char *end;
+    unsigned long long id = v ? strtoull(v, &end, 10) : 0;
+    if (!v || !*v || *end)
+        return NULL;
+    for (size_t i = 0; i < q->t->n; i++)
+        if (q->t->ring[i].id == id)
+            return &q->t->ring[i];
+    return NULL;
+}
+
+static int api_target(hs_web_req_t *q)
+{
+    const char *v = q->arg(q->ctx, "target");
+    char *end;
+    unsigned long i = v ? strtoul(v, &end, 10) : 0;
+    if (!v || !*v || *end || i >= q->s->ntargets)
+        return hs_web_error(q, 404, "no such target");
+    q->ti = i;
+    q->t = &q->s->targets[i];
+    return 0;
+}
+
+static const char *const api_kinds[] = {"file", "dir", "url"};
+
+static int api_targets(hs_web_req_t *q)
+{
+    hs_buf_t *b = q->out;
+    hs_buf_printf(b, "{\"interval\":%g,\"ring\":%d,\"now\":%" PRId64 ",\"targets\":[",
+                  q->s->interval, HS_WEB_RING, hs_web_now_ms());
+    for (size_t i = 0; i < q->s->ntargets; i++) {
+        const hs_web_target_t *t = &q->s->targets[i];
+        hs_buf_printf(b, "%s{\"index\":%zu,\"spec\":", i ? "," : "", i);
+        hs_json_str(b, t->spec);
+        hs_buf_printf(b, ",\"kind\":\"%s\",\"heap_url\":", api_kinds[t->kind]);
+        hs_json_str(b, t->heap_url);
+        hs_buf_printf(b, ",\"profiles\":%zu,\"last_id\":", t->n);
+        hs_json_int_or_null(b, t->n ? (int64_t)t->ring[t->n - 1].id : -1);
+        hs_buf_printf(b, ",\"error\":");
+        hs_json_str(b, t->error[0] ? t->error : NULL);
+        hs_buf_printf(b, ",\"error_time\":");
+        hs_json_int_or_null(b, t->error[0] ? t->error_ms : -1);
+        hs_buf_printf(b, ",\"last_ok\":");
+        hs_json_int_or_null(b, t->last_ok_ms ? t->last_ok_ms : -1);
+        hs_buf_printf(b, ",\"polls\":%" PRIu64 ",\"failures\":%" PRIu64 "}", t->polls, t->failures);
+    }
+    return hs_buf_append(b, "]}", 2) ? 500 : 0;
+}
+
+static void api_profile(hs_buf_t *b, const hs_web_prof_t *p)
+{
+    const hs_profile_t *pr = p->prof;
+    hs_buf_printf(b, "{\"id\":%" PRIu64 ",\"time\":%" PRId64 ",\"label\":", p->id, p->time_ms);
+    hs_json_str(b, p->label);
+    hs_buf_printf(b, ",\"inuse\":");
+    hs_json_int_or_null(b, p->inuse);
+    hs_buf_printf(b, ",\"rss\":");
+    hs_json_int_or_null(b, p->rss);
+    hs_buf_printf(b, ",\"rss_from\":");
+    hs_json_str(b, p->rss_from);
+    hs_buf_printf(b,
+                  ",\"samples\":%zu,\"period\":%" PRId64 ",\"default_sample_type\":", pr->nsamples,
+                  pr->period);
+    hs_json_str(b, hs_profile_get_str(pr, pr->default_sample_type));
+    hs_buf_printf(b, ",\"sample_types\":[");
+    for (size_t i = 0; i < pr->ntypes; i++) {
+        if (i)
+            hs_buf_append(b, ",", 1);
+        hs_json_str(b, hs_profile_get_str(pr, pr->sample_types[i].type));
+    }
+    hs_buf_printf(b, "],\"comments\":[");
+    for (size_t i = 0; i < pr->ncomments; i++) {
+        if (i)
+            hs_buf_append(b, ",", 1);
+        hs_json_str(b, hs_profile_get_str(pr, pr->comments[i]));
+    }
+    /* The endpoint's stats as text: the page parses it, a bad body cannot break ours. */
+    hs_buf_printf(b, "],\"stats\":");
+    hs_json_str(b, p->stats);
+    hs_buf_append(b, "}", 1);
+}
+
+static int api_profiles(hs_web_req_t *q)
+{
+    hs_buf_t *b = q->out;
+    hs_buf_printf(b, "{\"target\":%zu,\"profiles\":[", q->ti);
+    for (size_t i = 0; i < q->t->n; i++) {
+        if (i)
+            hs_buf_append(b, ",", 1);
+        api_profile(b, &q->t->ring[i]);
+    }
+    return hs_buf_append(b, "]}", 2) ? 500 : 0;
+}
+
+static int api_series(hs_web_req_t *q)
+{
+    hs_buf_t *b = q->out;
+    hs_buf_printf(b, "{\"target\":%zu,\"points\":[", q->ti);
+    for (size_t i = 0; i < q->t->n; i++) {
+        const hs_web_prof_t *p = &q->t->ring[i];
+        hs_buf_printf(b, "%s{\"id\":%" PRIu64 ",\"time\":%" PRId64 ",\"label\":", i ? "," : "",
+                      p->id, p->time_ms);
+        hs_json_str(b, p->label);
+        hs_buf_printf(b, ",\"inuse\":");
+        hs_json_int_or_null(b, p->inuse);
+        hs_buf_printf(b, ",\"rss\":");
+        hs_json_int_or_null(b, p->rss);
+        hs_buf_printf(b, ",\"rss_from\":");
+        hs_json_str(b, p->rss_from);
+        hs_buf_append(b, "}", 1);
+    }
+    return hs_buf_append(b, "]}", 2) ? 500 : 0;
+}
+
+/* The leak-suspects analysis is a common API another part of heapsift provides; until
+ * it is in the build the answer says so, and the page shows it as pending. */
+static int api_suspects(hs_web_req_t *q)
+{
+    hs_buf_printf(q->out, "{\"target\":%zu,\"available\":false,\"reason\":", q->ti);
+    hs_json_str(q->out, "the leak-suspects analysis (heapsift suspects) is not in this "
+                        "build of heapsift yet.");
+    return hs_buf_append(q->out, "}", 1) ? 500 : 0;
+}
+
+typedef struct {
+    const char *path;
+    int (*fn)(hs_web_req_t *);
+    bool needs_target;
+} api_route_t;
+
+static const api_route_t api_routes[] = {
+    {"/api/targets", api_targets, false},    {"/api/profiles", api_profiles, true},
+    {"/api/top", hs_web_view_top, true},     {"/api/diff", hs_web_view_diff, true},
+    {"/api/flame", hs_web_view_flame, true}, {"/api/series", api_series, true},
+    {"/api/suspects", api_suspects, true},
+};
+
+int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx, hs_buf_t *out)
+{
+    hs_web_req_t q = {s, arg, ctx, out, NULL, 0};
+    int rc = 404;
+    hs_web_store_lock();
+    for (size_t i = 0; i < sizeof(api_routes) / sizeof(api_routes[0]); i++) {
+        if (strcmp(path, api_routes[i].path) != 0)
+            continue;
+        rc = api_routes[i].needs_target ? api_target(&q) : 0;
+        rc = rc ? rc : api_routes[i].fn(&q);
+        break;
+    }
+    if (rc == 404 && !q.t && out->len == 0)
+        hs_web_error(&q, 404, "no such API path");
+    hs_web_store_unlock();
+    if (rc == 0 && out->len == 0)
+        rc = 500;
+    return rc == 0 ? 200 : rc;
+}

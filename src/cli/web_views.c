@@ -1,0 +1,273 @@
+/*
+ * The profile views of `heapsift web`'s API (web_api.c dispatches): top, diff and the
+ * flame graph's tree. Every figure comes from the common report model (report.h) with the
+ * options and formatting `heapsift top`, `diff` and `flamegraph` use, so the page shows
+ * the same rows, values and labels as the command line; a diff's verdicts are
+ * hs_report_verdict's, as in `heapsift diff`. Arguments of the views: sample (a sample
+ * type), focus, ignore, hide (regular expressions), granularity (functions, lines,
+ * addresses), n (row count). Called with the store lock held.
+ */
+#include "report.h"
+#include "web.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Builds the report over profs (signs +1, -1) with the view arguments. */
+static int api_report(hs_web_req_t *q, hs_report_t *r, const hs_profile_t *const *profs, size_t n)
+{
+    static const int signs[2] = {1, -1};
+    hs_report_opts_t o = {0};
+    const char *g = q->arg(q->ctx, "granularity");
+    char err[512];
+    o.sample_type = q->arg(q->ctx, "sample");
+    o.sample_type = o.sample_type && *o.sample_type ? o.sample_type : NULL;
+    o.focus = q->arg(q->ctx, "focus");
+    o.ignore = q->arg(q->ctx, "ignore");
+    o.hide = q->arg(q->ctx, "hide");
+    o.focus = o.focus && *o.focus ? o.focus : NULL;
+    o.ignore = o.ignore && *o.ignore ? o.ignore : NULL;
+    o.hide = o.hide && *o.hide ? o.hide : NULL;
+    o.trim_paths = true;
+    o.gran = !g || !*g || !strcmp(g, "functions") ? HS_GRAN_FUNCTIONS
+             : !strcmp(g, "lines")                ? HS_GRAN_LINES
+             : !strcmp(g, "addresses")            ? HS_GRAN_ADDRESSES
+                                                  : (hs_gran_t)-1;
+    if (o.gran == (hs_gran_t)-1)
+        return hs_web_error(q, 400, "granularity: functions, lines or addresses");
+    int rc = hs_report_build(r, profs, signs, n, &o, err, sizeof(err));
+    if (rc) {
+        hs_report_free(r);
+        return hs_web_error(q, rc == -ENOMEM ? 500 : 400, err);
+    }
+    return 0;
+}
+
+static void api_label(char *out, size_t len, const hs_report_t *r, int64_t v, const char *ou)
+{
+    hs_report_label(out, len, v, r->sample_unit, ou);
+}
+
+static void api_pct(hs_buf_t *b, const char *key, int64_t v, int64_t total)
+{
+    char p[32];
+    hs_report_percent(p, sizeof(p), v, total);
+    hs_json_key(b, key);
+    hs_json_str(b, p + strspn(p, " "));
+}
+
+/* One row of a top or diff table. */
+static void api_row(hs_buf_t *b, const hs_report_t *r, const hs_rnode_t *nd, const char *ou,
+                    int64_t sum, bool diff)
+{
+    char f[64], c[64], fci[64], cci[64];
+    api_label(f, sizeof(f), r, nd->flat, ou);
+    api_label(c, sizeof(c), r, nd->cum, ou);
+    hs_report_flabel(fci, sizeof(fci), 1.96 * sqrt(nd->flat_var), r->sample_unit, ou);
+    hs_report_flabel(cci, sizeof(cci), 1.96 * sqrt(nd->cum_var), r->sample_unit, ou);
+    hs_buf_printf(b, "{\"flat\":%" PRId64 ",\"cum\":%" PRId64 ",\"name\":", nd->flat, nd->cum);
+    hs_json_str(b, nd->name);
+    hs_buf_printf(b, ",\"file\":");
+    hs_json_str(b, nd->file);
+    hs_buf_printf(b, ",\"flat_label\":");
+    hs_json_str(b, f);
+    hs_buf_printf(b, ",\"cum_label\":");
+    hs_json_str(b, c);
+    hs_buf_printf(b, ",\"flat_ci\":");
+    hs_json_str(b, fci);
+    hs_buf_printf(b, ",\"cum_ci\":");
+    hs_json_str(b, cci);
+    hs_buf_append(b, ",", 1);
+    api_pct(b, "flat_pct", nd->flat, r->total);
+    hs_buf_append(b, ",", 1);
+    api_pct(b, "sum_pct", sum, r->total);
+    hs_buf_append(b, ",", 1);
+    api_pct(b, "cum_pct", nd->cum, r->total);
+    if (diff) {
+        /* As `heapsift diff` judges a row: flat, or cum for rows without flat change. */
+        bool cum = nd->flat == 0;
+        hs_buf_printf(b, ",\"change\":");
+        hs_json_str(b, hs_report_verdict_name(hs_report_verdict((double)(cum ? nd->cum : nd->flat),
+                                                                cum ? nd->cum_var : nd->flat_var)));
+    }
+    hs_buf_append(b, "}", 1);
+}
+
+/* The rows of `heapsift top` (or diff) for a built report, with its summary lines. */
+static int api_rows(hs_web_req_t *q, hs_report_t *r, bool diff)
+{
+    const char *nv = q->arg(q->ctx, "n");
+    long count = nv ? strtol(nv, NULL, 10) : 0;
+    size_t n, orig, dropped;
+    uint32_t *shown = hs_report_select(r, false, 0.005, count < 0 ? 0 : count, &n, &orig, &dropped);
+    if (!shown)
+        return hs_web_error(q, 500, strerror(ENOMEM));
+    const char *ou = hs_report_out_unit(r, "minimum", shown, n);
+    hs_buf_t *b = q->out;
+    char a[64];
+    int64_t flat_sum = 0, sum = 0;
+    for (size_t i = 0; i < n; i++)
+        flat_sum += r->nodes[shown[i]].flat;
+    hs_buf_printf(b, "{\"sample_type\":");
+    hs_json_str(b, r->sample_type);
+    hs_buf_printf(b, ",\"unit\":");
+    hs_json_str(b, r->sample_unit);
+    hs_buf_printf(b, ",\"out_unit\":");
+    hs_json_str(b, ou);
+    api_label(a, sizeof(a), r, r->total, ou);
+    hs_buf_printf(b, ",\"total\":%" PRId64 ",\"total_label\":", r->total);
+    hs_json_str(b, a);
+    api_label(a, sizeof(a), r, flat_sum, ou);
+    hs_buf_printf(b, ",\"shown\":%" PRId64 ",\"shown_label\":", flat_sum);
+    hs_json_str(b, a);
+    hs_buf_append(b, ",", 1);
+    api_pct(b, "shown_pct", flat_sum, r->total);
+    int64_t cut = (int64_t)((double)r->total * 0.005);
+    api_label(a, sizeof(a), r, cut < 0 ? -cut : cut, ou);
+    hs_buf_printf(b, ",\"dropped\":%zu,\"dropped_under\":", dropped);
+    hs_json_str(b, a);
+    hs_buf_printf(b, ",\"nodes\":%zu,\"rows\":[", orig);
+    for (size_t i = 0; i < n; i++) {
+        sum += r->nodes[shown[i]].flat;
+        if (i)
+            hs_buf_append(b, ",", 1);
+        api_row(b, r, &r->nodes[shown[i]], ou, sum, diff);
+    }
+    free(shown);
+    return hs_buf_append(b, "]", 1) ? 500 : 0;
+}
+
+int hs_web_view_top(hs_web_req_t *q)
+{
+    const hs_web_prof_t *p = hs_web_req_prof(q, "id");
+    hs_report_t r;
+    if (!p)
+        return hs_web_error(q, 404, "no such profile (evicted from the ring?)");
+    int rc = api_report(q, &r, (const hs_profile_t *const *)&p->prof, 1);
+    if (rc)
+        return rc;
+    rc = api_rows(q, &r, false);
+    if (!rc)
+        hs_buf_printf(q->out, ",\"id\":%" PRIu64 "}", p->id);
+    hs_report_free(&r);
+    return rc;
+}
+
+/* A diff: B minus A, built like `heapsift diff A B` (NEW first, then the base). */
+int hs_web_view_diff(hs_web_req_t *q)
+{
+    const hs_web_prof_t *a = hs_web_req_prof(q, "a"), *b = hs_web_req_prof(q, "b");
+    if (!a || !b)
+        return hs_web_error(q, 404, "no such profile (evicted from the ring?)");
+    const hs_profile_t *profs[2] = {b->prof, a->prof};
+    hs_report_t r;
+    int rc = api_report(q, &r, profs, 2);
+    if (rc)
+        return rc;
+    int64_t tot[2] = {0, 0}; /* A's and B's totals after filtering */
+    for (size_t i = 0; i < r.nsamples; i++)
+        tot[r.samples[i].base ? 0 : 1] +=
+            r.samples[i].base ? -r.samples[i].value : r.samples[i].value;
+    rc = api_rows(q, &r, true);
+    if (!rc) {
+        char la[64], lb[64], ld[64];
+        api_label(la, sizeof(la), &r, tot[0], "minimum");
+        api_label(lb, sizeof(lb), &r, tot[1], "minimum");
+        api_label(ld, sizeof(ld), &r, tot[1] - tot[0], "minimum");
+        hs_buf_printf(q->out,
+                      ",\"a\":%" PRIu64 ",\"b\":%" PRIu64 ",\"a_total\":%" PRId64
+                      ",\"b_total\":%" PRId64 ",\"a_total_label\":",
+                      a->id, b->id, tot[0], tot[1]);
+        hs_json_str(q->out, la);
+        hs_buf_printf(q->out, ",\"b_total_label\":");
+        hs_json_str(q->out, lb);
+        hs_buf_printf(q->out, ",\"delta_label\":");
+        hs_json_str(q->out, ld);
+        rc = hs_buf_append(q->out, "}", 1) ? 500 : 0;
+    }
+    hs_report_free(&r);
+    return rc;
+}
+
+/* ---- the flame graph's tree ----------------------------------------------------------- */
+
+typedef struct {
+    const hs_report_t *r;
+    const hs_rtree_t *t;
+    hs_buf_t *b;
+    int64_t min; /* frames below this (both values) are left out: invisible anyway */
+} flame_t;
+
+static const flame_t *flame_sort;
+
+static int flame_cmp(const void *x, const void *y)
+{
+    const hs_rtree_t *a = &flame_sort->t[*(const uint32_t *)x];
+    const hs_rtree_t *c = &flame_sort->t[*(const uint32_t *)y];
+    return strcmp(flame_sort->r->nodes[a->node].name, flame_sort->r->nodes[c->node].name);
+}
+
+/* {"n": name, "v": cum, "s": flat, "b": base cum, "c": [children by name]} */
+static int flame_walk(const flame_t *f, uint32_t i)
+{
+    const hs_rtree_t *n = &f->t[i];
+    size_t k = 0, nk = 0;
+    hs_buf_printf(f->b, "{\"n\":");
+    hs_json_str(f->b, i ? f->r->nodes[n->node].name : "all");
+    hs_buf_printf(f->b, ",\"v\":%" PRId64 ",\"s\":%" PRId64 ",\"b\":%" PRId64 ",\"c\":[", n->cum,
+                  n->flat, n->base_cum);
+    for (uint32_t c = n->child; c; c = f->t[c].sibling)
+        nk++;
+    uint32_t *kids = malloc((nk + 1) * sizeof(*kids));
+    if (!kids)
+        return -ENOMEM;
+    for (uint32_t c = n->child; c; c = f->t[c].sibling)
+        if (f->t[c].cum >= f->min || f->t[c].base_cum >= f->min)
+            kids[k++] = c;
+    flame_sort = f;
+    qsort(kids, k, sizeof(*kids), flame_cmp);
+    int rc = 0;
+    for (size_t j = 0; !rc && j < k; j++) {
+        if (j)
+            hs_buf_append(f->b, ",", 1);
+        rc = flame_walk(f, kids[j]);
+    }
+    free(kids);
+    return rc ? rc : hs_buf_append(f->b, "]}", 2);
+}
+
+int hs_web_view_flame(hs_web_req_t *q)
+{
+    const hs_web_prof_t *p = hs_web_req_prof(q, "id"), *base = NULL;
+    const char *bv = q->arg(q->ctx, "base");
+    if (!p || (bv && *bv && !(base = hs_web_req_prof(q, "base"))))
+        return hs_web_error(q, 404, "no such profile (evicted from the ring?)");
+    const hs_profile_t *profs[2] = {p->prof, base ? base->prof : NULL};
+    hs_report_t r;
+    hs_rtree_t *t = NULL;
+    int rc = api_report(q, &r, profs, base ? 2 : 1);
+    if (rc)
+        return rc;
+    long n = hs_report_tree(&r, &t);
+    if (n < 0) {
+        hs_report_free(&r);
+        return hs_web_error(q, 500, strerror(ENOMEM));
+    }
+    int64_t top = t[0].cum > t[0].base_cum ? t[0].cum : t[0].base_cum;
+    flame_t f = {&r, t, q->out, top / 10000 > 1 ? top / 10000 : 1};
+    hs_buf_printf(q->out, "{\"sample_type\":");
+    hs_json_str(q->out, r.sample_type);
+    hs_buf_printf(q->out, ",\"unit\":");
+    hs_json_str(q->out, r.sample_unit);
+    hs_buf_printf(q->out, ",\"id\":%" PRIu64 ",\"base\":", p->id);
+    hs_json_int_or_null(q->out, base ? (int64_t)base->id : -1);
+    hs_buf_printf(q->out, ",\"root\":");
+    rc = flame_walk(&f, 0);
+    rc = rc ? rc : hs_buf_append(q->out, "}", 1);
+    free(t);
+    hs_report_free(&r);
+    return rc ? hs_web_error(q, 500, strerror(ENOMEM)) : 0;
+}
