@@ -45,6 +45,17 @@ struct heapsift_stats {
     unsigned long long reserved[8];     /* zero; room to grow without breaking callers */
 };
 
+/* What heapsift_tracker_stats reports: estimates of the live heap allocated under the
+ * tracked function (sampled objects still live whose stack passes through it). */
+struct heapsift_tracker_stats {
+    double bytes;                   /* live bytes (what heapsift_tracker_bytes returns) */
+    double bytes_ci95;              /* half-width of its 95% interval (sampling error) */
+    double objects;                 /* live objects */
+    unsigned long long samples;     /* live samples the estimates rest on */
+    unsigned long long ranges;      /* address ranges of the function's code (copies) */
+    unsigned long long reserved[4]; /* zero; room to grow */
+};
+
 #ifndef HEAPSIFT_WEAK
 /*
  * Write a heap profile now. path: the file to write (gzipped pprof); NULL means the next
@@ -71,6 +82,37 @@ int heapsift_stats(struct heapsift_stats *out);
 /* The library's version as "MAJOR.MINOR.PATCH"; a static string. */
 const char *heapsift_version(void);
 
+/*
+ * Labels: heapsift_label_set(key, value) attaches the string label key=value to every
+ * sample the calling thread takes from now on (a key set again takes the new value);
+ * the profiles carry them as pprof sample labels (`go tool pprof -tags`, `-tagfocus
+ * key=value`). heapsift_label_clear(key) removes that key, heapsift_label_clear(NULL)
+ * every label. Per thread (a new thread starts with none), cheap (no lock, no allocation
+ * once a label set was seen) and not async-signal-safe. Keys and values are 1 to 255
+ * bytes, copied; at most 16 keys per thread (-E2BIG). After 16384 distinct label sets
+ * (or 4 MiB of their strings), a thread whose set is new returns -ENOSPC and its samples
+ * carry the single label heapsift=label_sets_full until its next set or clear (logged
+ * once). Both return 0 or a negative errno (-EINVAL: NULL or bad key or value).
+ */
+int heapsift_label_set(const char *key, const char *value);
+int heapsift_label_clear(const char *key);
+
+/*
+ * Trackers: a running estimate of the live heap allocated under one function (its own
+ * allocations and its callees'), in O(1), with no profile to dump. heapsift_tracker_new
+ * resolves function (as the symbol tables name it: "lru_put", static functions too, their
+ * compiler copies, copies inlined where -g DWARF shows them, C++ "ns::Cache::put") in
+ * every module loaded now, and counts the live samples already taken under it. Returns a
+ * handle (>= 0) or -EINVAL, -ENOENT (no such function), -ENOSPC (32 trackers already) or
+ * -ENOMEM. name labels it in the profiles' comments. Costs a scan of the symbol tables.
+ * heapsift_tracker_bytes(handle): the estimate in bytes (>= 0), or -EINVAL for a bad
+ * handle; two atomic loads. heapsift_tracker_stats fills *out (see above). See
+ * docs/labels.md for what is and is not caught.
+ */
+int heapsift_tracker_new(const char *name, const char *function);
+long long heapsift_tracker_bytes(int tracker);
+int heapsift_tracker_stats(int tracker, struct heapsift_tracker_stats *out);
+
 #else /* HEAPSIFT_WEAK: the same functions, as stubs over weak references */
 #define HEAPSIFT_STUB_(ret, name, params, args, absent)                                            \
     extern ret heapsift_weak_##name##_ params __asm__("heapsift_" #name) __attribute__((weak));    \
@@ -86,6 +128,12 @@ HEAPSIFT_STUB_(int, reset, (void), (), -38)
 HEAPSIFT_STUB_(int, set_rate, (unsigned long long bytes), (bytes), -38)
 HEAPSIFT_STUB_(int, stats, (struct heapsift_stats * out), (out), -38)
 HEAPSIFT_STUB_(const char *, version, (void), (), (const char *)0)
+HEAPSIFT_STUB_(int, label_set, (const char *key, const char *value), (key, value), -38)
+HEAPSIFT_STUB_(int, label_clear, (const char *key), (key), -38)
+HEAPSIFT_STUB_(int, tracker_new, (const char *name, const char *function), (name, function), -38)
+HEAPSIFT_STUB_(long long, tracker_bytes, (int tracker), (tracker), -38)
+HEAPSIFT_STUB_(int, tracker_stats, (int tracker, struct heapsift_tracker_stats *out),
+               (tracker, out), -38)
 #undef HEAPSIFT_STUB_
 /* -38 is -ENOSYS on Linux. The names below now call the stubs (function-like macros, so
  * `struct heapsift_stats` keeps its name); heapsift_loaded() says if the library is. */
@@ -97,6 +145,11 @@ HEAPSIFT_STUB_(const char *, version, (void), (), (const char *)0)
 #define heapsift_set_rate(bytes) heapsift_stub_set_rate_(bytes)
 #define heapsift_stats(out) heapsift_stub_stats_(out)
 #define heapsift_version() heapsift_stub_version_()
+#define heapsift_label_set(key, value) heapsift_stub_label_set_(key, value)
+#define heapsift_label_clear(key) heapsift_stub_label_clear_(key)
+#define heapsift_tracker_new(name, function) heapsift_stub_tracker_new_(name, function)
+#define heapsift_tracker_bytes(tracker) heapsift_stub_tracker_bytes_(tracker)
+#define heapsift_tracker_stats(tracker, out) heapsift_stub_tracker_stats_(tracker, out)
 #define heapsift_loaded() (heapsift_stub_version_() != (const char *)0)
 #endif
 

@@ -1,6 +1,7 @@
 /*
  * The public runtime API (include/heapsift.h): dump, write to a descriptor, switch
- * sampling on and off, reset the cumulative counts, change the rate, read statistics.
+ * sampling on and off, reset the cumulative counts, change the rate, read statistics,
+ * label the calling thread's samples, register and read trackers.
  * Every function may be called from any thread at any time (not from a signal handler):
  * each initialises the library if nothing else did, answers -ENOTSUP when profiling is
  * off, and runs whatever may allocate under the reentrancy guard. Changes reach the
@@ -9,8 +10,10 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "labels.h"
 #include "livetab.h"
 #include "stacktab.h"
+#include "trackers.h"
 
 #include "heapsift.h"
 
@@ -162,6 +165,77 @@ HS_EXPORT int heapsift_stats(struct heapsift_stats *out)
     out->active = !__atomic_load_n(&hs_inactive, __ATOMIC_RELAXED);
     hs_guard_exit(t);
     pthread_setcancelstate(cancel, NULL);
+    return 0;
+}
+
+/* Moves the calling thread to its label set with key = value (value NULL: key removed,
+ * key NULL: no labels). A label set that cannot be interned any more puts the thread in
+ * the fallback set (labels.h). One or two lock-free probes when the set exists. */
+static int control_labels(const char *key, const char *value)
+{
+    hs_tls_t *t = &hs_tls;
+    int64_t id = hs_labels_with(t->labels, key, value);
+    if (id == -ENOSPC)
+        t->labels = HS_LABELS_OVERFLOW;
+    if (id < 0)
+        return (int)id;
+    t->labels = (uint32_t)id;
+    return 0;
+}
+
+HS_EXPORT int heapsift_label_set(const char *key, const char *value)
+{
+    if (!control_on())
+        return -ENOTSUP;
+    if (!key || !value)
+        return -EINVAL;
+    return control_labels(key, value);
+}
+
+HS_EXPORT int heapsift_label_clear(const char *key)
+{
+    if (!control_on())
+        return -ENOTSUP;
+    return control_labels(key, NULL);
+}
+
+HS_EXPORT int heapsift_tracker_new(const char *name, const char *function)
+{
+    if (!control_on())
+        return -ENOTSUP;
+    hs_tls_t *t = &hs_tls;
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    hs_guard_enter(t);
+    int rc = hs_trackers_new(name, function);
+    hs_guard_exit(t);
+    pthread_setcancelstate(cancel, NULL);
+    return rc;
+}
+
+HS_EXPORT long long heapsift_tracker_bytes(int tracker)
+{
+    if (!control_on())
+        return -ENOTSUP;
+    int64_t b = hs_trackers_bytes(tracker);
+    return b < 0 ? -EINVAL : (long long)b;
+}
+
+HS_EXPORT int heapsift_tracker_stats(int tracker, struct heapsift_tracker_stats *out)
+{
+    hs_tracker_value_t v;
+    if (!out)
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    if (!control_on())
+        return -ENOTSUP;
+    if (!hs_trackers_read(tracker, &v))
+        return -EINVAL;
+    out->bytes = v.bytes;
+    out->bytes_ci95 = 1.96 * sqrt(v.variance);
+    out->objects = v.objects;
+    out->samples = v.samples;
+    out->ranges = v.ranges;
     return 0;
 }
 

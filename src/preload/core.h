@@ -4,11 +4,13 @@
  * Included by every file of libheapsift.so; nothing here is exported.
  *
  * Lock order (take in this order, release in reverse; fork.c takes them all):
+ *   0. tracker registry  (trackers.c)  registering a tracker, which then takes 2 and 3
  *   1. hs_dump_lock      (dump.c)      one dump at a time
  *   2. stack table lock  (stacktab.c)
  *   3. live table shards (livetab.c)   in shard order
  *   4. thread registry   (threads.c)   a leaf: nothing is taken while holding it
  *   5. kept peak lock    (triggers.c)  a leaf: only copies under it, never allocates
+ *   6. label interning   (labels.c)    a leaf: interning a new label set, never allocates
  * The stack is captured before any lock; no lock is held while calling the real
  * allocator, the unwinder or the symbolizer, except hs_dump_lock.
  */
@@ -44,6 +46,7 @@ struct hs_tls {
     uint64_t rate;                      /* rate the countdown was drawn with; 0 = not drawn yet */
     uint64_t sample_rate;               /* rate the allocation being sampled was judged at */
     uint64_t saved_allocs, saved_frees; /* counters saved while the guard is held */
+    uint32_t labels;                    /* label set of the samples it takes (labels.h) */
 };
 
 extern __thread hs_tls_t hs_tls __attribute__((tls_model("initial-exec")));
@@ -205,6 +208,9 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n);
 void hs_sample_end(hs_tls_t *t, void *p, uint64_t n);
 /* Forgets p if it was sampled. Must run before the real free of p. */
 void hs_forget(void *p);
+/* Takes a live entry just removed from the live table out of the live estimate and its
+ * trackers (realloc's removal). */
+void hs_forgotten(const void *entry);
 /* Re-inserts a live entry removed by a failed realloc. */
 void hs_unforget(const void *entry);
 

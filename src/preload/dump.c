@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "labels.h"
 #include "leaks.h"
 #include "livetab.h"
 #include "maps.h"
@@ -15,6 +16,7 @@
 #include "profile.h"
 #include "stacktab.h"
 #include "symbolize.h"
+#include "trackers.h"
 #include "unwind.h"
 
 #include <errno.h>
@@ -386,6 +388,21 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     int na = hs_acct_format(&m->acct, acct, 8);
     for (int i = 0; i < na; i++)
         hs_profile_add_comment(p, acct[i]);
+    char trk[HS_TRACKERS_MAX][200];
+    int nt = hs_trackers_format(trk, HS_TRACKERS_MAX);
+    for (int i = 0; i < nt; i++)
+        hs_profile_add_comment(p, trk[i]);
+    return 0;
+}
+
+/* The label set's pairs as string labels of the profile's last sample. */
+static int dump_labels(hs_profile_t *p, uint32_t labels)
+{
+    const char *keys[HS_LABELS_MAX_PAIRS], *values[HS_LABELS_MAX_PAIRS];
+    size_t n = labels ? hs_labels_get(labels, keys, values, HS_LABELS_MAX_PAIRS) : 0;
+    for (size_t i = 0; i < n; i++)
+        if (hs_profile_add_label(p, p->nsamples - 1, keys[i], values[i], 0, NULL) != 0)
+            return -ENOMEM;
     return 0;
 }
 
@@ -406,7 +423,8 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n)
             uintptr_t pc = s[i].st.pcs[k];
             locs[k] = dump_location(c, pc, hs_modules_unloaded(pc, (int32_t)i));
         }
-        if (hs_profile_add_sample(c->prof, locs, d, v) != 0)
+        if (hs_profile_add_sample(c->prof, locs, d, v) != 0 ||
+            dump_labels(c->prof, s[i].st.labels) != 0)
             return -ENOMEM;
     }
     return 0;

@@ -212,6 +212,35 @@ void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks, hs_liv
         *totals = t;
 }
 
+void hs_livetab_each(void (*fn)(hs_live_t *e, void *arg), void *arg)
+{
+    for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
+        hs_live_shard_t *s = &hs_live_shards[sh];
+
+        pthread_mutex_lock(&s->lock);
+        for (uint32_t i = 0; i < s->cap; i++)
+            if (s->slots[i].addr != 0)
+                fn(&s->slots[i], arg);
+        pthread_mutex_unlock(&s->lock);
+    }
+}
+
+bool hs_livetab_update(uintptr_t addr, void (*fn)(hs_live_t *e, void *arg), void *arg)
+{
+    uint64_t h = hs_live_hash(addr);
+    hs_live_shard_t *s = hs_live_shard(h);
+    bool found = false;
+
+    pthread_mutex_lock(&s->lock);
+    if (s->cap != 0) {
+        uint32_t i = hs_live_probe(s, h, addr);
+        if ((found = addr != 0 && s->slots[i].addr == addr))
+            fn(&s->slots[i], arg);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
 uint64_t hs_livetab_count(void)
 {
     uint64_t n = 0;

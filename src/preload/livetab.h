@@ -18,6 +18,7 @@ typedef struct {
     uint64_t size; /* requested bytes */
     double weight; /* objects this sample stands for */
     int32_t stack_id;
+    uint32_t trackers; /* trackers that counted this sample (trackers.h) */
 } hs_live_t;
 
 #define HS_FILTER_BITS 16
@@ -63,6 +64,12 @@ typedef struct {
  */
 void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks, hs_live_totals_t *totals);
 uint64_t hs_livetab_count(void);
+
+/* Calls fn on every live entry (each = 0) or on addr's entry only, with its shard lock
+ * held; fn may change the entry but not its address, and must take no other lock.
+ * hs_livetab_update returns whether addr was there. */
+void hs_livetab_each(void (*fn)(hs_live_t *e, void *arg), void *arg);
+bool hs_livetab_update(uintptr_t addr, void (*fn)(hs_live_t *e, void *arg), void *arg);
 
 /* For fork handlers: take and release every shard lock, in shard order. */
 void hs_livetab_lock_all(void);

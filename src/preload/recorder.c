@@ -7,10 +7,12 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "labels.h"
 #include "leaks.h"
 #include "livetab.h"
 #include "modules.h"
 #include "stacktab.h"
+#include "trackers.h"
 #include "unwind.h"
 
 #include "heapsift.h"
@@ -66,26 +68,32 @@ static int recorder_find_self(struct dl_phdr_info *info, size_t size, void *data
  * child, where no dump runs. */
 static void recorder_fork_prepare(void)
 {
+    hs_trackers_lock();
     hs_stacktab_lock();
     hs_livetab_lock_all();
     hs_threads_lock();
     hs_triggers_fork_prepare();
+    hs_labels_lock();
 }
 
 static void recorder_fork_parent(void)
 {
+    hs_labels_unlock();
     hs_triggers_fork_parent();
     hs_threads_unlock();
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
+    hs_trackers_unlock();
 }
 
 /* The trigger thread is restarted last, once every table is usable again. */
 static void recorder_fork_child(void)
 {
+    hs_labels_unlock();
     hs_threads_after_fork_child();
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
+    hs_trackers_unlock();
     hs_dump_after_fork();
     hs_triggers_fork_child();
 }
@@ -200,42 +208,58 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n)
     return recorder_active();
 }
 
+/* Inserts live entry e and adds it to the live estimate and its trackers. */
+static void recorder_insert(const hs_live_t *e)
+{
+    if (hs_livetab_insert(e) != 0) {
+        hs_log_once(hs_insert_failed, "live table full: some live samples are not tracked");
+        return;
+    }
+    hs_live_add((int64_t)(e->weight * (double)e->size));
+    hs_trackers_inserted(e);
+}
+
 void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
 {
     if (!p)
         return;
     uintptr_t pcs[HS_MAX_DEPTH];
+    uint32_t trackers;
     hs_guard_enter(t);
     size_t depth = hs_unwind_capture(pcs, hs_opt.depth);
     double w = hs_sampler_weight(n, t->sample_rate ? t->sample_rate : recorder_rate());
     uint32_t known = hs_stacktab_count();
-    int32_t id = hs_stacktab_record(pcs, (uint32_t)depth, w, w * (double)n);
+    int32_t id =
+        hs_stacktab_record_labeled(pcs, (uint32_t)depth, t->labels, w, w * (double)n, &trackers);
     if (id >= 0 && (uint32_t)id >= known)
         hs_modules_note(pcs, depth, id); /* a new stack: remember its libraries */
     if (id < 0)
         id = hs_stacktab_record(&hs_overflow_pc, 1, w, w * (double)n);
     if (id >= 0) {
         hs_live_t e = {.addr = (uintptr_t)p, .size = n, .weight = w, .stack_id = id};
-        if (hs_livetab_insert(&e) != 0)
-            hs_log_once(hs_insert_failed, "live table full: some live samples are not tracked");
-        else
-            hs_live_add((int64_t)(w * (double)n));
+        e.trackers = trackers;
+        recorder_insert(&e);
     }
     hs_guard_exit(t);
+}
+
+void hs_forgotten(const void *entry)
+{
+    const hs_live_t *e = entry;
+    hs_live_add(-(int64_t)(e->weight * (double)e->size));
+    hs_trackers_removed(e);
 }
 
 void hs_forget(void *p)
 {
     hs_live_t e;
     if (hs_livetab_remove((uintptr_t)p, &e))
-        hs_live_add(-(int64_t)(e.weight * (double)e.size));
+        hs_forgotten(&e);
 }
 
 void hs_unforget(const void *entry)
 {
-    const hs_live_t *e = entry;
-    if (hs_livetab_insert(e) == 0)
-        hs_live_add((int64_t)(e->weight * (double)e->size));
+    recorder_insert(entry);
 }
 
 /* The trigger thread starts here rather than in hs_init, which may run inside the

@@ -83,7 +83,7 @@ void *hs_slow_realloc(void *p, size_t n)
     hs_live_t old;
     bool had = p && hs_livetab_maybe(p) && hs_livetab_remove((uintptr_t)p, &old);
     if (had)
-        hs_live_add(-(int64_t)(old.weight * (double)old.size));
+        hs_forgotten(&old);
     void *q = hs_real.realloc(p, n);
     if (!q && had && n != 0)
         hs_unforget(&old); /* failed: the old block is still there, still sampled */

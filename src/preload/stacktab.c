@@ -1,14 +1,17 @@
 /*
  * Stack table: interns the call stacks of sampled allocations and keeps each stack's
  * cumulative counts. An open-addressing hash (linear probing, at most half full) maps
- * the hash of a PC array to a dense id; entries and PC arrays live in mmap'd memory
- * sized once from HEAPSIFT_MAX_STACKS (the PC arena reserves 32 PCs per stack on
- * average, MAP_NORESERVE, so untouched pages cost nothing). It never allocates with
- * malloc and never grows: a stack that does not fit is counted as dropped. One mutex
- * guards it (rank 1); the hash is computed before it is taken. Called from the sampled
- * allocation path (record), the dump (count, get) and the fork handlers (lock, unlock).
+ * the hash of a PC array and a label set id to a dense id; entries and PC arrays live in mmap'd
+ * memory sized once from HEAPSIFT_MAX_STACKS (the PC arena reserves 32 PCs per stack on average,
+ * MAP_NORESERVE, so untouched pages cost nothing). It never allocates with malloc and never grows:
+ * a stack that does not fit is counted as dropped. One mutex guards it (rank 2); the hash is
+ * computed before it is taken. A new stack's tracker mask is computed under it too, and tracker
+ * registration (trackers.c) sets bits of existing stacks under it, so every stack sees every
+ * tracker exactly once. Called from the sampled allocation path (record), the dump (count, get),
+ * tracker registration and the fork handlers (lock, unlock).
  */
 #include "stacktab.h"
+#include "trackers.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +25,8 @@ typedef struct {
     uint64_t hash;
     uint64_t off; /* first PC in the arena */
     uint32_t depth;
+    uint32_t labels;
+    uint32_t trackers; /* written under the lock, read anywhere with relaxed loads */
     double objects, bytes;
 } hs_stentry_t;
 
@@ -100,8 +105,15 @@ static uint64_t hs_stacktab_hash(const uintptr_t *pcs, uint32_t depth)
     return h;
 }
 
+/* The key's hash: the PCs' mixed with the label set's. */
+static uint64_t hs_stacktab_key(const uintptr_t *pcs, uint32_t depth, uint32_t labels)
+{
+    return hs_stacktab_hash(pcs, depth) ^ ((uint64_t)labels * 0xc4ceb9fe1a85ec53ull);
+}
+
 /* Returns the id of the stack, interning it if there is room, or -1. Lock held. */
-static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_t depth)
+static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_t depth,
+                                       uint32_t labels)
 {
     uint32_t i = (uint32_t)h & hs_st.mask;
     uint32_t id = __atomic_load_n(&hs_st.count, __ATOMIC_RELAXED);
@@ -109,7 +121,7 @@ static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_
 
     for (; hs_st.slots[i] != 0; i = (i + 1) & hs_st.mask) {
         e = &hs_st.entries[hs_st.slots[i] - 1];
-        if (e->hash == h && e->depth == depth &&
+        if (e->hash == h && e->depth == depth && e->labels == labels &&
             memcmp(hs_st.arena + e->off, pcs, depth * sizeof(*pcs)) == 0)
             return (int32_t)(hs_st.slots[i] - 1);
     }
@@ -119,6 +131,8 @@ static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_
     e->hash = h;
     e->off = hs_st.arena_used;
     e->depth = depth;
+    e->labels = labels;
+    e->trackers = hs_trackers_mask(pcs, depth);
     e->objects = 0;
     e->bytes = 0;
     memcpy(hs_st.arena + e->off, pcs, depth * sizeof(*pcs));
@@ -129,22 +143,52 @@ static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_
     return (int32_t)id;
 }
 
-int32_t hs_stacktab_record(const uintptr_t *pcs, uint32_t depth, double objects, double bytes)
+int32_t hs_stacktab_record_labeled(const uintptr_t *pcs, uint32_t depth, uint32_t labels,
+                                   double objects, double bytes, uint32_t *trackers)
 {
-    uint64_t h = hs_stacktab_hash(pcs, depth);
+    uint64_t h = hs_stacktab_key(pcs, depth, labels);
     int32_t id = -1;
 
+    *trackers = 0;
     pthread_mutex_lock(&hs_st.lock);
     if (hs_st.entries)
-        id = hs_stacktab_find_or_add(h, pcs, depth);
+        id = hs_stacktab_find_or_add(h, pcs, depth, labels);
     if (id >= 0) {
         hs_st.entries[id].objects += objects;
         hs_st.entries[id].bytes += bytes;
+        *trackers = hs_st.entries[id].trackers;
     }
     pthread_mutex_unlock(&hs_st.lock);
     if (id < 0)
         __atomic_fetch_add(&hs_st.dropped, 1, __ATOMIC_RELAXED);
     return id;
+}
+
+int32_t hs_stacktab_record(const uintptr_t *pcs, uint32_t depth, double objects, double bytes)
+{
+    uint32_t trackers;
+    return hs_stacktab_record_labeled(pcs, depth, 0, objects, bytes, &trackers);
+}
+
+uint32_t hs_stacktab_trackers(int32_t id)
+{
+    if (id < 0 || (uint32_t)id >= hs_stacktab_count())
+        return 0;
+    return __atomic_load_n(&hs_st.entries[id].trackers, __ATOMIC_RELAXED);
+}
+
+const uintptr_t *hs_stacktab_pcs(int32_t id, uint32_t *depth)
+{
+    if (id < 0 || (uint32_t)id >= hs_stacktab_count())
+        return NULL;
+    *depth = hs_st.entries[id].depth;
+    return hs_st.arena + hs_st.entries[id].off;
+}
+
+void hs_stacktab_add_trackers_locked(int32_t id, uint32_t bits)
+{
+    if (id >= 0 && (uint32_t)id < hs_st.count)
+        __atomic_or_fetch(&hs_st.entries[id].trackers, bits, __ATOMIC_RELAXED);
 }
 
 uint32_t hs_stacktab_count(void)
@@ -166,6 +210,8 @@ bool hs_stacktab_get(int32_t id, hs_stack_t *out)
         const hs_stentry_t *e = &hs_st.entries[id];
         out->pcs = hs_st.arena + e->off;
         out->depth = e->depth;
+        out->labels = e->labels;
+        out->trackers = e->trackers;
         out->alloc_objects = e->objects;
         out->alloc_bytes = e->bytes;
         ok = true;

@@ -1,8 +1,9 @@
 /*
  * Unit test of the stack table (src/preload/stacktab.c): interning gives one id per
- * distinct stack, dense from 0; counters accumulate and clear; a full table or a full PC
- * arena drops samples and counts them; many stacks survive hash collisions; and 8
- * threads interning overlapping stacks agree on ids and totals.
+ * distinct stack, dense from 0 (the same PCs under another label set are another
+ * stack); counters accumulate and clear; a full table or a full PC arena drops samples
+ * and counts them; many stacks survive hash collisions; and 8 threads interning
+ * overlapping stacks agree on ids and totals.
  */
 #include "stacktab.h"
 
@@ -184,9 +185,28 @@ static void test_threads(void)
     free(used);
 }
 
+/* The label set is part of the key: same PCs, other labels, other entry. */
+static void test_labels(void)
+{
+    uintptr_t a[2] = {0x1000, 0x2000};
+    uint32_t mask;
+    hs_stack_t s;
+
+    CHECK(hs_stacktab_init(16) == 0, "init");
+    int32_t plain = hs_stacktab_record(a, 2, 1, 10);
+    int32_t l1 = hs_stacktab_record_labeled(a, 2, 1, 2, 20, &mask);
+    int32_t l2 = hs_stacktab_record_labeled(a, 2, 2, 3, 30, &mask);
+    CHECK(plain == 0 && l1 == 1 && l2 == 2, "ids %d %d %d", plain, l1, l2);
+    CHECK(hs_stacktab_record_labeled(a, 2, 1, 1, 1, &mask) == l1 && mask == 0, "label 1 again");
+    CHECK(hs_stacktab_record_labeled(a, 2, 0, 1, 1, &mask) == plain, "label 0 is no label");
+    CHECK(hs_stacktab_get(l2, &s) && s.labels == 2 && s.alloc_bytes == 30, "entry of label 2");
+    CHECK(hs_stacktab_get(l1, &s) && s.labels == 1 && s.alloc_objects == 3, "entry of label 1");
+}
+
 int main(void)
 {
     test_basic();
+    test_labels();
     test_overflow();
     test_many();
     test_threads();

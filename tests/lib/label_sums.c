@@ -1,0 +1,94 @@
+/*
+ * label_sums: our own reader's view of a profile's sample labels, for
+ * tests/integration/labels.sh. Reads a pprof file with heapsift's decoder and, over the
+ * samples whose stack has a frame of function FOCUS, sums each sample type per value of
+ * each KEY ("-" for samples without that key). Prints one line per (key, value), sorted:
+ *   label KEY VALUE INUSE_OBJECTS INUSE_SPACE ALLOC_OBJECTS ALLOC_SPACE
+ * Usage: label_sums FILE FOCUS KEY... Built by the test (cc), not by CMake.
+ */
+#include "pprof.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char key[256], value[256];
+    long long v[4];
+} row_t;
+
+static row_t rows[100000];
+static size_t nrows;
+
+static bool has_frame(const hs_profile_t *p, const hs_sample_t *s, const char *focus)
+{
+    for (size_t i = 0; i < s->nlocs; i++) {
+        const hs_location_t *l = hs_profile_location(p, s->location_ids[i]);
+        for (size_t k = 0; l && k < l->nlines; k++) {
+            const hs_function_t *f = hs_profile_function(p, l->lines[k].function_id);
+            if (f && strcmp(hs_profile_get_str(p, f->name), focus) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static row_t *row(const char *key, const char *value)
+{
+    for (size_t i = 0; i < nrows; i++)
+        if (strcmp(rows[i].key, key) == 0 && strcmp(rows[i].value, value) == 0)
+            return &rows[i];
+    if (nrows == sizeof(rows) / sizeof(rows[0]))
+        exit(3);
+    row_t *r = &rows[nrows++];
+    snprintf(r->key, sizeof(r->key), "%s", key);
+    snprintf(r->value, sizeof(r->value), "%s", value);
+    return r;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    const row_t *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : strcmp(x->value, y->value);
+}
+
+int main(int argc, char **argv)
+{
+    hs_profile_t *p;
+    char err[512];
+    int idx[4];
+    static const char *const types[4] = {"inuse_objects", "inuse_space", "alloc_objects",
+                                         "alloc_space"};
+    if (argc < 4) {
+        fprintf(stderr, "usage: label_sums FILE FOCUS KEY...\n");
+        return 1;
+    }
+    if (hs_pprof_read_file(argv[1], &p, err, sizeof(err)) != 0) {
+        fprintf(stderr, "label_sums: %s\n", err);
+        return 2;
+    }
+    for (int t = 0; t < 4; t++)
+        if ((idx[t] = hs_profile_sample_type_index(p, types[t])) < 0)
+            return 2;
+    for (size_t i = 0; i < p->nsamples; i++) {
+        const hs_sample_t *s = &p->samples[i];
+        if (!has_frame(p, s, argv[2]))
+            continue;
+        for (int k = 3; k < argc; k++) {
+            const char *value = "-";
+            for (size_t l = 0; l < s->nlabels; l++)
+                if (strcmp(hs_profile_get_str(p, s->labels[l].key), argv[k]) == 0)
+                    value = hs_profile_get_str(p, s->labels[l].str);
+            row_t *r = row(argv[k], value);
+            for (int t = 0; t < 4; t++)
+                r->v[t] += s->values[idx[t]];
+        }
+    }
+    qsort(rows, nrows, sizeof(rows[0]), row_cmp);
+    for (size_t i = 0; i < nrows; i++)
+        printf("label %s %s %lld %lld %lld %lld\n", rows[i].key, rows[i].value, rows[i].v[0],
+               rows[i].v[1], rows[i].v[2], rows[i].v[3]);
+    hs_profile_free(p);
+    return 0;
+}
