@@ -6,7 +6,8 @@
 #  - without the library every label call returns -ENOSYS;
 #  - the refusals: empty key, 300-byte key, NULL value (-EINVAL), a 17th key (-E2BIG);
 #  - HEAPSIFT_RATE=1: every (key, value) sum of all four sample types equals the truth,
-#    read by our decoder (tests/lib/label_sums.c) and by go tool pprof -tags; the
+#    read by our decoder (tests/lib/label_sums.c), `heapsift top --tags` and go tool
+#    pprof -tags; the
 #    "absent" sums by go tool pprof -tagignore, one value by -tagfocus; one stack appears
 #    in three samples that differ only in their labels;
 #  - HEAPSIFT_RATE=4096: each inuse_space and alloc_space sum within 4 sigma of the
@@ -34,6 +35,14 @@ done
 # go_tags FILE SAMPLE_TYPE: "KEY VALUE SUM" per label value, from go tool pprof -tags.
 go_tags() {
     go tool pprof -symbolize=none -tags -unit=B -focus='^site_alloc$' -sample_index="$2" "$1" |
+        awk '/^ *[^ ]+: Total/ { k = $1; sub(/:$/, "", k); next }
+             /\): / { v = $0; sub(/^.*\): /, "", v); n = $1; sub(/[A-Za-z]+$/, "", n)
+                      printf "%s %s %.0f\n", k, v, n }'
+}
+
+# hs_tags FILE SAMPLE_TYPE: the same from `heapsift top --tags` (our CLI, same format).
+hs_tags() {
+    "$CLI" top --tags --unit B --focus '^site_alloc$' --sample-type "$2" "$1" |
         awk '/^ *[^ ]+: Total/ { k = $1; sub(/:$/, "", k); next }
              /\): / { v = $0; sub(/^.*\): /, "", v); n = $1; sub(/[A-Za-z]+$/, "", n)
                       printf "%s %s %.0f\n", k, v, n }'
@@ -73,6 +82,9 @@ for st in inuse_objects inuse_space alloc_objects alloc_space; do
     go_tags "$T/exact.pb.gz" $st | sort >"$T/go.$st"
     cmp -s "$T/want.$st" "$T/go.$st" ||
         { fail "rate 1: go tool pprof -tags $st differs from the truth"; diff "$T/want.$st" "$T/go.$st" >&2 || true; }
+    hs_tags "$T/exact.pb.gz" $st | sort >"$T/hs.$st"
+    cmp -s "$T/want.$st" "$T/hs.$st" ||
+        { fail "rate 1: heapsift top --tags $st differs from the truth"; diff "$T/want.$st" "$T/hs.$st" >&2 || true; }
     for key in tenant region; do
         want=$(awk -v k=$key -v c=$col '$2 == k && $3 == "-" { print $c }' "$T/expect")
         got=$(go_total "$T/exact.pb.gz" $st -tagignore="$key=.")
