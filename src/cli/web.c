@@ -192,9 +192,10 @@ static enum MHD_Result web_handle(void *cls, struct MHD_Connection *c, const cha
         return web_send(c, 200, "text/html; charset=utf-8", hs_web_page, hs_web_page_len);
     if (strncmp(url, "/api/", 5) == 0) {
         hs_buf_t out = HS_BUF_INIT;
-        int status = hs_web_api(s, url, web_arg, c, &out);
-        enum MHD_Result ret = web_send(c, status, "application/json",
-                                       out.data ? (const void *)out.data : "", out.len);
+        const char *type;
+        int status = hs_web_api(s, url, web_arg, c, &out, &type);
+        enum MHD_Result ret =
+            web_send(c, status, type, out.data ? (const void *)out.data : "", out.len);
         hs_buf_free(&out);
         return ret;
     }

@@ -94,9 +94,11 @@ int hs_web_fetch_global_init(void);
 /* The argument named name of the current request, or NULL. */
 typedef const char *(*hs_web_arg_fn)(void *ctx, const char *name);
 
-/* Answers GET path (an /api/ path) into out as JSON. Returns the HTTP status (200, 400
- * bad argument, 404 unknown path/target/profile, 500 out of memory). Takes the store lock. */
-int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx, hs_buf_t *out);
+/* Answers GET path (an /api/ path) into out, JSON unless *type says otherwise. Returns
+ * the HTTP status (200, 400 bad argument, 404 unknown path/target/profile, 500 out of
+ * memory). Takes the store lock. */
+int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx, hs_buf_t *out,
+               const char **type);
 
 /* One API request, for the views. */
 typedef struct {
@@ -116,6 +118,8 @@ const hs_web_prof_t *hs_web_req_prof(hs_web_req_t *q, const char *name);
 int hs_web_view_top(hs_web_req_t *q);
 int hs_web_view_diff(hs_web_req_t *q);
 int hs_web_view_flame(hs_web_req_t *q);
+int hs_web_view_suspects(hs_web_req_t *q);
+int hs_web_view_raw(hs_web_req_t *q);
 
 /* ---- web_json.c --------------------------------------------------------------------- */
 

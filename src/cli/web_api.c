@@ -9,7 +9,8 @@
  *   /api/diff?target=T&a=A&b=B         `heapsift diff A B` rows      (web_views.c)
  *   /api/flame?target=T&id=I[&base=A]  the call tree                 (web_views.c)
  *   /api/series?target=T               live heap and RSS of each profile over time
- *   /api/suspects?target=T             leak suspects (not in this build yet: says so)
+ *   /api/suspects?target=T[&from=A&to=B] leak suspects over the ring (web_views.c)
+ *   /api/raw?target=T&id=I             the profile itself, gzipped pprof (web_views.c)
  *
  * Takes the store lock for the whole request; errors are {"error": "..."} with a 4xx/5xx
  * status.
@@ -146,32 +147,29 @@ static int api_series(hs_web_req_t *q)
     return hs_buf_append(b, "]}", 2) ? 500 : 0;
 }
 
-/* The leak-suspects analysis is a common API another part of heapsift provides; until
- * it is in the build the answer says so, and the page shows it as pending. */
-static int api_suspects(hs_web_req_t *q)
-{
-    hs_buf_printf(q->out, "{\"target\":%zu,\"available\":false,\"reason\":", q->ti);
-    hs_json_str(q->out, "the leak-suspects analysis (heapsift suspects) is not in this "
-                        "build of heapsift yet.");
-    return hs_buf_append(q->out, "}", 1) ? 500 : 0;
-}
-
 typedef struct {
     const char *path;
     int (*fn)(hs_web_req_t *);
     bool needs_target;
+    const char *type; /* NULL: application/json */
 } api_route_t;
 
 static const api_route_t api_routes[] = {
-    {"/api/targets", api_targets, false},    {"/api/profiles", api_profiles, true},
-    {"/api/top", hs_web_view_top, true},     {"/api/diff", hs_web_view_diff, true},
-    {"/api/flame", hs_web_view_flame, true}, {"/api/series", api_series, true},
-    {"/api/suspects", api_suspects, true},
+    {"/api/targets", api_targets, false, NULL},
+    {"/api/profiles", api_profiles, true, NULL},
+    {"/api/top", hs_web_view_top, true, NULL},
+    {"/api/diff", hs_web_view_diff, true, NULL},
+    {"/api/flame", hs_web_view_flame, true, NULL},
+    {"/api/series", api_series, true, NULL},
+    {"/api/suspects", hs_web_view_suspects, true, NULL},
+    {"/api/raw", hs_web_view_raw, true, "application/octet-stream"},
 };
 
-int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx, hs_buf_t *out)
+int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx, hs_buf_t *out,
+               const char **type)
 {
     hs_web_req_t q = {s, arg, ctx, out, NULL, 0};
+    *type = "application/json";
     int rc = 404;
     hs_web_store_lock();
     for (size_t i = 0; i < sizeof(api_routes) / sizeof(api_routes[0]); i++) {
@@ -179,6 +177,8 @@ int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx
             continue;
         rc = api_routes[i].needs_target ? api_target(&q) : 0;
         rc = rc ? rc : api_routes[i].fn(&q);
+        if (rc == 0 && api_routes[i].type)
+            *type = api_routes[i].type;
         break;
     }
     if (rc == 404 && !q.t && out->len == 0)

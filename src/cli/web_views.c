@@ -7,7 +7,9 @@
  * type), focus, ignore, hide (regular expressions), granularity (functions, lines,
  * addresses), n (row count). Called with the store lock held.
  */
+#include "pprof.h"
 #include "report.h"
+#include "report_suspects.h"
 #include "web.h"
 
 #include <errno.h>
@@ -270,4 +272,110 @@ int hs_web_view_flame(hs_web_req_t *q)
     free(t);
     hs_report_free(&r);
     return rc ? hs_web_error(q, 500, strerror(ENOMEM)) : 0;
+}
+
+/* ---- leak suspects (report_suspects.c, as `heapsift suspects`) --------------------------- */
+
+/* The verdict words of `heapsift suspects`. */
+static const char *sus_verdict(const hs_suspect_t *x)
+{
+    if (x->growing)
+        return "growing";
+    if (x->growth == 0 && x->slope == 0)
+        return "flat";
+    return hs_report_verdict((double)x->growth, x->var) == HS_SHRANK && x->slope < 0 ? "shrinking"
+                                                                                     : "noise";
+}
+
+static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x)
+{
+    const char *u = s->rep.sample_unit;
+    char slope[64], growth[64], noise[64], last[64];
+    hs_report_flabel(slope, sizeof(slope), x->slope, u, "minimum");
+    hs_report_label(growth, sizeof(growth), x->growth, u, "minimum");
+    hs_report_flabel(noise, sizeof(noise), 1.96 * sqrt(x->var), u, "minimum");
+    hs_report_label(last, sizeof(last), x->last, u, "minimum");
+    hs_buf_printf(b, "{\"verdict\":\"%s\",\"slope\":%.6g,\"growth\":%" PRId64 ",\"last\":%" PRId64,
+                  sus_verdict(x), x->slope, x->growth, x->last);
+    hs_buf_printf(b, ",\"r2\":");
+    if (isnan(x->r2))
+        hs_buf_printf(b, "null");
+    else
+        hs_buf_printf(b, "%.4f", x->r2);
+    hs_buf_printf(b, ",\"rises\":%zu,\"slope_label\":", x->rises);
+    hs_json_str(b, slope);
+    hs_buf_printf(b, ",\"growth_label\":");
+    hs_json_str(b, growth);
+    hs_buf_printf(b, ",\"noise_label\":");
+    hs_json_str(b, noise);
+    hs_buf_printf(b, ",\"last_label\":");
+    hs_json_str(b, last);
+    hs_buf_printf(b, ",\"stack\":[");
+    for (size_t k = 0; k < x->nframes; k++) {
+        if (k)
+            hs_buf_append(b, ",", 1);
+        hs_json_str(b, s->rep.nodes[x->frames[k]].name);
+    }
+    hs_buf_printf(b, "],\"values\":[");
+    for (size_t k = 0; k < s->nprofiles; k++)
+        hs_buf_printf(b, "%s%" PRId64, k ? "," : "", x->values[k]);
+    hs_buf_append(b, "]}", 2);
+}
+
+/* Suspects over the target's kept profiles (those from id a to id b when both are given),
+ * the rows `heapsift suspects` lists: growing or with a positive slope, top n (20). */
+int hs_web_view_suspects(hs_web_req_t *q)
+{
+    const hs_web_prof_t *a = hs_web_req_prof(q, "from"), *z = hs_web_req_prof(q, "to");
+    const hs_profile_t *profs[HS_WEB_RING];
+    size_t n = 0;
+    for (size_t i = 0; i < q->t->n; i++)
+        if ((!a || q->t->ring[i].id >= a->id) && (!z || q->t->ring[i].id <= z->id))
+            profs[n++] = q->t->ring[i].prof;
+    hs_buf_printf(q->out, "{\"available\":true,\"profiles\":%zu", n);
+    if (n < 2)
+        return hs_buf_printf(q->out, ",\"reason\":\"needs at least two profiles\",\"suspects\":[]}")
+                   ? 500
+                   : 0;
+    hs_report_opts_t o = {0};
+    hs_suspects_t s;
+    char err[512];
+    const char *nv = q->arg(q->ctx, "n");
+    long max = nv ? strtol(nv, NULL, 10) : 20, shown = 0;
+    o.sample_type = q->arg(q->ctx, "sample");
+    o.sample_type = o.sample_type && *o.sample_type ? o.sample_type : NULL;
+    o.focus = q->arg(q->ctx, "focus");
+    o.focus = o.focus && *o.focus ? o.focus : NULL;
+    o.trim_paths = true;
+    int rc = hs_suspects_find(&s, profs, n, &o, err, sizeof(err));
+    if (rc) {
+        hs_suspects_free(&s);
+        return hs_web_error(q, rc == -ENOMEM ? 500 : 400, err);
+    }
+    hs_buf_printf(q->out, ",\"span\":%.3f,\"timed\":%s,\"sample_type\":", s.t[s.nprofiles - 1],
+                  s.timed ? "true" : "false");
+    hs_json_str(q->out, s.rep.sample_type);
+    hs_buf_printf(q->out, ",\"stacks\":%zu,\"growing\":%zu,\"suspects\":[", s.n, s.ngrowing);
+    for (size_t i = 0; i < s.n && shown < (max > 0 ? max : 20); i++) {
+        if (s.s[i].growth <= 0 && s.s[i].slope <= 0)
+            continue;
+        if (shown++)
+            hs_buf_append(q->out, ",", 1);
+        sus_row(q->out, &s, &s.s[i]);
+    }
+    hs_suspects_free(&s);
+    return hs_buf_append(q->out, "]}", 2) ? 500 : 0;
+}
+
+/* The stored profile itself, gzipped pprof (the page's download link). */
+int hs_web_view_raw(hs_web_req_t *q)
+{
+    const hs_web_prof_t *p = hs_web_req_prof(q, "id");
+    hs_buf_t pb = HS_BUF_INIT;
+    if (!p)
+        return hs_web_error(q, 404, "no such profile (evicted from the ring?)");
+    int rc = hs_pprof_encode(p->prof, &pb);
+    rc = rc ? rc : hs_gzip(pb.data, pb.len, 6, q->out);
+    hs_buf_free(&pb);
+    return rc ? hs_web_error(q, 500, strerror(-rc)) : 0;
 }

@@ -70,6 +70,8 @@ STEADY=$("$CLI" diff "$T/dumps/a.pb.gz" "$T/dumps/b.pb.gz" | awk '$7 == "site_st
 total() { "$CLI" top "$1" | sed -n 's/.*Total samples = \([^ ]*\).*/\1/p'; }
 A_TOTAL=$(total "$T/dumps/a.pb.gz")
 B_TOTAL=$(total "$T/dumps/b.pb.gz")
+SUS=$("$CLI" suspects "$T/dumps/a.pb.gz" "$T/dumps/b.pb.gz" | awk '$8 == "site_grow" {print $2, $7; exit}')
+[ "${SUS#* }" = growing ] || fail "heapsift suspects does not judge site_grow growing: $SUS"
 inuse() { go tool pprof -symbolize=none -raw -sample_index=inuse_space "$1" 2>/dev/null |
     awk '/^Samples:/ {on = 1; next} on && /^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ {s += $4} /^Locations/ {on = 0} END {print s}'; }
 rss() { "$CLI" top "$1" | sed -n 's/^rss: rss=\([0-9]*\).*/\1/p'; }
@@ -90,6 +92,11 @@ done
 web_api "top?target=2&id=1" >"$T/top2.json"
 got=$(web_json "$T/top2.json" 'j.rows[0].name + " " + j.rows[0].flat_label')
 [ "$got" = "$TOP_NAME $TOP_FLAT" ] || fail "http target: top row '$got', want '$TOP_NAME $TOP_FLAT'"
+# The stored profile, downloaded, reads the same in go tool pprof.
+curl -sS -o "$T/raw.pb.gz" "${URL}api/raw?target=0&id=2"
+got=$(go tool pprof -symbolize=none -top -sample_index=inuse_space "$T/raw.pb.gz" 2>/dev/null |
+    sed -n '/^ *flat /{n;p;q}')
+[ "$got" = "$go_top" ] || fail "downloaded profile: top row '$got', want '$go_top'"
 code=$(curl -s -o /dev/null -w '%{http_code}' "${URL}api/top?target=0&id=99")
 [ "$code" = 404 ] || fail "unknown profile id: HTTP $code, want 404"
 code=$(curl -s -o /dev/null -w '%{http_code}' "${URL}api/top?target=0&id=1&focus=(")
@@ -107,7 +114,7 @@ cat >"$T/want.json" <<EOF
   "flame": {"frames": ["all", "main", "site_grow", "site_steady", "site_small"]},
   "series": {"inuse": [$(inuse "$T/dumps/a.pb.gz"), $IN_B],
              "rss": [$(rss "$T/dumps/a.pb.gz"), $(rss "$T/dumps/b.pb.gz")]},
-  "suspects": null,
+  "suspects": {"site": "site_grow", "growth": "${SUS% *}", "verdict": "${SUS#* }"},
   "new_src": "$T/c.pb.gz", "new_dst": "$T/dumps/c.pb.gz", "new_label": "c.pb.gz",
   "bad_target": 3
 }

@@ -131,11 +131,29 @@ try {
   await page.waitForSelector("#suspects > *");
   const sus = await page.locator("#suspects").innerText();
   if (want.suspects && want.suspects.site) {
-    check(sus.includes(want.suspects.site), "Suspects: " + want.suspects.site + " listed", sus);
+    const cells = await rowCells("#suspects-table", want.suspects.site);
+    check(cells[0] === want.suspects.verdict,
+          `Suspects: ${want.suspects.site} judged "${want.suspects.verdict}" as in heapsift suspects`,
+          cells[0]);
+    check(cells[2] === want.suspects.growth,
+          `Suspects: ${want.suspects.site} growth ${want.suspects.growth}`, cells[2]);
+    const firstRow = await page.locator("#suspects-table tbody tr").first().getAttribute("data-name");
+    check(firstRow === want.suspects.site, "Suspects: ranked first", firstRow);
   } else {
     check(/pending/i.test(sus) && (await page.locator("#suspects-pending").count()) === 1,
           "Suspects: marked pending", sus);
   }
+  await page.screenshot({ path: shots + "-suspects.png", fullPage: true });
+
+  // The download link gives the profile itself (checked by the shell script's readers).
+  await page.click('#tabs button[data-tab="top"]');
+  const href = await page.locator("#download").getAttribute("href");
+  const raw = await page.evaluate(async (h) => {
+    const r = await fetch(h);
+    return Array.from(new Uint8Array(await r.arrayBuffer()).slice(0, 2));
+  }, href);
+  check(raw[0] === 0x1f && raw[1] === 0x8b, "Top: download link serves a gzipped profile",
+        JSON.stringify(raw));
 
   // A new dump in the directory is picked up at the next poll; B follows the newest.
   if (want.new_src) {
