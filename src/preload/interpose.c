@@ -5,10 +5,12 @@
  * slowpath.c behind non-inlined calls. The real allocator is whatever comes next in
  * symbol resolution (hs_real, bootstrap.c).
  *
- * Cost budget, kept true by bench/: a non-sampled malloc is one initial-exec TLS
- * read-modify-write, one predicted branch and a tail call; a non-sampled free is a
- * hash, one byte load from a 64 KiB filter, one predicted branch and a tail call.
- * No lock, atomic read-modify-write, syscall or allocation on either.
+ * Cost budget, kept true by bench/ (callgrind, bench/pairs.c): a non-sampled malloc is
+ * two initial-exec TLS read-modify-writes (the count, and the countdown whose flags
+ * decide), one predicted branch and a tail call; a non-sampled free is a hash, one byte
+ * compared in a 64 KiB filter, one predicted branch and a tail call: 16 instructions per
+ * malloc+free pair more than the real allocator alone. No lock, atomic
+ * read-modify-write, syscall or allocation on either.
  */
 #define _GNU_SOURCE
 #include "core.h"
@@ -42,18 +44,39 @@ void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a);
 void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *tag);
 void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *tag);
 
-/* 8 instructions: TLS counter and countdown, compare, branch, jump. */
-HS_EXPORT void *malloc(size_t n)
+/*
+ * Charges n bytes to the countdown; true while it stays above 0 (no sample due). On
+ * x86-64 one subq on the TLS word whose flags are the answer: GCC otherwise loads,
+ * subtracts, stores and tests (3 instructions more on every allocation). The flags give
+ * the exact signed comparison, so the one difference from the C form is a request of
+ * 2^63 bytes or more (which fails anyway): it takes the fast path and the next
+ * allocation is sampled instead. The countdown's value, and so the exact byte count
+ * (hs_countdown_reset), is the same either way.
+ */
+static inline bool interpose_charge(hs_tls_t *t, size_t n)
+{
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+    bool expired;
+    __asm__("subq %2, %0" : "+m"(t->countdown), "=@ccle"(expired) : "r"((int64_t)n));
+    return !expired;
+#else
+    return (t->countdown -= (int64_t)n) > 0;
+#endif
+}
+
+/* The bodies of malloc and free, also inlined into operator new (nothrow) and every
+ * operator delete: a call to malloc or free from inside this library would go through
+ * the PLT and back (2 jumps more). */
+static inline __attribute__((always_inline)) void *interpose_malloc(size_t n)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+    if (HS_LIKELY(interpose_charge(t, n)))
         return hs_real.malloc(n);
     return hs_slow_alloc(HS_OP_MALLOC, 0, n);
 }
 
-/* 12 instructions: NULL test, TLS counter, hash, filter load, branch, jump. */
-HS_EXPORT void free(void *p)
+static inline __attribute__((always_inline)) void interpose_free(void *p)
 {
     if (HS_UNLIKELY(!p))
         return;
@@ -63,6 +86,19 @@ HS_EXPORT void free(void *p)
     hs_real.free(p);
 }
 
+/* 5 instructions: TLS address, counter, countdown, branch, jump. */
+HS_EXPORT void *malloc(size_t n)
+{
+    return interpose_malloc(n);
+}
+
+/* 11 instructions: NULL test, TLS address, counter, filter address, hash (3), filter
+ * compare, branch, jump. */
+HS_EXPORT void free(void *p)
+{
+    interpose_free(p);
+}
+
 HS_EXPORT void *calloc(size_t n, size_t m)
 {
     hs_tls_t *t = &hs_tls;
@@ -70,19 +106,29 @@ HS_EXPORT void *calloc(size_t n, size_t m)
     t->allocs++;
     if (HS_UNLIKELY(__builtin_mul_overflow(n, m, &total)))
         return hs_real.calloc(n, m); /* the real calloc reports the overflow */
-    if (HS_LIKELY((t->countdown -= (int64_t)total) > 0))
+    if (HS_LIKELY(interpose_charge(t, total)))
         return hs_real.calloc(n, m);
     return hs_slow_alloc(HS_OP_CALLOC, 0, total);
+}
+
+/* The free half of realloc is counted last: next to allocs++, GCC adds the two counters
+ * in an SSE register (8 instructions more). */
+static __attribute__((noinline, cold)) void *interpose_realloc_slow(void *p, size_t n)
+{
+    hs_tls.frees += p != NULL;
+    return hs_slow_realloc(p, n);
 }
 
 HS_EXPORT void *realloc(void *p, size_t n)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
+    if (HS_UNLIKELY(!interpose_charge(t, n)))
+        return interpose_realloc_slow(p, n);
+    if (HS_UNLIKELY(hs_livetab_maybe(p)))
+        return interpose_realloc_slow(p, n);
     t->frees += p != NULL;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY(!hs_livetab_maybe(p)))
-        return hs_real.realloc(p, n);
-    return hs_slow_realloc(p, n);
+    return hs_real.realloc(p, n);
 }
 
 HS_EXPORT void *reallocarray(void *p, size_t n, size_t m)
@@ -99,7 +145,7 @@ HS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+    if (HS_LIKELY(interpose_charge(t, n)))
         return hs_real.posix_memalign(out, align, n);
     return hs_slow_posix_memalign(out, align, n);
 }
@@ -108,7 +154,7 @@ HS_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+    if (HS_LIKELY(interpose_charge(t, n)))
         return hs_real.aligned_alloc(align, n);
     return hs_slow_alloc(HS_OP_ALIGNED_ALLOC, align, n);
 }
@@ -117,7 +163,7 @@ HS_EXPORT void *memalign(size_t align, size_t n)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+    if (HS_LIKELY(interpose_charge(t, n)))
         return hs_real.memalign(align, n);
     return hs_slow_alloc(HS_OP_MEMALIGN, align, n);
 }
@@ -126,7 +172,7 @@ HS_EXPORT void *valloc(size_t n)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+    if (HS_LIKELY(interpose_charge(t, n)))
         return hs_real.valloc(n);
     return hs_slow_alloc(HS_OP_VALLOC, 0, n);
 }
@@ -135,7 +181,7 @@ HS_EXPORT void *pvalloc(size_t n)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0))
+    if (HS_LIKELY(interpose_charge(t, n)))
         return hs_real.pvalloc(n);
     return hs_slow_alloc(HS_OP_PVALLOC, 0, n);
 }
@@ -155,7 +201,7 @@ HS_EXPORT void *_Znwm(size_t n)
     hs_tls_t *t = &hs_tls;
     void *p;
     t->allocs++;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
+    if (HS_LIKELY(interpose_charge(t, n)) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
         return p;
     return hs_slow_new(HS_NEW_PLAIN, 0, n);
 }
@@ -165,7 +211,7 @@ HS_EXPORT void *_Znam(size_t n)
     hs_tls_t *t = &hs_tls;
     void *p;
     t->allocs++;
-    if (HS_LIKELY((t->countdown -= (int64_t)n) > 0) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
+    if (HS_LIKELY(interpose_charge(t, n)) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
         return p;
     return hs_slow_new(HS_NEW_ARRAY, 0, n);
 }
@@ -173,13 +219,13 @@ HS_EXPORT void *_Znam(size_t n)
 HS_EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *tag)
 {
     (void)tag;
-    return malloc(n);
+    return interpose_malloc(n);
 }
 
 HS_EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *tag)
 {
     (void)tag;
-    return malloc(n);
+    return interpose_malloc(n);
 }
 
 HS_EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t align)
@@ -208,7 +254,7 @@ HS_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const
 #define HS_DELETE(sym, ...)                                                                        \
     HS_EXPORT void sym(void *p, ##__VA_ARGS__)                                                     \
     {                                                                                              \
-        free(p);                                                                                   \
+        interpose_free(p);                                                                         \
     }
 
 HS_DELETE(_ZdlPv)
