@@ -1,7 +1,7 @@
 /*
  * The heapsift command: dispatches argv[1] to a verb (one file each) and owns the error
  * format shared by all of them. Exit codes: 0 ok, 1 usage, 2 bad input, 3 I/O; `run`
- * passes the profiled program's status through.
+ * passes the profiled program's status through; `check` exits 4 when a check fails.
  */
 #define _GNU_SOURCE
 #include "cli.h"

@@ -468,13 +468,31 @@ void hs_report_variance(double objects, double bytes, int64_t period, double *va
     *var_bytes = n * s * s * (1 - pr) / pr;
 }
 
-hs_verdict_t hs_report_verdict(double d, double var)
+hs_verdict_t hs_report_verdict_z(double d, double var, double z)
 {
     if (d == 0)
         return HS_SAME;
-    if (fabs(d) < 1.96 * sqrt(var > 0 ? var : 0))
+    if (fabs(d) < z * sqrt(var > 0 ? var : 0))
         return HS_NOISE;
     return d > 0 ? HS_GREW : HS_SHRANK;
+}
+
+hs_verdict_t hs_report_verdict(double d, double var)
+{
+    return hs_report_verdict_z(d, var, 1.96);
+}
+
+double hs_report_verdict_zm(size_t m)
+{
+    double tail = 0.025 / (double)(m ? m : 1), lo = 0, hi = 40;
+    for (int i = 0; i < 200; i++) { /* P(Z > z) = erfc(z / sqrt 2) / 2, decreasing in z */
+        double mid = (lo + hi) / 2;
+        if (0.5 * erfc(mid / M_SQRT2) > tail)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
 }
 
 const char *hs_report_verdict_name(hs_verdict_t v)
@@ -891,6 +909,42 @@ int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int 
     if (rc == -ENOMEM)
         snprintf(err, errlen, "%s", strerror(ENOMEM));
     return rc;
+}
+
+long hs_report_stack_ids(const hs_report_t *r, bool leaf_only, uint32_t *ids)
+{
+    size_t cap = 16, n = 0;
+    while (cap < r->nsamples * 2)
+        cap *= 2;
+    uint32_t *slots = calloc(cap, sizeof(uint32_t)); /* first sample of the stack + 1 */
+    uint32_t *first = malloc((r->nsamples + 1) * sizeof(uint32_t));
+    if (!slots || !first) {
+        free(slots);
+        free(first);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < r->nsamples; i++) {
+        const hs_rsample_t *s = &r->samples[i];
+        size_t nf = leaf_only && s->nframes ? 1 : s->nframes;
+        uint64_t h = nf;
+        for (size_t k = 0; k < nf; k++)
+            h = rep_mix(h, s->frames[k]);
+        size_t j = h & (cap - 1);
+        for (; slots[j]; j = (j + 1) & (cap - 1)) {
+            const hs_rsample_t *o = &r->samples[slots[j] - 1];
+            size_t onf = leaf_only && o->nframes ? 1 : o->nframes;
+            if (onf == nf && memcmp(o->frames, s->frames, nf * sizeof(uint32_t)) == 0)
+                break;
+        }
+        if (!slots[j]) {
+            slots[j] = (uint32_t)i + 1;
+            first[i] = (uint32_t)n++;
+        }
+        ids[i] = first[slots[j] - 1];
+    }
+    free(slots);
+    free(first);
+    return (long)n;
 }
 
 void hs_report_free(hs_report_t *r)

@@ -106,6 +106,11 @@ void hs_report_variance(double objects, double bytes, int64_t period, double *va
  * at 95%), HS_GREW or HS_SHRANK. hs_report_verdict_name gives "same", "noise", ... */
 typedef enum { HS_SAME, HS_NOISE, HS_GREW, HS_SHRANK } hs_verdict_t;
 hs_verdict_t hs_report_verdict(double d, double var);
+/* The same verdict with z standard deviations instead of 1.96, and the z that keeps the
+ * chance of any false "grew" among m independent changes at 2.5% (Bonferroni: the
+ * one-sided tail 0.025 / m; m = 1 gives 1.96, diff's). */
+hs_verdict_t hs_report_verdict_z(double d, double var, double z);
+double hs_report_verdict_zm(size_t m);
 const char *hs_report_verdict_name(hs_verdict_t v);
 
 /* pprof's SampleIndexByName: a name (also without "inuse_"), an index, or NULL for the
@@ -119,6 +124,13 @@ int hs_report_sample_index(const hs_profile_t *p, const char *name);
  * the count under the fraction. NULL on ENOMEM. */
 uint32_t *hs_report_select(hs_report_t *r, bool cum, double fraction, long count, size_t *nshown,
                            size_t *orig, size_t *dropped);
+
+/* Numbers the distinct stacks (sequences of nodes) of the report's samples: ids[i] (room
+ * for nsamples) is the stack of sample i, from 0 in first-seen order; with leaf_only a
+ * stack is its leaf node alone. Samples of different profiles share ids when their frames
+ * are equal (nodes are by name, file and line, never by address unless the granularity
+ * is addresses). Returns the count of stacks, or -ENOMEM. */
+long hs_report_stack_ids(const hs_report_t *r, bool leaf_only, uint32_t *ids);
 
 /* An edge between nodes, as pprof's graph has them. */
 typedef struct {

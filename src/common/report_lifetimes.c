@@ -11,11 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    uint64_t hash;
-    size_t idx; /* row + 1 */
-} life_slot_t;
-
 /* The lifetime of sample s in nanoseconds (INFINITY for INT64_MAX and beyond), or NAN
  * when it has no lifetime label. */
 static double life_of(const hs_report_t *r, const hs_rsample_t *s)
@@ -87,35 +82,6 @@ static size_t life_bucket(const hs_lifetimes_t *l, double v)
     return lo;
 }
 
-static uint64_t life_hash(const uint32_t *f, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ f[i]) * 1099511628211ull;
-    return h ^ n;
-}
-
-static long life_row(hs_lifetimes_t *l, life_slot_t *slots, size_t cap, const uint32_t *frames,
-                     size_t nframes)
-{
-    uint64_t h = life_hash(frames, nframes);
-    size_t j = h & (cap - 1);
-    for (; slots[j].idx; j = (j + 1) & (cap - 1)) {
-        const hs_lifetime_row_t *x = &l->rows[slots[j].idx - 1];
-        if (slots[j].hash == h && x->nframes == nframes &&
-            memcmp(x->frames, frames, nframes * sizeof(uint32_t)) == 0)
-            return (long)slots[j].idx - 1;
-    }
-    hs_lifetime_row_t *x = &l->rows[l->nrows];
-    x->frames = frames;
-    x->nframes = nframes;
-    if (!(x->freed = calloc(l->nbounds + 1, sizeof(int64_t))))
-        return -ENOMEM;
-    slots[j].hash = h;
-    slots[j].idx = ++l->nrows;
-    return (long)l->nrows - 1;
-}
-
 /* The median of a row: the bucket where half the total is reached, interpolated on a log
  * scale between its ends (life_lower, and the bound). */
 static double life_median(const hs_lifetimes_t *l, const hs_lifetime_row_t *x)
@@ -140,20 +106,19 @@ static double life_median(const hs_lifetimes_t *l, const hs_lifetime_row_t *x)
 static int life_rows(hs_lifetimes_t *l, bool by_leaf)
 {
     const hs_report_t *r = &l->rep;
-    size_t cap = 16;
-    while (cap < r->nsamples * 2)
-        cap *= 2;
-    life_slot_t *slots = calloc(cap, sizeof(*slots));
-    l->rows = calloc(r->nsamples + 1, sizeof(hs_lifetime_row_t));
-    int rc = slots && l->rows ? 0 : -ENOMEM;
+    uint32_t *ids = malloc((r->nsamples + 1) * sizeof(uint32_t));
+    long nr = ids ? hs_report_stack_ids(r, by_leaf, ids) : -ENOMEM;
+    l->rows = nr >= 0 ? calloc((size_t)nr + 1, sizeof(hs_lifetime_row_t)) : NULL;
+    int rc = l->rows ? 0 : -ENOMEM;
+    for (long i = 0; !rc && i < nr; i++)
+        if (!(l->rows[i].freed = calloc(l->nbounds + 1, sizeof(int64_t))))
+            rc = -ENOMEM;
+    l->nrows = nr > 0 ? (size_t)nr : 0;
     for (size_t i = 0; !rc && i < r->nsamples; i++) {
         const hs_rsample_t *s = &r->samples[i];
-        long ri = life_row(l, slots, cap, s->frames, by_leaf ? 1 : s->nframes);
-        if (ri < 0) {
-            rc = (int)ri;
-            break;
-        }
-        hs_lifetime_row_t *x = &l->rows[ri];
+        hs_lifetime_row_t *x = &l->rows[ids[i]];
+        x->frames = s->frames;
+        x->nframes = by_leaf && s->nframes ? 1 : s->nframes;
         double v = life_of(r, s);
         if (isnan(v)) {
             x->live += s->value;
@@ -166,7 +131,7 @@ static int life_rows(hs_lifetimes_t *l, bool by_leaf)
         if (life_lower(l, b) >= l->long_ns)
             x->longer += s->value;
     }
-    free(slots);
+    free(ids);
     return rc;
 }
 

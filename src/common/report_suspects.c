@@ -21,23 +21,10 @@ typedef struct {
 } sus_acc_t;
 
 typedef struct {
-    uint64_t hash;
-    size_t idx; /* stack + 1 */
-} sus_slot_t;
-
-typedef struct {
     int alloc_obj, alloc_space; /* sample type indices of the alloc pair, -1 if none */
     bool objects;               /* the value is a count of objects */
     size_t *rank;               /* input index -> position in time */
 } sus_ctx_t;
-
-static uint64_t sus_hash(const uint32_t *f, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ f[i]) * 1099511628211ull;
-    return h ^ n;
-}
 
 static bool sus_same_types(const hs_profile_t *a, const hs_profile_t *b)
 {
@@ -90,27 +77,6 @@ static void sus_alloc_pair(sus_ctx_t *c, const hs_report_t *r, const hs_profile_
         c->alloc_obj = c->alloc_space = -1;
 }
 
-static long sus_stack(hs_suspects_t *out, sus_slot_t *slots, size_t cap, const hs_rsample_t *s)
-{
-    uint64_t h = sus_hash(s->frames, s->nframes);
-    size_t j = h & (cap - 1);
-    for (; slots[j].idx; j = (j + 1) & (cap - 1)) {
-        const hs_suspect_t *x = &out->s[slots[j].idx - 1];
-        if (slots[j].hash == h && x->nframes == s->nframes &&
-            memcmp(x->frames, s->frames, s->nframes * sizeof(uint32_t)) == 0)
-            return (long)slots[j].idx - 1;
-    }
-    hs_suspect_t *x = &out->s[out->n];
-    x->frames = s->frames;
-    x->nframes = s->nframes;
-    x->values = calloc(out->nprofiles, sizeof(int64_t));
-    if (!x->values)
-        return -ENOMEM;
-    slots[j].hash = h;
-    slots[j].idx = ++out->n;
-    return (long)out->n - 1;
-}
-
 static size_t sus_profile_index(const hs_profile_t *const *profs, size_t n, const hs_profile_t *p)
 {
     for (size_t i = 0; i < n; i++)
@@ -125,28 +91,28 @@ static int sus_group(hs_suspects_t *out, const hs_profile_t *const *profs, size_
                      const sus_ctx_t *c, sus_acc_t **acc)
 {
     const hs_report_t *r = &out->rep;
-    size_t cap = 16;
-    while (cap < r->nsamples * 2)
-        cap *= 2;
-    sus_slot_t *slots = calloc(cap, sizeof(*slots));
-    out->s = calloc(r->nsamples + 1, sizeof(hs_suspect_t));
-    *acc = calloc(r->nsamples + 1, sizeof(sus_acc_t));
-    int rc = slots && out->s && *acc ? 0 : -ENOMEM;
+    uint32_t *ids = malloc((r->nsamples + 1) * sizeof(uint32_t));
+    long ns = ids ? hs_report_stack_ids(r, false, ids) : -ENOMEM;
+    out->s = ns >= 0 ? calloc((size_t)ns + 1, sizeof(hs_suspect_t)) : NULL;
+    *acc = ns >= 0 ? calloc((size_t)ns + 1, sizeof(sus_acc_t)) : NULL;
+    int rc = out->s && *acc ? 0 : -ENOMEM;
+    for (long i = 0; !rc && i < ns; i++)
+        if (!(out->s[i].values = calloc(out->nprofiles, sizeof(int64_t))))
+            rc = -ENOMEM;
+    out->n = ns > 0 ? (size_t)ns : 0;
     const hs_profile_t *last = NULL;
     size_t k = 0;
     for (size_t i = 0; !rc && i < r->nsamples; i++) {
         const hs_rsample_t *s = &r->samples[i];
-        long si = sus_stack(out, slots, cap, s);
-        if (si < 0) {
-            rc = (int)si;
-            break;
-        }
+        hs_suspect_t *x = &out->s[ids[i]];
+        x->frames = s->frames;
+        x->nframes = s->nframes;
         if (s->prof != last) { /* samples come grouped by profile */
             last = s->prof;
             k = c->rank[sus_profile_index(profs, n, s->prof)];
         }
-        out->s[si].values[k] += s->value;
-        sus_acc_t *a = &(*acc)[si];
+        x->values[k] += s->value;
+        sus_acc_t *a = &(*acc)[ids[i]];
         int end = k == 0 ? 0 : k == out->nprofiles - 1 ? 1 : -1;
         if (end < 0)
             continue;
@@ -156,7 +122,7 @@ static int sus_group(hs_suspects_t *out, const hs_profile_t *const *profs, size_
             a->aspace[end] += (double)s->vals[c->alloc_space];
         }
     }
-    free(slots);
+    free(ids);
     return rc;
 }
 
