@@ -30,6 +30,13 @@ prof "$T/c.pb.gz" 3 8000
 touch -d '-20 seconds' "$T/dumps/a.pb.gz"
 touch -d '-10 seconds' "$T/dumps/b.pb.gz"
 cp "$T/dumps/b.pb.gz" "$T/srv/debug/pprof/heap"
+# 40 dumps with increasing mtimes, for the ring of 32.
+mkdir -p "$T/many"
+now=$(date +%s)
+for i in $(seq 10 49); do
+    cp "$T/dumps/a.pb.gz" "$T/many/m$i.pb.gz"
+    touch -d "@$((now - 100 + i))" "$T/many/m$i.pb.gz"
+done
 
 # --- the command line's errors --------------------------------------------------------
 "$CLI" web --listen nonsense:port "$T/dumps" >/dev/null 2>"$T/err"
@@ -45,7 +52,7 @@ SRVPORT=$(web_wait_port "$T/srv.log" 'port ([0-9]+)')
 CLOSED=$(web_free_port)
 
 web_start "$T/web" --interval 1 "$T/dumps" "$T/dumps/b.pb.gz" "http://127.0.0.1:$SRVPORT" \
-    "http://127.0.0.1:$CLOSED"
+    "http://127.0.0.1:$CLOSED" "$T/many"
 [ -n "$URL" ] || { cat "$T/web.err" >&2; kill "$SRV"; exit 1; }
 
 # The same port again is refused clearly.
@@ -102,6 +109,22 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "${URL}api/top?target=0&id=99")
 code=$(curl -s -o /dev/null -w '%{http_code}' "${URL}api/top?target=0&id=1&focus=(")
 [ "$code" = 400 ] || fail "bad focus regex: HTTP $code, want 400"
 grep -q "127.0.0.1:$CLOSED" "$T/web.err" || fail "unreachable target not logged"
+
+# The ring: the newest 32 of 40 dumps, in time order; two more evict the two oldest.
+ring() { web_api "profiles?target=4" >"$T/ring.json"
+    web_json "$T/ring.json" 'j.profiles.map(p => p.id + ":" + p.label.slice(0, 3)).join(" ")'; }
+want=$(for i in $(seq 18 49); do printf '%s:m%s ' $((i - 17)) $i; done)
+[ "$(ring) " = "$want" ] || fail "ring after 40 dumps: $(ring), want $want"
+mkdir -p "$T/stage" # complete files appear at once, as heapsift's renamed dumps do
+cp "$T/dumps/a.pb.gz" "$T/stage/m50.pb.gz"
+cp "$T/dumps/a.pb.gz" "$T/stage/m51.pb.gz"
+touch -d "@$now" "$T/stage/m50.pb.gz"
+touch -d "@$((now + 1))" "$T/stage/m51.pb.gz"
+mv "$T/stage/m50.pb.gz" "$T/stage/m51.pb.gz" "$T/many/"
+want=$(for i in $(seq 20 51); do printf '%s:m%s ' $((i - 17)) $i; done)
+i=0
+while [ "$(ring) " != "$want" ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+[ "$(ring) " = "$want" ] || fail "ring after 2 more: $(ring), want $want"
 
 # --- the page in a browser ----------------------------------------------------------------
 cat >"$T/want.json" <<EOF
