@@ -239,7 +239,10 @@ static bool tag_match_any_key(const hs_tagfilter_t *f, const hs_profile_t *p, co
             char stackbuf[256], *kv = len <= sizeof(stackbuf) ? stackbuf : malloc(len);
             if (!kv)
                 return false;
-            snprintf(kv, len, "%s:%s", k, v);
+            size_t kl = strlen(k);
+            memcpy(kv, k, kl);
+            kv[kl] = ':';
+            memcpy(kv + kl + 1, v, len - kl - 1); /* v and its NUL */
             hit = regexec(&f->re[i], kv, 0, NULL, 0) == 0;
             if (kv != stackbuf)
                 free(kv);
