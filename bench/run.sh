@@ -115,7 +115,7 @@ compile bigalloc "$here/bigalloc.c" "$cc" -std=gnu11 -pthread
 compile cppmap "$here/cppmap.cc" "$cxx" -std=gnu++17
 compile pairs "$here/pairs.c" "$cc" -std=gnu11
 # Frame pointers, so that every unwinder (fp included) can walk its 64 frames.
-compile sample_cost "$here/sample_cost.c" "$cc" -std=gnu11 -fno-omit-frame-pointer
+compile sample_cost "$here/sample_cost.c" "$cc" -std=gnu11 -fno-omit-frame-pointer -I"$top/include"
 compile dump_latency "$here/dump_latency.c" "$cc" -std=gnu11 -pthread
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/heapsift-bench.XXXXXX")

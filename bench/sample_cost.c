@@ -12,8 +12,15 @@
  * their sum, the 50th, 90th, 99th and 99.9th percentiles and the maximum in nanoseconds.
  *
  * Usage: sample_cost [N [DEPTH [SIZE]]]   (defaults 200000, 64, 64)
+ * Environment: SAMPLE_COST_LABELS=K sets K labels on the thread first, and
+ * SAMPLE_COST_TRACKERS=T registers T trackers on measure() (so every sample is counted
+ * by T trackers), to time those features (bench/labels_cost.sh); without the library they
+ * do nothing (HEAPSIFT_WEAK).
  */
 #define _GNU_SOURCE
+#define HEAPSIFT_WEAK
+#include <heapsift.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +98,21 @@ static void report(const char *what, uint32_t *lat)
            pct(lat, n_ops, 90), pct(lat, n_ops, 99), pct(lat, n_ops, 99.9), lat[n_ops - 1]);
 }
 
+/* SAMPLE_COST_LABELS and SAMPLE_COST_TRACKERS (see the top). */
+static void set_features(void)
+{
+    const char *l = getenv("SAMPLE_COST_LABELS"), *t = getenv("SAMPLE_COST_TRACKERS");
+    char key[16];
+    for (int i = 0; l && i < atoi(l); i++) {
+        snprintf(key, sizeof(key), "key%d", i);
+        if (heapsift_label_set(key, "value") != 0)
+            fprintf(stderr, "sample_cost: heapsift_label_set failed\n");
+    }
+    for (int i = 0; t && i < atoi(t); i++)
+        if (heapsift_tracker_new("measure", "measure") < 0)
+            fprintf(stderr, "sample_cost: heapsift_tracker_new failed\n");
+}
+
 int main(int argc, char **argv)
 {
     int depth = 64;
@@ -112,6 +134,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "sample_cost: out of memory\n");
         return 3;
     }
+    set_features();
     recurse(depth);
     printf("sample_cost: %lu x malloc(%zu)+free at recursion depth %d\n", n_ops, alloc_size, depth);
     report("malloc", lat_malloc);

@@ -34,8 +34,8 @@
 #define TRACKERS_OBJ_ONE 65536.0 /* fixed point of the objects sum */
 
 typedef struct {
-    int64_t bytes;   /* sum of llround(weight * size) */
-    int64_t objects; /* sum of llround(weight * TRACKERS_OBJ_ONE) */
+    int64_t bytes;   /* sum of weight * size, each rounded */
+    int64_t objects; /* sum of weight * TRACKERS_OBJ_ONE, each rounded */
     int64_t samples;
     double variance; /* sum of weight * size^2 * (weight - 1) */
     uintptr_t *ranges;
@@ -89,9 +89,9 @@ static void trackers_add_double(double *p, double d)
 
 static void trackers_account(uint32_t mask, const hs_live_t *e, int sign)
 {
-    double wb = e->weight * (double)e->size;
-    int64_t bytes = sign * llround(wb);
-    int64_t objects = sign * llround(e->weight * TRACKERS_OBJ_ONE);
+    double wb = e->weight * (double)e->size; /* >= 0: rounding is + 0.5, truncated */
+    int64_t bytes = sign * (int64_t)(wb + 0.5);
+    int64_t objects = sign * (int64_t)(e->weight * TRACKERS_OBJ_ONE + 0.5);
     double var = sign * wb * (double)e->size * (e->weight - 1);
     for (; mask; mask &= mask - 1) {
         trackers_one_t *t = &trackers[__builtin_ctz(mask)];
