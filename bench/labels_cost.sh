@@ -41,11 +41,12 @@ configs="rate0 plain labels2 labels16 trackers1 trackers32"
 
 # env_of CONFIG: sets "$@" to the environment of that configuration.
 env_of() {
+    cfg=$1
     set -- "LD_PRELOAD=$lib" HEAPSIFT_RATE=1
-    case $1 in
+    case $cfg in
     rate0) set -- "LD_PRELOAD=$lib" HEAPSIFT_RATE=0 ;;
-    labels*) set -- "$@" "SAMPLE_COST_LABELS=${1#labels}" ;;
-    trackers*) set -- "$@" "SAMPLE_COST_TRACKERS=${1#trackers}" ;;
+    labels*) set -- "$@" "SAMPLE_COST_LABELS=${cfg#labels}" ;;
+    trackers*) set -- "$@" "SAMPLE_COST_TRACKERS=${cfg#trackers}" ;;
     before) set -- "LD_PRELOAD=$before" HEAPSIFT_RATE=1 ;;
     esac
     echo "$@" "HEAPSIFT_OUT=$tmp/p.%p.pb.gz"
