@@ -264,15 +264,15 @@ static long check_stacks(const hs_report_t *r, check_stack_t **out)
     return n;
 }
 
+/* The stack of s, its first frames, as a string (hs_view_print_stack). */
 static void check_stack_name(const hs_report_t *r, const hs_rsample_t *s, char *out, size_t len)
 {
-    size_t w = 0;
-    out[0] = '\0';
-    for (size_t k = 0; k < s->nframes && k < 4 && w < len; k++)
-        w +=
-            (size_t)snprintf(out + w, len - w, "%s%s", k ? " < " : "", r->nodes[s->frames[k]].name);
-    if (s->nframes > 4 && w < len)
-        snprintf(out + w, len - w, " < ...");
+    memset(out, 0, len); /* fmemopen leaves no NUL when the text fills its buffer */
+    FILE *f = fmemopen(out, len - 1, "w");
+    if (f) {
+        hs_view_print_stack(r, s->frames, s->nframes, 4, f);
+        fclose(f);
+    }
 }
 
 /* --no-new-growth: every stack of NEW against BASE. */

@@ -186,25 +186,9 @@ static void life_table(hs_lifetimes_t *l, const hs_viewopts_t *o, const char *pa
         life_median(med, sizeof(med), x->median_ns, l);
         printf("%10s %10s %10s %10s %10s %7s %8s  %-6s ", v[0], v[1], v[2], v[3], v[4], pct, med,
                life_kind(x));
-        for (size_t k = 0; k < x->nframes && k < 6; k++)
-            printf("%s%s", k ? " < " : "", l->rep.nodes[x->frames[k]].name);
-        if (x->nframes > 6)
-            printf(" < ... (%zu more)", x->nframes - 6);
+        hs_view_print_stack(&l->rep, x->frames, x->nframes, 6, stdout);
         putchar('\n');
     }
-}
-
-static void life_json_str(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-        if (*c == '"' || *c == '\\')
-            printf("\\%c", *c);
-        else if (*c < 0x20)
-            printf("\\u%04x", *c);
-        else
-            putchar(*c);
-    putchar('"');
 }
 
 static void life_json(const hs_lifetimes_t *l, const hs_viewopts_t *o)
@@ -222,15 +206,11 @@ static void life_json(const hs_lifetimes_t *l, const hs_viewopts_t *o)
                i ? "," : "", (long long)x->total, (long long)x->live, (long long)x->shorter,
                (long long)x->longer, life_kind(x));
         printf(isfinite(x->median_ns) ? "%.0f" : "null", x->median_ns);
-        printf(", \"freed\": [");
-        for (size_t b = 0; b < l->nbounds; b++)
-            printf("%s%lld", b ? ", " : "", (long long)x->freed[b]);
-        printf("], \"frames\": [");
-        for (size_t k = 0; k < x->nframes; k++) {
-            fputs(k ? ", " : "", stdout);
-            life_json_str(l->rep.nodes[x->frames[k]].name);
-        }
-        printf("]}");
+        printf(", \"freed\": ");
+        hs_view_json_ints(x->freed, l->nbounds, stdout);
+        printf(", \"frames\": ");
+        hs_view_json_frames(&l->rep, x->frames, x->nframes, stdout);
+        printf("}");
     }
     printf("\n]}\n");
 }

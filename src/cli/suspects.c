@@ -100,14 +100,6 @@ static const char *sus_verdict(const hs_suspect_t *x)
     return v == HS_SHRANK && x->slope < 0 ? "shrinking" : "noise";
 }
 
-static void sus_stack(const hs_suspects_t *s, const hs_suspect_t *x, size_t max, FILE *f)
-{
-    for (size_t k = 0; k < x->nframes && k < max; k++)
-        fprintf(f, "%s%s", k ? " < " : "", s->rep.nodes[x->frames[k]].name);
-    if (x->nframes > max)
-        fprintf(f, " < ... (%zu more)", x->nframes - max);
-}
-
 static void sus_table(const hs_suspects_t *s, const hs_viewopts_t *o)
 {
     const char *u = s->rep.sample_unit;
@@ -134,7 +126,7 @@ static void sus_table(const hs_suspects_t *s, const hs_viewopts_t *o)
         snprintf(rises, sizeof(rises), "%zu/%zu", x->rises, s->nprofiles - 1);
         fprintf(stdout, "%12s %11s %10s %10s %6s %7s  %-9s ", slope,
                 x->growth > 0 ? growth : growth + 1, noise, last, r2, rises, sus_verdict(x));
-        sus_stack(s, x, 6, stdout);
+        hs_view_print_stack(&s->rep, x->frames, x->nframes, 6, stdout);
         fputc('\n', stdout);
         shown++;
     }
@@ -142,30 +134,16 @@ static void sus_table(const hs_suspects_t *s, const hs_viewopts_t *o)
         fprintf(stdout, "(no stack grew)\n");
 }
 
-static void sus_json_str(const char *str, FILE *f)
-{
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-    fputc('"', f);
-}
-
 static void sus_json(const hs_suspects_t *s, const hs_viewopts_t *o, char **files)
 {
     printf("{\"sample_type\": ");
-    sus_json_str(s->rep.sample_type, stdout);
+    hs_view_json_str(s->rep.sample_type, stdout);
     printf(", \"unit\": ");
-    sus_json_str(s->rep.sample_unit, stdout);
+    hs_view_json_str(s->rep.sample_unit, stdout);
     printf(", \"timed\": %s, \"profiles\": [", s->timed ? "true" : "false");
     for (size_t i = 0; i < s->nprofiles; i++) {
         printf("%s{\"file\": ", i ? ", " : "");
-        sus_json_str(files[s->order[i]], stdout);
+        hs_view_json_str(files[s->order[i]], stdout);
         printf(", \"t\": %.9g}", s->t[i]);
     }
     printf("],\n \"stacks\": [");
@@ -178,17 +156,13 @@ static void sus_json(const hs_suspects_t *s, const hs_viewopts_t *o, char **file
                shown++ ? "," : "", sus_verdict(x), x->growing ? "true" : "false", x->slope);
         printf(isnan(x->r2) ? "null" : "%.4f", x->r2);
         printf(", \"rises\": %zu, \"first\": %lld, \"last\": %lld, \"growth\": %lld, "
-               "\"noise\": %.6g, \"values\": [",
+               "\"noise\": %.6g, \"values\": ",
                x->rises, (long long)x->first, (long long)x->last, (long long)x->growth,
                1.96 * sqrt(x->var));
-        for (size_t k = 0; k < s->nprofiles; k++)
-            printf("%s%lld", k ? ", " : "", (long long)x->values[k]);
-        printf("], \"frames\": [");
-        for (size_t k = 0; k < x->nframes; k++) {
-            fputs(k ? ", " : "", stdout);
-            sus_json_str(s->rep.nodes[x->frames[k]].name, stdout);
-        }
-        printf("]}");
+        hs_view_json_ints(x->values, s->nprofiles, stdout);
+        printf(", \"frames\": ");
+        hs_view_json_frames(&s->rep, x->frames, x->nframes, stdout);
+        printf("}");
     }
     printf("\n]}\n");
 }

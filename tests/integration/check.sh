@@ -91,22 +91,14 @@ echo "noise judgement: $right of $total right ($((right * 100 / total))%): grow 
 [ $((right * 100)) -ge $((total * 95)) ] || fail "under 95% of the growth judgements right"
 
 # Usage and bad input.
-bad() { # WANT NEEDLE ARGS...
-    want=$1 needle=$2
-    shift 2
-    st=0
-    "$CLI" check "$@" >"$T/out" 2>"$T/err" || st=$?
-    [ $st -eq "$want" ] && [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
-        grep -qF -- "$needle" "$T/err" || { fail "check $*: status $st (want $want)"; show "$T/err"; }
-}
-bad 1 "bad size '10XB' for --max-inuse" --max-inuse 10XB "$T/e.pb.gz"
-bad 1 "bad size 'lots' for --max" --max 'site=lots' "$T/e.pb.gz"
-bad 1 "nothing to check" "$T/e.pb.gz"
-bad 1 "--no-new-growth needs --base" --no-new-growth "$T/e.pb.gz"
-bad 1 "bad --focus regular expression" --max '(=1MB' "$T/e.pb.gz"
-bad 3 "missing.pb.gz" --max-inuse 1MB "$T/missing.pb.gz"
+cli_refuses check 1 "bad size '10XB' for --max-inuse" --max-inuse 10XB "$T/e.pb.gz"
+cli_refuses check 1 "bad size 'lots' for --max" --max 'site=lots' "$T/e.pb.gz"
+cli_refuses check 1 "nothing to check" "$T/e.pb.gz"
+cli_refuses check 1 "--no-new-growth needs --base" --no-new-growth "$T/e.pb.gz"
+cli_refuses check 1 "bad --focus regular expression" --max '(=1MB' "$T/e.pb.gz"
+cli_refuses check 3 "missing.pb.gz" --max-inuse 1MB "$T/missing.pb.gz"
 printf 'junk\n' >"$T/junk"
-bad 2 "junk" --max-inuse 1MB "$T/junk"
+cli_refuses check 2 "junk" --max-inuse 1MB "$T/junk"
 
 [ $FAILS -eq 0 ] || { echo "check: $FAILS failure(s)"; exit 1; }
 echo "check: ok"

@@ -119,20 +119,12 @@ sys.exit(bad > 0)' "$T/j" || fail "real run: lifetimes not as the program made t
 fi
 
 # Bad input: one line on stderr, the documented status, nothing on stdout.
-bad() { # WANT NEEDLE ARGS...
-    want=$1 needle=$2
-    shift 2
-    st=0
-    "$CLI" lifetimes "$@" >"$T/out" 2>"$T/err" || st=$?
-    [ $st -eq "$want" ] && [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
-        grep -qF -- "$needle" "$T/err" || { fail "lifetimes $*: status $st (want $want)"; show "$T/err"; }
-}
-bad 1 "must be alloc_space or alloc_objects" --sample-type inuse_space "$T/g.pb.gz"
-bad 1 "bad duration '5parsecs'" --short 5parsecs "$T/g.pb.gz"
-bad 1 "unknown sort key" --sort size "$T/g.pb.gz"
-bad 3 "missing.pb.gz" "$T/missing.pb.gz"
+cli_refuses lifetimes 1 "must be alloc_space or alloc_objects" --sample-type inuse_space "$T/g.pb.gz"
+cli_refuses lifetimes 1 "bad duration '5parsecs'" --short 5parsecs "$T/g.pb.gz"
+cli_refuses lifetimes 1 "unknown sort key" --sort size "$T/g.pb.gz"
+cli_refuses lifetimes 3 "missing.pb.gz" "$T/missing.pb.gz"
 printf 'junk\n' >"$T/junk"
-bad 2 "junk" "$T/junk"
+cli_refuses lifetimes 2 "junk" "$T/junk"
 
 [ $FAILS -eq 0 ] || { echo "lifetimes: $FAILS failure(s)"; exit 1; }
 echo "lifetimes: ok"

@@ -107,22 +107,13 @@ else
 fi
 
 # Bad input: one line on stderr, status 2 (bad input) or 3 (I/O), nothing on stdout.
-bad() { # WANT_STATUS NEEDLE ARGS...
-    want=$1 needle=$2
-    shift 2
-    st=0
-    "$CLI" suspects "$@" >"$T/out" 2>"$T/err" || st=$?
-    [ $st -eq "$want" ] && [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
-        grep -qF -- "$needle" "$T/err" ||
-        { fail "suspects $*: status $st (want $want), stderr:"; show "$T/err"; }
-}
 mkdir -p "$T/empty"
-bad 2 "no profiles in this directory" "$T/empty"
-bad 2 "at least two profiles" "$T/e/step.000.pb.gz"
-bad 3 "missing.pb.gz" "$T/e/step.000.pb.gz" "$T/missing.pb.gz"
+cli_refuses suspects 2 "no profiles in this directory" "$T/empty"
+cli_refuses suspects 2 "at least two profiles" "$T/e/step.000.pb.gz"
+cli_refuses suspects 3 "missing.pb.gz" "$T/e/step.000.pb.gz" "$T/missing.pb.gz"
 printf 'not a profile\n' >"$T/junk.pb.gz"
-bad 2 "junk.pb.gz" "$T/e/step.000.pb.gz" "$T/junk.pb.gz"
-bad 1 "see heapsift suspects --help" --bogus "$T/e"
+cli_refuses suspects 2 "junk.pb.gz" "$T/e/step.000.pb.gz" "$T/junk.pb.gz"
+cli_refuses suspects 1 "see heapsift suspects --help" --bogus "$T/e"
 
 [ $FAILS -eq 0 ] || { echo "suspects: $FAILS failure(s)"; exit 1; }
 echo "suspects: ok"

@@ -141,3 +141,15 @@ no_profiler_frames() {
         fail "go tool pprof -raw cannot read the profile"
     fi
 }
+
+# cli_refuses VERB WANT NEEDLE ARGS...: `heapsift VERB ARGS` exits WANT with nothing on stdout
+# and exactly one line on stderr containing NEEDLE (fixed string); fails (via fail) if not.
+cli_refuses() {
+    verb=$1 want=$2 needle=$3
+    shift 3
+    st=0
+    "$CLI" "$verb" "$@" >"$T/refuse.out" 2>"$T/refuse.err" || st=$?
+    [ $st -eq "$want" ] && [ ! -s "$T/refuse.out" ] && [ "$(wc -l <"$T/refuse.err")" -eq 1 ] &&
+        grep -qF -- "$needle" "$T/refuse.err" ||
+        { fail "$verb $*: status $st (want $want), stderr:"; show "$T/refuse.err"; }
+}
