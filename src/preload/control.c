@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "core.h"
 #include "labels.h"
+#include "lifetimes.h"
 #include "livetab.h"
 #include "stacktab.h"
 #include "trackers.h"
@@ -73,6 +74,7 @@ HS_EXPORT int heapsift_reset(void)
 {
     if (!control_on())
         return -ENOTSUP;
+    hs_lifetimes_reset(); /* first: objects allocated from now on are the ones counted */
     hs_stacktab_clear_counts();
     hs_triggers_peak_reset();
     return 0;

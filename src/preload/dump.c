@@ -9,6 +9,7 @@
 #include "core.h"
 #include "labels.h"
 #include "leaks.h"
+#include "lifetimes.h"
 #include "livetab.h"
 #include "maps.h"
 #include "modules.h"
@@ -160,6 +161,7 @@ typedef struct {
     hs_counters_t counters;
     int64_t time_ns; /* 0: now */
     hs_acct_t acct;
+    hs_life_t *life; /* per stack: freed objects and bytes by lifetime; NULL for the peak */
 } dump_meta_t;
 
 /* Copies the tables: per-stack cumulative counts and the aggregated live set. */
@@ -174,6 +176,11 @@ static dump_stack_t *dump_snapshot(uint32_t *count, dump_meta_t *m)
         s = NULL;
         goto out;
     }
+    /* Lifetimes first: every free they count was of an allocation the stack table, read
+     * after them, already counts. */
+    m->life = calloc(n ? n : 1, sizeof(hs_life_t));
+    if (m->life)
+        hs_lifetimes_read(m->life, n);
     hs_livetab_aggregate(obj, bytes, n, &m->totals);
     hs_counters_read(&m->counters);
     for (uint32_t i = 0; i < n; i++) {
@@ -406,16 +413,89 @@ static int dump_labels(hs_profile_t *p, uint32_t labels)
     return 0;
 }
 
-static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n)
+/* Integers parts[0..n) >= 0 adding up to total, in proportion to x (which sums to about
+ * total): floors first, then one more to the largest remainders. Exact integers x summing
+ * to total come back unchanged. */
+static void dump_apportion(const double *x, int n, int64_t total, int64_t *parts)
+{
+    double sum = 0, rem[HS_LIFE_BUCKETS + 1];
+    int64_t given = 0;
+    for (int i = 0; i < n; i++)
+        sum += x[i];
+    double ratio = sum > 0 ? (double)total / sum : 0;
+    for (int i = 0; i < n; i++) {
+        double q = x[i] * ratio;
+        parts[i] = (int64_t)floor(q);
+        rem[i] = q - (double)parts[i];
+        given += parts[i];
+    }
+    while (given < total) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (rem[i] >= 0 && (best < 0 || rem[i] > rem[best]))
+                best = i;
+        if (best < 0)
+            break;
+        parts[best]++;
+        rem[best] = -1;
+        given++;
+    }
+}
+
+/* The alloc values of one stack split into the part still live (parts[0]) and the part
+ * freed in each lifetime bucket (parts[1 + b]), each column adding up to the unsplit
+ * rounded value, so every total of the profile is what it was without the split. */
+static void dump_split(const double v[4], const hs_life_t life, int64_t parts[][2])
+{
+    for (int k = 0; k < 2; k++) {
+        double x[HS_LIFE_BUCKETS + 1], freed = 0;
+        int64_t col[HS_LIFE_BUCKETS + 1];
+        for (int b = 0; b < HS_LIFE_BUCKETS; b++)
+            freed += x[1 + b] = life[b][k];
+        x[0] = v[k] > freed ? v[k] - freed : 0;
+        dump_apportion(x, HS_LIFE_BUCKETS + 1, (int64_t)(v[k] + 0.5), col);
+        for (int i = 0; i <= HS_LIFE_BUCKETS; i++)
+            parts[i][k] = col[i];
+    }
+}
+
+/* One sample per stack for its live part, and one per lifetime bucket its freed objects
+ * fell in (inuse 0, label lifetime = the bucket's upper bound in nanoseconds); each
+ * carries the stack's labels. */
+static int dump_stack_samples(dump_ctx_t *c, const uint64_t *locs, uint32_t d, const double v[4],
+                              const hs_life_t *life, uint32_t labels)
+{
+    int64_t parts[HS_LIFE_BUCKETS + 1][2] = {{0}};
+    if (life) {
+        dump_split(v, *life, parts);
+    } else {
+        parts[0][0] = (int64_t)(v[0] + 0.5);
+        parts[0][1] = (int64_t)(v[1] + 0.5);
+    }
+    for (int i = 0; i <= HS_LIFE_BUCKETS; i++) {
+        int64_t val[4] = {parts[i][0], parts[i][1], 0, 0};
+        if (i == 0) {
+            val[2] = (int64_t)(v[2] + 0.5);
+            val[3] = (int64_t)(v[3] + 0.5);
+        }
+        if (!val[0] && !val[1] && !val[2] && !val[3])
+            continue;
+        if (hs_profile_add_sample(c->prof, locs, d, val) != 0 || dump_labels(c->prof, labels) != 0)
+            return -ENOMEM;
+        if (i > 0 && hs_profile_add_label(c->prof, c->prof->nsamples - 1, "lifetime", NULL,
+                                          hs_life_bound[i - 1], "nanoseconds") != 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, hs_life_t *life)
 {
     uint64_t locs[HS_MAX_DEPTH];
     for (uint32_t i = 0; i < n; i++) {
-        int64_t v[4];
         bool any = false;
-        for (int k = 0; k < 4; k++) {
-            v[k] = (int64_t)(s[i].v[k] + 0.5);
-            any |= v[k] != 0;
-        }
+        for (int k = 0; k < 4; k++)
+            any |= (int64_t)(s[i].v[k] + 0.5) != 0;
         if (!any || !s[i].st.pcs)
             continue;
         uint32_t d = s[i].st.depth < HS_MAX_DEPTH ? s[i].st.depth : HS_MAX_DEPTH;
@@ -423,8 +503,7 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n)
             uintptr_t pc = s[i].st.pcs[k];
             locs[k] = dump_location(c, pc, hs_modules_unloaded(pc, (int32_t)i));
         }
-        if (hs_profile_add_sample(c->prof, locs, d, v) != 0 ||
-            dump_labels(c->prof, s[i].st.labels) != 0)
+        if (dump_stack_samples(c, locs, d, s[i].v, life ? &life[i] : NULL, s[i].st.labels) != 0)
             return -ENOMEM;
     }
     return 0;
@@ -480,7 +559,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
     hs_modules_refresh(); /* which libraries of the recorded stacks are gone */
     int rc = dump_header(c->prof, m, kind, dump_live_ci95(s, n));
     if (rc == 0)
-        rc = dump_samples(c, s, n);
+        rc = dump_samples(c, s, n, m->life);
     return rc;
 }
 
@@ -534,6 +613,7 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
         dump_subtract(s, n, base);
     int rc = s ? dump_build(c, s, n, &m, kind) : -ENOMEM;
     free(s);
+    free(m.life);
     *samples = m.totals.samples;
     *stacks = n;
     return rc;

@@ -1,6 +1,6 @@
 /*
- * Live table: sampled address -> (stack id, requested size, weight), for the objects
- * sampled and not yet freed. In front of it sits a counting filter indexed by a hash of
+ * Live table: sampled address -> (stack id, requested size, weight, allocation time), for
+ * the objects sampled and not yet freed. In front of it sits a counting filter indexed by a hash of
  * the address, read without a lock by every free: a zero counter proves the pointer was
  * never sampled, so the non-sampled free path costs one load from a small array. Storage
  * comes from mmap, never malloc. The table is sharded by address, one mutex per shard
@@ -17,6 +17,7 @@ typedef struct {
     uintptr_t addr;
     uint64_t size; /* requested bytes */
     double weight; /* objects this sample stands for */
+    int64_t t_ns;  /* allocation time, CLOCK_MONOTONIC (lifetimes.c) */
     int32_t stack_id;
     uint32_t trackers; /* trackers that counted this sample (trackers.h) */
 } hs_live_t;

@@ -9,6 +9,7 @@
 #include "core.h"
 #include "labels.h"
 #include "leaks.h"
+#include "lifetimes.h"
 #include "livetab.h"
 #include "modules.h"
 #include "stacktab.h"
@@ -131,6 +132,8 @@ static int recorder_setup(void)
         rc = hs_livetab_init();
     if (rc != 0)
         return rc;
+    if (hs_lifetimes_init(hs_opt.max_stacks) != 0)
+        hs_log("no memory for the lifetime table: profiles will carry no lifetimes");
     dl_iterate_phdr(recorder_find_self, self);
     hs_unwind_set_skip_range(self[0], self[1]);
     hs_unwind_warmup(); /* the unwinder's one-time set-up, now rather than mid-sample */
@@ -236,7 +239,11 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     if (id < 0)
         id = hs_stacktab_record(&hs_overflow_pc, 1, w, w * (double)n);
     if (id >= 0) {
-        hs_live_t e = {.addr = (uintptr_t)p, .size = n, .weight = w, .stack_id = id};
+        hs_live_t e = {.addr = (uintptr_t)p,
+                       .size = n,
+                       .weight = w,
+                       .t_ns = hs_lifetime_now(),
+                       .stack_id = id};
         e.trackers = trackers;
         recorder_insert(&e);
     }
@@ -253,8 +260,10 @@ void hs_forgotten(const void *entry)
 void hs_forget(void *p)
 {
     hs_live_t e;
-    if (hs_livetab_remove((uintptr_t)p, &e))
+    if (hs_livetab_remove((uintptr_t)p, &e)) {
         hs_forgotten(&e);
+        hs_lifetimes_freed(&e);
+    }
 }
 
 void hs_unforget(const void *entry)

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "lifetimes.h"
 #include "livetab.h"
 #include "slowpath.h"
 
@@ -87,6 +88,8 @@ void *hs_slow_realloc(void *p, size_t n)
     void *q = hs_real.realloc(p, n);
     if (!q && had && n != 0)
         hs_unforget(&old); /* failed: the old block is still there, still sampled */
+    else if (had)
+        hs_lifetimes_freed(&old); /* the old block is gone: its lifetime ends */
     if (sample)
         hs_sample_end(t, q, n);
     return q;

@@ -33,9 +33,12 @@ done
 [ "$(grep -c '^rc .* -38$' "$T/none")" = 4 ] || { fail "without the library: want -ENOSYS"; show "$T/none"; }
 
 # go_tags FILE SAMPLE_TYPE: "KEY VALUE SUM" per label value, from go tool pprof -tags.
+# The recorder's own numeric label "lifetime" (freed objects' alloc_* values by lifetime,
+# docs/formats.md; checked by lifetime_labels.sh) is not the program's: left out.
 go_tags() {
     go tool pprof -symbolize=none -tags -unit=B -focus='^site_alloc$' -sample_index="$2" "$1" |
         awk '/^ *[^ ]+: Total/ { k = $1; sub(/:$/, "", k); next }
+             k == "lifetime" { next }
              /\): / { v = $0; sub(/^.*\): /, "", v); n = $1; sub(/[A-Za-z]+$/, "", n)
                       printf "%s %s %.0f\n", k, v, n }'
 }
@@ -44,6 +47,7 @@ go_tags() {
 hs_tags() {
     "$CLI" top --tags --unit B --focus '^site_alloc$' --sample-type "$2" "$1" |
         awk '/^ *[^ ]+: Total/ { k = $1; sub(/:$/, "", k); next }
+             k == "lifetime" { next }
              /\): / { v = $0; sub(/^.*\): /, "", v); n = $1; sub(/[A-Za-z]+$/, "", n)
                       printf "%s %s %.0f\n", k, v, n }'
 }

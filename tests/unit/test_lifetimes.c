@@ -1,0 +1,68 @@
+/*
+ * Unit test of the lifetime table (src/preload/lifetimes.c): bucket bounds (each bound
+ * opens the next bucket; INT64_MAX closes the last), freed objects landing in their
+ * stack's bucket with weight and weight * size, ids out of range ignored, and the reset:
+ * buckets zeroed and objects allocated before it no longer counted.
+ */
+#include "lifetimes.h"
+
+#include "check.h"
+
+#include <string.h>
+
+static void test_buckets(void)
+{
+    CHECK(hs_lifetime_bucket(0) == 0 && hs_lifetime_bucket(999) == 0, "under 1 us");
+    CHECK(hs_lifetime_bucket(1000) == 1 && hs_lifetime_bucket(9999) == 1, "1 us .. 10 us");
+    CHECK(hs_lifetime_bucket(99999999999ll) == 8, "under 100 s");
+    CHECK(hs_lifetime_bucket(100000000000ll) == 9 && hs_lifetime_bucket(INT64_MAX) == 9,
+          "100 s and more");
+    CHECK(hs_lifetime_bucket(-5) == 0, "a clock step back counts as 0");
+    for (int b = 1; b < HS_LIFE_BUCKETS - 1; b++)
+        CHECK(hs_life_bound[b] == 10 * hs_life_bound[b - 1], "bound %d", b);
+    CHECK(hs_life_bound[0] == 1000 && hs_life_bound[HS_LIFE_BUCKETS - 1] == INT64_MAX, "ends");
+}
+
+static void test_table(void)
+{
+    static hs_life_t out[4];
+    int64_t now = hs_lifetime_now();
+    CHECK(hs_lifetimes_init(4) == 0, "init");
+    hs_live_t a = {.addr = 16, .size = 100, .weight = 2.5, .t_ns = now, .stack_id = 1};
+    hs_live_t b = {.addr = 32, .size = 8, .weight = 1, .t_ns = now - 2000000000ll, .stack_id = 3};
+    hs_live_t c = {.addr = 48, .size = 8, .weight = 1, .t_ns = now, .stack_id = 4}; /* no room */
+    hs_lifetimes_freed(&a);
+    hs_lifetimes_freed(&a);
+    hs_lifetimes_freed(&b);
+    hs_lifetimes_freed(&c);
+    hs_lifetimes_read(out, 4);
+    double o1 = 0, o3 = 0, b1 = 0;
+    for (int k = 0; k < HS_LIFE_BUCKETS; k++) {
+        o1 += out[1][k][0];
+        b1 += out[1][k][1];
+        o3 += out[3][k][0];
+    }
+    CHECK(o1 == 5 && b1 == 500 && o3 == 1, "stack 1: %g objects %g bytes; stack 3: %g", o1, b1,
+          o3);
+    CHECK(out[3][7][0] == 1 && out[3][7][1] == 8, "2 s lands in the 10 s bucket: %g %g",
+          out[3][7][0], out[3][7][1]);
+    hs_lifetimes_reset();
+    hs_lifetimes_read(out, 4);
+    CHECK(out[1][0][0] == 0 && out[3][7][0] == 0, "reset zeroes");
+    hs_lifetimes_freed(&b); /* allocated before the reset */
+    hs_live_t d = {.addr = 64, .size = 10, .weight = 1, .t_ns = hs_lifetime_now(), .stack_id = 2};
+    hs_lifetimes_freed(&d);
+    hs_lifetimes_read(out, 4);
+    double total = 0;
+    for (int s = 0; s < 4; s++)
+        for (int k = 0; k < HS_LIFE_BUCKETS; k++)
+            total += out[s][k][0];
+    CHECK(total == 1, "after the reset only d counts: %g", total);
+}
+
+int main(void)
+{
+    test_buckets();
+    test_table();
+    return hs_check_done("test_lifetimes");
+}
