@@ -451,7 +451,7 @@ static void dump_split(const double v[4], const hs_life_t life, int64_t parts[][
         double x[HS_LIFE_BUCKETS + 1], freed = 0;
         int64_t col[HS_LIFE_BUCKETS + 1];
         for (int b = 0; b < HS_LIFE_BUCKETS; b++)
-            freed += x[1 + b] = life[b][k];
+            freed += x[1 + b] = life[b][k] > 0 ? life[b][k] : 0; /* < 0: a reset since a base */
         x[0] = v[k] > freed ? v[k] - freed : 0;
         dump_apportion(x, HS_LIFE_BUCKETS + 1, (int64_t)(v[k] + 0.5), col);
         for (int i = 0; i <= HS_LIFE_BUCKETS; i++)
@@ -582,16 +582,21 @@ static void dump_ctx_free(dump_ctx_t *c)
 /* The per-stack values a delta profile is taken against (hs_dump_base_take). */
 struct hs_dump_base {
     double (*v)[4];
+    hs_life_t *life; /* lifetimes as of the base, so a delta's lifetimes are deltas too */
     uint32_t n;
     int64_t time_ns;
 };
 
 /* Subtracts base from the snapshot, stack by stack (ids are never reused). */
-static void dump_subtract(dump_stack_t *s, uint32_t n, const hs_dump_base_t *base)
+static void dump_subtract(dump_stack_t *s, uint32_t n, hs_life_t *life, const hs_dump_base_t *base)
 {
-    for (uint32_t i = 0; i < n && i < base->n; i++)
+    for (uint32_t i = 0; i < n && i < base->n; i++) {
         for (int k = 0; k < 4; k++)
             s[i].v[k] -= base->v[i][k];
+        for (int b = 0; life && base->life && b < HS_LIFE_BUCKETS; b++)
+            for (int k = 0; k < 2; k++)
+                life[i][b][k] -= base->life[i][b][k];
+    }
 }
 
 /* Builds the profile of this kind into c (the caller frees it with dump_ctx_free); with
@@ -610,7 +615,7 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
         hs_triggers_peak_now(); /* the thread may not have caught up with the last one */
     dump_stack_t *s = peak ? dump_snapshot_peak(&n, &m) : dump_snapshot(&n, &m);
     if (s && base)
-        dump_subtract(s, n, base);
+        dump_subtract(s, n, m.life, base);
     int rc = s ? dump_build(c, s, n, &m, kind) : -ENOMEM;
     free(s);
     free(m.life);
@@ -755,12 +760,14 @@ int hs_dump_base_take(hs_dump_base_t **out)
         b->v = calloc(n ? n : 1, sizeof(*b->v));
     if (!s || !b->v) {
         free(s);
+        free(m.life);
         hs_dump_base_free(b);
         return -ENOMEM;
     }
     for (uint32_t i = 0; i < n; i++)
         memcpy(b->v[i], s[i].v, sizeof(b->v[i]));
     b->n = n;
+    b->life = m.life;
     b->time_ns = dump_now_ns();
     free(s);
     *out = b;
@@ -769,8 +776,10 @@ int hs_dump_base_take(hs_dump_base_t **out)
 
 void hs_dump_base_free(hs_dump_base_t *b)
 {
-    if (b)
+    if (b) {
         free(b->v);
+        free(b->life);
+    }
     free(b);
 }
 

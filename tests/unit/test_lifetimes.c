@@ -42,8 +42,7 @@ static void test_table(void)
         b1 += out[1][k][1];
         o3 += out[3][k][0];
     }
-    CHECK(o1 == 5 && b1 == 500 && o3 == 1, "stack 1: %g objects %g bytes; stack 3: %g", o1, b1,
-          o3);
+    CHECK(o1 == 5 && b1 == 500 && o3 == 1, "stack 1: %g objects %g bytes; stack 3: %g", o1, b1, o3);
     CHECK(out[3][7][0] == 1 && out[3][7][1] == 8, "2 s lands in the 10 s bucket: %g %g",
           out[3][7][0], out[3][7][1]);
     hs_lifetimes_reset();
