@@ -95,8 +95,13 @@ try {
   await page.click("#diff-mode");
 
   // Flame graph of B: the known frames, widths proportional to their share.
-  await page.click('#tabs button[data-tab="flame"]');
-  await page.waitForSelector("#flamebox g.fr");
+  // Clicking a Top row shows it in the flame graph, highlighted.
+  await page.click('#tabs button[data-tab="top"]');
+  await page.click(`#top-table tbody tr[data-name="${want.top.name}"] td.name`);
+  await page.waitForSelector(`#view-flame:not([hidden]) #flamebox g.fr[data-name="${want.top.name}"]`);
+  const hl = await page.locator(`#flamebox g.fr[data-name="${want.top.name}"] rect`).first().getAttribute("fill");
+  check(hl === "#d63adf", `Top row click: ${want.top.name} highlighted in the flame graph`, hl);
+  await page.fill("#flame-search", "");
   const names = await page.locator("#flamebox g.fr").evaluateAll((gs) => gs.map((g) => g.dataset.name));
   for (const f of want.flame.frames) check(names.includes(f), "Flame: frame " + f, names.join(","));
   const width = async (n) => Number(await page.locator(`#flamebox g.fr[data-name="${n}"] rect`).first().getAttribute("width"));
