@@ -469,14 +469,14 @@ static int dump_stack_samples(dump_ctx_t *c, const uint64_t *locs, uint32_t d, c
     if (life) {
         dump_split(v, *life, parts);
     } else {
-        parts[0][0] = (int64_t)(v[0] + 0.5);
-        parts[0][1] = (int64_t)(v[1] + 0.5);
+        parts[0][0] = (int64_t)llround(v[0]);
+        parts[0][1] = (int64_t)llround(v[1]);
     }
     for (int i = 0; i <= HS_LIFE_BUCKETS; i++) {
         int64_t val[4] = {parts[i][0], parts[i][1], 0, 0};
         if (i == 0) {
-            val[2] = (int64_t)(v[2] + 0.5);
-            val[3] = (int64_t)(v[3] + 0.5);
+            val[2] = (int64_t)llround(v[2]);
+            val[3] = (int64_t)llround(v[3]);
         }
         if (!val[0] && !val[1] && !val[2] && !val[3])
             continue;
@@ -495,7 +495,7 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, hs_lif
     for (uint32_t i = 0; i < n; i++) {
         bool any = false;
         for (int k = 0; k < 4; k++)
-            any |= (int64_t)(s[i].v[k] + 0.5) != 0;
+            any |= llround(s[i].v[k]) != 0; /* deltas are negative too */
         if (!any || !s[i].st.pcs)
             continue;
         uint32_t d = s[i].st.depth < HS_MAX_DEPTH ? s[i].st.depth : HS_MAX_DEPTH;

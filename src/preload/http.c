@@ -272,8 +272,9 @@ static void http_loop(void)
                           {.fd = http.wake_fd, .events = POLLIN}};
     int64_t mark = http_cpu_ns();
     while (!__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE)) {
-        int64_t due = hs_http_tick(hs_http_now_ms());
         hs_mhd.run(http.d);
+        /* After the run: a window it opened must count in this round's timeout. */
+        int64_t due = hs_http_tick(hs_http_now_ms());
         http_throttle(&mark);
         if (poll(p, 2, http_timeout(due)) > 0 && (p[1].revents & POLLIN)) {
             uint64_t v;

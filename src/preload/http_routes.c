@@ -459,9 +459,10 @@ int64_t hs_http_tick(int64_t now_ms)
     int64_t next = -1;
     for (http_req_t *q = http_windows, *n; q; q = n) {
         n = q->next;
-        if (q->due_ms <= now_ms)
+        if (q->due_ms <= now_ms) {
             http_resume(q);
-        else if (next < 0 || q->due_ms - now_ms < next)
+            next = 0; /* MHD takes it back in the next round */
+        } else if (next < 0 || q->due_ms - now_ms < next)
             next = q->due_ms - now_ms;
     }
     for (int k = 0; k < HTTP_KINDS; k++) {

@@ -20,8 +20,9 @@
 #define BLOCK 65536
 #define MAXB 4096
 
-static void *old_blocks[MAXB], *window_blocks[MAXB];
-static int nold, nwindow;
+/* Global, so that the compiler keeps the blocks (an unused malloc may be removed). */
+void *old_blocks[MAXB], *window_blocks[MAXB];
+int nold, nwindow;
 
 /* Each site stores its blocks itself: a site that returned malloc's result would be a
  * tail call, and its frame would not be on the stack. */
