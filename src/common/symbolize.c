@@ -9,8 +9,9 @@
  * held, and in the CLI; it is not thread-safe. It must never crash the host on odd
  * mappings ([vdso], deleted files, memfd, replaced files): any failure is 0 frames.
  * DWARF scopes (inlined frames, function names and declaration lines) are read through a
- * per-compilation-unit index in symbolize_dwarf.c; this file owns the rest: strings,
- * symbol tables, line-table lookups, the address cache, modules and the API.
+ * per-compilation-unit index in symbolize_dwarf.c, symbol tables in symbolize_symtab.c,
+ * separate debug files found by symbolize_debug.c; this file owns the rest: strings,
+ * line-table lookups, the address cache, modules and the API.
  */
 #define _GNU_SOURCE
 #include "symbolize_int.h"
@@ -162,136 +163,6 @@ static void sym_set_symtab_name(hs_symbolizer_t *s, hs_symbol_t *f, const char *
     hs_sym_set_names(s, f, name);
 }
 
-/* ------------------------------------------------------- symbol tables ---- */
-
-/* Among aliases (malloc, __libc_malloc, __GI___libc_malloc) prefer sized, global, then
- * not glibc-internal, then fewer leading underscores, then shorter: the name a user
- * would have written. */
-static int sym_rank(const GElf_Sym *sym, const char *name)
-{
-    int bind = GELF_ST_BIND(sym->st_info);
-    int r = sym->st_size ? 0 : 10000;
-    r += bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1000 : 2000;
-    if (strncmp(name, "__GI_", 5) == 0 || strstr(name, ".localalias") != NULL)
-        r += 500;
-    size_t us = strspn(name, "_"), len = strcspn(name, "@");
-    return r + (int)(us > 9 ? 90 : us * 10) + (len > 9 ? 9 : (int)len);
-}
-
-static int sym_func_cmp(const void *a, const void *b)
-{
-    const hs_sym_func_t *x = a, *y = b;
-    if (x->lo != y->lo)
-        return x->lo < y->lo ? -1 : 1;
-    if (x->rank != y->rank)
-        return x->rank < y->rank ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-/* Bytes from addr to the end of section shndx of elf (placed at bias): how far a
- * sizeless symbol (hand-written assembly, _init) may extend; 256 when unknown. */
-static uint64_t sym_section_rest(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, GElf_Addr addr)
-{
-    GElf_Shdr shdr;
-    Elf_Scn *scn = elf != NULL && shndx != (GElf_Word)-1 ? elf_getscn(elf, shndx) : NULL;
-    if (scn == NULL || gelf_getshdr(scn, &shdr) == NULL)
-        return 256;
-    uint64_t end = shdr.sh_addr + shdr.sh_size + bias;
-    return end > addr ? end - addr : 0;
-}
-
-/* Collects, sorts and de-duplicates the function symbols of t->mod. */
-static void sym_modtab_build(hs_sym_modtab_t *t)
-{
-    int nsyms = dwfl_module_getsymtab(t->mod);
-    if (nsyms <= 0 || (t->funcs = malloc((size_t)nsyms * sizeof(*t->funcs))) == NULL)
-        return;
-    for (int i = 1; i < nsyms; i++) {
-        GElf_Sym sym;
-        GElf_Addr addr = 0;
-        GElf_Word shndx = 0;
-        Elf *elf = NULL;
-        Dwarf_Addr bias = 0;
-        const char *name = dwfl_module_getsym_info(t->mod, i, &sym, &addr, &shndx, &elf, &bias);
-        int type = GELF_ST_TYPE(sym.st_info);
-        if (name == NULL || name[0] == '\0' || sym.st_shndx == SHN_UNDEF || addr == 0)
-            continue;
-        if (type != STT_FUNC && type != STT_GNU_IFUNC && !(type == STT_NOTYPE && sym.st_size))
-            continue;
-        hs_sym_func_t *f = &t->funcs[t->n++];
-        *f = (hs_sym_func_t){.lo = addr,
-                             .size = sym.st_size,
-                             .sized = sym.st_size != 0,
-                             .name = name,
-                             .rank = sym_rank(&sym, name)};
-        if (!f->sized)
-            f->size = sym_section_rest(elf, shndx, bias, addr);
-    }
-    qsort(t->funcs, t->n, sizeof(*t->funcs), sym_func_cmp);
-    size_t k = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        if (k == 0 || t->funcs[k - 1].lo != t->funcs[i].lo)
-            t->funcs[k++] = t->funcs[i];
-    }
-    t->n = k;
-}
-
-static hs_sym_modtab_t *sym_modtab(hs_symbolizer_t *s, Dwfl_Module *mod)
-{
-    if (s->lastmod < s->nmods && s->mods[s->lastmod].mod == mod)
-        return &s->mods[s->lastmod];
-    for (size_t i = 0; i < s->nmods; i++) {
-        if (s->mods[i].mod == mod)
-            return &s->mods[s->lastmod = i];
-    }
-    if (s->nmods == s->modcap) {
-        size_t cap = s->modcap ? s->modcap * 2 : 32;
-        hs_sym_modtab_t *t = realloc(s->mods, cap * sizeof(*t));
-        if (t == NULL)
-            return NULL;
-        s->mods = t;
-        s->modcap = cap;
-    }
-    hs_sym_modtab_t *t = &s->mods[s->lastmod = s->nmods++];
-    *t = (hs_sym_modtab_t){.mod = mod};
-    if (s->debug == HS_SYM_DEBUG_SYMTAB && !s->names_only) {
-        /* The module's DWARF is looked for (and its absence remembered by libdwfl) while
-         * no separate file may open; then its symbol table may come from one. */
-        Dwarf_Addr bias;
-        dwfl_module_getdwarf(mod, &bias);
-        s->debug_open = true;
-    }
-    sym_modtab_build(t);
-    s->debug_open = s->debug == HS_SYM_DEBUG_ALL;
-    return t;
-}
-
-/* The function symbol containing addr: a sized symbol covering it, or a sizeless one
- * followed by no other symbol before addr. */
-static const char *sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t addr)
-{
-    hs_sym_modtab_t *t = sym_modtab(s, mod);
-    if (t == NULL || t->n == 0)
-        return NULL;
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->funcs[mid].lo <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* funcs[lo-1] is the last symbol at or below addr; a few earlier ones may be larger
-     * functions with a nested symbol inside. A sizeless symbol extends to the next
-     * symbol or the end of its section. */
-    for (size_t i = lo, tries = 0; i > 0 && tries < 4; i--, tries++) {
-        const hs_sym_func_t *f = &t->funcs[i - 1];
-        if (addr - f->lo < f->size && (f->sized || i == lo))
-            return f->name;
-    }
-    return NULL;
-}
-
 /* -------------------------------------------------------------- lines ---- */
 
 const char *hs_sym_file_path(hs_symbolizer_t *s, const char *dir, const char *file)
@@ -309,7 +180,7 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
     Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
     if (mod == NULL)
         return 0;
-    const char *symname = sym_symtab_name(s, mod, addr);
+    const char *symname = hs_sym_symtab_name(s, mod, addr);
     const char *file = NULL;
     int line = 0;
     size_t n = 0;
@@ -541,9 +412,7 @@ void hs_symbolizer_free(hs_symbolizer_t *s)
     free(s->frames);
     free(s->cache);
     free(s->files);
-    for (size_t i = 0; i < s->nmods; i++)
-        free(s->mods[i].funcs);
-    free(s->mods);
+    hs_sym_modtabs_free(s);
     hs_sym_dwarf_free(s);
     free(s);
 }

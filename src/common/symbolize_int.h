@@ -1,10 +1,10 @@
 /*
- * The symbolizer's insides, shared by its files: symbolize.c (strings, symbol tables, the
- * address cache, modules and the API), symbolize_dwarf.c (DWARF frames through a
- * per-compilation-unit index of code scopes) and symbolize_debug.c (finding separate debug
- * files). Nothing outside them (and their unit test) includes this; the rest of heapsift
- * uses symbolize.h. Same context as the symbolizer: not
- * thread-safe, never on the allocation path.
+ * The symbolizer's insides, shared by its files: symbolize.c (strings, line tables, the
+ * address cache, modules and the API), symbolize_symtab.c (symbol tables),
+ * symbolize_dwarf.c (DWARF frames through a per-compilation-unit index of code scopes) and
+ * symbolize_debug.c (finding separate debug files). Nothing outside them (and their unit
+ * test) includes this; the rest of heapsift uses symbolize.h. Same context as the
+ * symbolizer: not thread-safe, never on the allocation path.
  */
 #ifndef HS_SYMBOLIZE_INT_H
 #define HS_SYMBOLIZE_INT_H
@@ -40,16 +40,17 @@ typedef struct {
     uint64_t bias;
 } hs_sym_file_t;
 
-/* A function symbol; name points into libelf's string table, alive as long as the Dwfl. */
+/* A function symbol (symbolize_symtab.c); name points into libelf's string table, alive
+ * as long as the Dwfl, and is read on the first lookup that needs it. */
 typedef struct {
     uint64_t lo, size; /* size: st_size, or up to the end of its section when 0 */
-    bool sized;
-    const char *name;
-    int rank; /* lower is preferred among aliases at one address */
+    const char *name;  /* NULL until named (or when it has none) */
+    uint32_t idx;      /* symbol index in the module */
+    int rank;          /* lower is preferred among aliases at one address */
+    bool sized, named;
 } hs_sym_func_t;
 
-/* A module's function symbols sorted by address: libdwfl's own lookup scans the whole
- * symbol table on every call (0.2 ms per address in libc), this is a binary search. */
+/* A module's function symbols sorted by address, then rank. */
 typedef struct {
     Dwfl_Module *mod;
     hs_sym_func_t *funcs;
@@ -68,6 +69,7 @@ struct hs_symbolizer {
     hs_sym_debug_t debug;     /* which separate debug files are read */
     bool debug_open;          /* the find_debuginfo callback may open one now */
     bool local_debug;         /* find them with hs_sym_find_debuginfo (else libdwfl's) */
+    bool symtab_via_dwfl;     /* tests: read symbols through libdwfl only, never directly */
 
     int demangle_state; /* 0 not looked up, 1 available, -1 unavailable */
     hs_demangle_fn demangle;
@@ -120,6 +122,17 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
  * never through debuginfod (symbolize_debug.c). */
 int hs_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           const char *file, const char *debuglink, GElf_Word crc, char **found);
+
+/* The symbol table of mod, built on first use (and its DWARF looked for first when only
+ * separate debug files' symbol tables may be read); NULL when out of memory. */
+hs_sym_modtab_t *hs_sym_modtab(hs_symbolizer_t *s, Dwfl_Module *mod);
+
+/* The name of the function symbol containing addr in mod (versioned as in the table),
+ * or NULL. */
+const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t addr);
+
+/* Releases every module's symbol table. */
+void hs_sym_modtabs_free(hs_symbolizer_t *s);
 
 /* Releases the compilation-unit indexes. */
 void hs_sym_dwarf_free(hs_symbolizer_t *s);

@@ -430,6 +430,48 @@ static void check_odd_mappings(void)
         dlclose(h);
 }
 
+/* The symbol tables read directly (symbolize_symtab.c) give the names libdwfl's own
+ * reads give, over libc's text (its separate debug file's .symtab when installed) and
+ * this program's; and among malloc's aliases the one a user writes. */
+static void check_symtab_direct(void)
+{
+    hs_symbolizer_t *a = hs_symbolizer_new_pid(0), *b = hs_symbolizer_new_pid(0);
+    hs_maps_t maps;
+    CHECK(a && b, "two symbolizers");
+    if (!a || !b || hs_maps_read(0, &maps) != 0)
+        goto out;
+    hs_symbolizer_names_only(a, true);
+    hs_symbolizer_names_only(b, true);
+    b->symtab_via_dwfl = true;
+    const void *anchors[] = {(const void *)&qsort, (const void *)&main};
+    size_t same = 0, differ = 0;
+    for (size_t k = 0; k < 2; k++) {
+        const hs_map_t *m = hs_maps_find(&maps, (uint64_t)(uintptr_t)anchors[k]);
+        uint64_t span = m ? m->limit - m->start : 0;
+        for (uint64_t i = 0; m && i < 20000; i++) {
+            hs_symbol_t f[4], g[4];
+            uint64_t addr = m->start + (i * 7919 * 13) % span;
+            size_t n = hs_symbolize(a, addr, f, 4), o = hs_symbolize(b, addr, g, 4);
+            bool eq =
+                n == o && (n == 0 || (f[n - 1].system_name && g[n - 1].system_name &&
+                                      strcmp(f[n - 1].system_name, g[n - 1].system_name) == 0));
+            if (!eq && differ++ < 5)
+                fprintf(stderr, "  %#llx: direct %s, libdwfl %s\n", (unsigned long long)addr,
+                        n ? f[n - 1].system_name : "-", o ? g[o - 1].system_name : "-");
+            same += eq;
+        }
+    }
+    CHECK(differ == 0 && same > 20000, "symbol tables: %zu same, %zu differ", same, differ);
+    hs_symbol_t f[4];
+    size_t n = hs_symbolize(a, (uint64_t)(uintptr_t)&malloc + 1, f, 4);
+    CHECK(n == 1 && f[0].name && strcmp(f[0].name, "malloc") == 0, "malloc's alias: %s",
+          n ? f[0].name : "-");
+    hs_maps_free(&maps);
+out:
+    hs_symbolizer_free(a);
+    hs_symbolizer_free(b);
+}
+
 /* 10,000 addresses spread over libc's text: cold, then cached. */
 static void time_libc(hs_symbolizer_t *s)
 {
@@ -473,5 +515,6 @@ int main(void)
     check_demangle();
     check_odd_mappings();
     check_index_vs_libdw();
+    check_symtab_direct();
     return hs_check_done("test_symbolize");
 }

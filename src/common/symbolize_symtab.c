@@ -1,0 +1,294 @@
+/*
+ * Function names from ELF symbol tables for the symbolizer (symbolize.c): per module, the
+ * function symbols sorted by address, searched by bisection (libdwfl's own lookup scans
+ * the whole table on every call: 0.2 ms per address in libc).
+ *
+ * Built once per module on its first address, and cheaply, because a dump may ask for a
+ * handful of addresses in a big library: the symbols are read straight from the symbol
+ * table's section (mapped by libelf, never copied) when it is the module's only table,
+ * through libdwfl's per-symbol call (20x dearer) otherwise; and no name is read while
+ * building. Aliases at one address (malloc, __libc_malloc, __GI___libc_malloc) are
+ * ranked first by size and binding; the names that break the remaining ties are read on
+ * the first lookup that lands on that address. So the string table's pages are touched
+ * only for the names a profile needs (libc6-dbg's .strtab alone is 130 KB).
+ *
+ * Same context as the symbolizer: not thread-safe, never on the allocation path; no
+ * memory means no names, never a crash.
+ */
+#define _GNU_SOURCE
+#include "symbolize_int.h"
+
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rank parts known without the name: sized first, then global, weak, local. */
+static int sym_rank0(const GElf_Sym *sym)
+{
+    int bind = GELF_ST_BIND(sym->st_info);
+    int r = sym->st_size ? 0 : 10000;
+    return r + (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1000 : 2000);
+}
+
+/* The rest of the rank, under 1000: not glibc-internal, then fewer leading underscores,
+ * then shorter: the name a user would have written. */
+static int sym_rank_name(const char *name)
+{
+    int r = 0;
+    if (strncmp(name, "__GI_", 5) == 0 || strstr(name, ".localalias") != NULL)
+        r += 500;
+    size_t us = strspn(name, "_"), len = strcspn(name, "@");
+    return r + (int)(us > 9 ? 90 : us * 10) + (len > 9 ? 9 : (int)len);
+}
+
+static int sym_func_cmp(const void *a, const void *b)
+{
+    const hs_sym_func_t *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Bytes from addr to the end of section shndx of elf (placed at bias): how far a
+ * sizeless symbol (hand-written assembly, _init) may extend; 256 when unknown. */
+static uint64_t sym_section_rest(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, GElf_Addr addr)
+{
+    GElf_Shdr shdr;
+    Elf_Scn *scn = elf != NULL && shndx != (GElf_Word)-1 ? elf_getscn(elf, shndx) : NULL;
+    if (scn == NULL || gelf_getshdr(scn, &shdr) == NULL)
+        return 256;
+    uint64_t end = shdr.sh_addr + shdr.sh_size + bias;
+    return end > addr ? end - addr : 0;
+}
+
+/* The module's one symbol table, read directly: the table libdwfl numbers its symbols
+ * by (same count, as when no auxiliary table is merged in), in an ELF whose symbols get
+ * the file's bias. */
+typedef struct {
+    Elf *elf;
+    Elf_Data *data;
+    Dwarf_Addr bias;
+    size_t n;
+} hs_sym_raw_t;
+
+/* One symbol: raw when r->data is set and the symbol is ordinary, else from libdwfl.
+ * false when it is none. */
+static bool sym_get(Dwfl_Module *mod, const hs_sym_raw_t *r, int i, GElf_Sym *sym, GElf_Addr *addr,
+                    GElf_Word *shndx, Elf **elf, Dwarf_Addr *bias)
+{
+    if (r->data != NULL && gelf_getsym(r->data, i, sym) != NULL && sym->st_shndx != SHN_UNDEF &&
+        sym->st_shndx < SHN_LORESERVE) {
+        *addr = sym->st_value + r->bias;
+        *shndx = sym->st_shndx;
+        *elf = r->elf;
+        *bias = r->bias;
+        return true;
+    }
+    return dwfl_module_getsym_info(mod, i, sym, addr, shndx, elf, bias) != NULL;
+}
+
+/* Sets r up for direct reads when it gives what libdwfl gives: the table's count is the
+ * module's, and the first, a middle and the last symbols in a section land at the same
+ * address and section both ways. */
+static void sym_raw_open(Dwfl_Module *mod, int nsyms, hs_sym_raw_t *r)
+{
+    GElf_Sym sym;
+    GElf_Addr addr;
+    GElf_Word shndx;
+    memset(r, 0, sizeof(*r));
+    if (dwfl_module_getsym_info(mod, nsyms - 1, &sym, &addr, &shndx, &r->elf, &r->bias) == NULL ||
+        r->elf == NULL || elf_kind(r->elf) != ELF_K_ELF)
+        return;
+    GElf_Ehdr eh;
+    if (gelf_getehdr(r->elf, &eh) == NULL || eh.e_type == ET_REL)
+        return;
+    for (int want = SHT_SYMTAB; r->data == NULL && want != 0;
+         want = want == SHT_SYMTAB ? SHT_DYNSYM : 0) {
+        for (Elf_Scn *scn = elf_nextscn(r->elf, NULL); scn; scn = elf_nextscn(r->elf, scn)) {
+            GElf_Shdr sh;
+            if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != (GElf_Word)want)
+                continue;
+            if (sh.sh_entsize != 0 && sh.sh_size / sh.sh_entsize == (size_t)nsyms)
+                r->data = elf_getdata(scn, NULL);
+            break;
+        }
+    }
+    /* 16 symbols spread over the table must match (at least one of them defined). */
+    int checked = 0;
+    for (int k = 0; r->data != NULL && k < 16; k++) {
+        int i = 1 + (int)((int64_t)(nsyms - 2) * k / 15);
+        GElf_Sym a, b;
+        GElf_Addr aa, ba;
+        GElf_Word as, bs;
+        Elf *ae, *be;
+        Dwarf_Addr ab, bb;
+        if (dwfl_module_getsym_info(mod, i, &b, &ba, &bs, &be, &bb) == NULL ||
+            !sym_get(mod, r, i, &a, &aa, &as, &ae, &ab) || a.st_value != b.st_value) {
+            r->data = NULL;
+            break;
+        }
+        if (b.st_shndx == SHN_UNDEF || b.st_shndx >= SHN_LORESERVE)
+            continue;
+        if (aa != ba || as != bs || ae != be)
+            r->data = NULL;
+        checked++;
+    }
+    if (checked == 0)
+        r->data = NULL;
+}
+
+/* Collects and sorts the function symbols of t->mod (names left unread). */
+static void sym_modtab_build(hs_sym_modtab_t *t, bool via_dwfl)
+{
+    hs_sym_raw_t raw;
+    int nsyms = dwfl_module_getsymtab(t->mod);
+    if (nsyms <= 1 || (t->funcs = malloc((size_t)nsyms * sizeof(*t->funcs))) == NULL)
+        return;
+    sym_raw_open(t->mod, nsyms, &raw);
+    if (via_dwfl)
+        raw.data = NULL;
+    for (int i = 1; i < nsyms; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr = 0;
+        GElf_Word shndx = 0;
+        Elf *elf = NULL;
+        Dwarf_Addr bias = 0;
+        if (!sym_get(t->mod, &raw, i, &sym, &addr, &shndx, &elf, &bias))
+            continue;
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (sym.st_shndx == SHN_UNDEF || addr == 0 || sym.st_name == 0)
+            continue;
+        if (type != STT_FUNC && type != STT_GNU_IFUNC && !(type == STT_NOTYPE && sym.st_size))
+            continue;
+        hs_sym_func_t *f = &t->funcs[t->n++];
+        *f = (hs_sym_func_t){.lo = addr,
+                             .size = sym.st_size,
+                             .sized = sym.st_size != 0,
+                             .idx = (uint32_t)i,
+                             .rank = sym_rank0(&sym)};
+        if (!f->sized)
+            f->size = sym_section_rest(elf, shndx, bias, addr);
+    }
+    qsort(t->funcs, t->n, sizeof(*t->funcs), sym_func_cmp);
+}
+
+/* The symbol name of index idx without its version ("pthread_create@@GLIBC_2.34" keeps
+ * it: sym_set_symtab_name strips it). */
+static const char *sym_name_at(Dwfl_Module *mod, uint32_t idx)
+{
+    GElf_Sym sym;
+    GElf_Addr addr;
+    GElf_Word shndx;
+    Elf *elf;
+    Dwarf_Addr bias;
+    const char *name = dwfl_module_getsym_info(mod, (int)idx, &sym, &addr, &shndx, &elf, &bias);
+    return name != NULL && name[0] != '\0' ? name : NULL;
+}
+
+/* The chosen alias of the group funcs[g, end) (equal lo), moved to funcs[g] with its name
+ * on first use; NULL when none of them has a name. Only the best-ranked part of the
+ * group is read: the name's part of the rank is under the gaps of the rest. */
+static const hs_sym_func_t *sym_group(hs_sym_modtab_t *t, size_t g, size_t end)
+{
+    hs_sym_func_t *f = t->funcs;
+    if (f[g].named)
+        return f[g].name != NULL ? &f[g] : NULL;
+    size_t best = end;
+    int best_rank = 0;
+    for (size_t i = g; i < end; i++) {
+        if (best != end && f[i].rank >= best_rank)
+            break; /* every later alias ranks lower: a name adds 1 to 599 */
+        const char *name = sym_name_at(t->mod, f[i].idx);
+        if (name == NULL)
+            continue;
+        int r = f[i].rank + sym_rank_name(name);
+        f[i].name = name;
+        if (best == end || r < best_rank || (r == best_rank && strcmp(name, f[best].name) < 0)) {
+            best = i;
+            best_rank = r;
+        }
+    }
+    if (best != end && best != g) {
+        hs_sym_func_t tmp = f[g];
+        f[g] = f[best];
+        f[best] = tmp;
+    }
+    f[g].named = true;
+    if (best == end)
+        f[g].name = NULL;
+    return f[g].name != NULL ? &f[g] : NULL;
+}
+
+hs_sym_modtab_t *hs_sym_modtab(hs_symbolizer_t *s, Dwfl_Module *mod)
+{
+    if (s->lastmod < s->nmods && s->mods[s->lastmod].mod == mod)
+        return &s->mods[s->lastmod];
+    for (size_t i = 0; i < s->nmods; i++) {
+        if (s->mods[i].mod == mod)
+            return &s->mods[s->lastmod = i];
+    }
+    if (s->nmods == s->modcap) {
+        size_t cap = s->modcap ? s->modcap * 2 : 32;
+        hs_sym_modtab_t *t = realloc(s->mods, cap * sizeof(*t));
+        if (t == NULL)
+            return NULL;
+        s->mods = t;
+        s->modcap = cap;
+    }
+    hs_sym_modtab_t *t = &s->mods[s->lastmod = s->nmods++];
+    *t = (hs_sym_modtab_t){.mod = mod};
+    if (s->debug == HS_SYM_DEBUG_SYMTAB && !s->names_only) {
+        /* The module's DWARF is looked for (and its absence remembered by libdwfl) while
+         * no separate file may open; then its symbol table may come from one. */
+        Dwarf_Addr bias;
+        dwfl_module_getdwarf(mod, &bias);
+        s->debug_open = true;
+    }
+    sym_modtab_build(t, s->symtab_via_dwfl);
+    s->debug_open = s->debug == HS_SYM_DEBUG_ALL;
+    return t;
+}
+
+const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t addr)
+{
+    hs_sym_modtab_t *t = hs_sym_modtab(s, mod);
+    if (t == NULL || t->n == 0)
+        return NULL;
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->funcs[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* The last named symbol at or below addr, or one of the few before it (a larger
+     * function with a nested symbol inside). A sizeless symbol extends to the next symbol
+     * or the end of its section. */
+    bool last = true;
+    for (size_t end = lo, tries = 0; end > 0 && tries < 4;) {
+        size_t g = end - 1;
+        while (g > 0 && t->funcs[g - 1].lo == t->funcs[end - 1].lo)
+            g--;
+        const hs_sym_func_t *f = sym_group(t, g, end);
+        end = g;
+        if (f == NULL)
+            continue;
+        if (addr - f->lo < f->size && (f->sized || last))
+            return f->name;
+        last = false;
+        tries++;
+    }
+    return NULL;
+}
+
+void hs_sym_modtabs_free(hs_symbolizer_t *s)
+{
+    for (size_t i = 0; i < s->nmods; i++)
+        free(s->mods[i].funcs);
+    free(s->mods);
+    s->mods = NULL;
+    s->nmods = s->modcap = s->lastmod = 0;
+}
