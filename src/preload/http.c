@@ -4,7 +4,7 @@
  * its dependencies; one serving thread binds the address, drives MHD in its external
  * polling mode (epoll) and holds the reentrancy guard for life, so nothing it allocates
  * is sampled or counted as the program's. The thread blocks every signal, caps its own
- * CPU use (HS_HTTP_CPU_SHARE of one core: it sleeps in proportion to the CPU it used),
+ * CPU use (HS_HTTP_CPU_SHARE of one core, with a burst allowance: in debt, it sleeps),
  * and MHD bounds connections, per-address connections, idle time and request memory.
  * At exit it is stopped before the libraries' destructors run; a forked child closes the
  * parent's sockets and tries to serve on its own (a fixed port is the parent's: it logs
@@ -231,27 +231,45 @@ static int http_daemon(void)
 
 /* ---- the thread ---------------------------------------------------------------------- */
 
-static int64_t http_cpu_ns(void)
+/* The CPU budget of the serving thread: it earns HS_HTTP_CPU_SHARE of the wall-clock
+ * time, spends the CPU it uses (user and system), may save up HTTP_BURST_NS, and sleeps
+ * off a debt. */
+#define HTTP_BURST_NS 200000000ll
+typedef struct {
+    int64_t wall, cpu, budget;
+} http_budget_t;
+
+static int64_t http_clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(id, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Sleeps long enough that the CPU used since *mark stays HS_HTTP_CPU_SHARE of the time
- * (at most 1 s per round), unless asked to stop. */
-static void http_throttle(int64_t *mark)
+static void http_budget_init(http_budget_t *b)
 {
-    int64_t now = http_cpu_ns(), used = now - *mark;
-    *mark = now;
-    int64_t ms = (int64_t)((double)used * (1 - HS_HTTP_CPU_SHARE) / HS_HTTP_CPU_SHARE / 1e6);
-    if (ms <= 0)
+    b->wall = http_clock_ns(CLOCK_MONOTONIC);
+    b->cpu = http_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    b->budget = HTTP_BURST_NS;
+}
+
+/* Settles the budget; in debt, sleeps until it is paid (at most 1 s per round, woken
+ * early only to stop). */
+static void http_throttle(http_budget_t *b)
+{
+    int64_t wall = http_clock_ns(CLOCK_MONOTONIC), cpu = http_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    b->budget += (int64_t)((double)(wall - b->wall) * HS_HTTP_CPU_SHARE) - (cpu - b->cpu);
+    if (b->budget > HTTP_BURST_NS)
+        b->budget = HTTP_BURST_NS;
+    b->wall = wall;
+    b->cpu = cpu;
+    if (b->budget >= 0)
         return;
+    int64_t ms = (int64_t)((double)-b->budget / HS_HTTP_CPU_SHARE / 1e6) + 1;
     ms = ms > 1000 ? 1000 : ms;
     hs_http_count.throttled_ms += (uint64_t)ms;
     struct pollfd p = {.fd = http.wake_fd, .events = POLLIN};
     poll(&p, 1, (int)ms);
-    *mark = http_cpu_ns(); /* the sleep itself is not charged */
 }
 
 static int http_timeout(int64_t next_due)
@@ -270,12 +288,13 @@ static void http_loop(void)
     const union MHD_DaemonInfo *di = hs_mhd.get_daemon_info(http.d, MHD_DAEMON_INFO_EPOLL_FD);
     struct pollfd p[2] = {{.fd = di ? di->epoll_fd : -1, .events = POLLIN},
                           {.fd = http.wake_fd, .events = POLLIN}};
-    int64_t mark = http_cpu_ns();
+    http_budget_t budget;
+    http_budget_init(&budget);
     while (!__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE)) {
         hs_mhd.run(http.d);
         /* After the run: a window it opened must count in this round's timeout. */
         int64_t due = hs_http_tick(hs_http_now_ms());
-        http_throttle(&mark);
+        http_throttle(&budget);
         if (poll(p, 2, http_timeout(due)) > 0 && (p[1].revents & POLLIN)) {
             uint64_t v;
             if (read(http.wake_fd, &v, sizeof(v)) < 0) {

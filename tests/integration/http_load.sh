@@ -1,0 +1,56 @@
+#!/bin/sh
+# http_load: wrk hammers /debug/pprof/heap (16 connections, 3 s, twice) while
+# tests/programs/http_app.c allocates (malloc/free churn at the default rate) and reports
+# its own throughput. The program and its serving thread are pinned to one CPU and wrk to
+# the other (when there are two), so the figure is what the endpoint costs the program,
+# not what the load generator does. Checked:
+#  - the program's throughput under load is at least 40% of its throughput without load
+#    (the mean of before and after): a loose bound for a loaded 2-core CI machine; the
+#    measured figure is in bench/RESULTS.md (bench/http_load.sh);
+#  - wrk got answers (at least 100, no non-2xx), the program and the endpoint still
+#    answer afterwards (a valid profile), it exits with status 0;
+#  - no leak: RSS after the second round is within 4 MiB of after the first.
+set -eu
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" http-load
+. "$(dirname "$0")/../lib/http.sh"
+http_need
+command -v wrk >/dev/null 2>&1 || { echo "SKIP: wrk not found"; exit 77; }
+export GOCACHE="$T/gocache" HOME="$T"
+MINSHARE=0.40
+
+app_start HEAPSIFT_RATE=524288
+APPCPU="" WRKCPU=""
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
+    taskset -a -p -c 0 "$APP_PID" >/dev/null && APPCPU=0 WRKCPU="taskset -c 1"
+fi
+rate() { app churn "$1" | awk '/^ops/ { print $4 }'; }
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$APP_PID/status"; }
+
+before=$(rate 2)
+for round in 1 2; do
+    $WRKCPU wrk -t1 -c16 -d3s --latency "$URL/debug/pprof/heap" >"$T/wrk$round" 2>&1 &
+    W=$!
+    sleep 0.3
+    loaded=$(rate 2)
+    wait "$W" || fail "wrk round $round failed"
+    eval "rss$round=\$(rss)"
+    eval "loaded$round=\$loaded"
+done
+after=$(rate 2)
+for round in 1 2; do
+    req=$(awk '/requests in/ { print $1 }' "$T/wrk$round")
+    [ "${req:-0}" -ge 100 ] || { fail "wrk round $round: ${req:-no} requests"; show "$T/wrk$round"; }
+    ! grep -q 'Non-2xx' "$T/wrk$round" || { fail "wrk round $round: non-2xx answers"; show "$T/wrk$round"; }
+done
+echo "throughput (ops/s): before $before, under load $loaded1 and $loaded2, after $after; RSS $rss1 kB, $rss2 kB; cpu pinning: ${APPCPU:-none}"
+awk -v b="$before" -v a="$after" -v l1="$loaded1" -v l2="$loaded2" -v m="$MINSHARE" \
+    'BEGIN { base = (a + b) / 2; printf "under load: %.0f%% and %.0f%% of %.0f ops/s\n", 100 * l1 / base, 100 * l2 / base, base
+             exit !(l1 >= m * base && l2 >= m * base) }' ||
+    fail "the program's throughput under load fell below ${MINSHARE} of its throughput without load"
+[ $((rss2 - rss1)) -le 4096 ] || fail "RSS grew by $((rss2 - rss1)) kB between two load rounds"
+[ "$(get /debug/pprof/heap "$T/after.pb.gz")" = 200 ] &&
+    go tool pprof -top "$T/after.pb.gz" >/dev/null 2>&1 || fail "no valid profile after the load"
+app_stop
+[ "$FAILS" -eq 0 ] && echo "http_load: ok"
+exit "$FAILS"
