@@ -5,8 +5,9 @@
 # the other (when there are two), so the figure is what the endpoint costs the program,
 # not what the load generator does. Checked:
 #  - the program's throughput under load is at least 40% of its throughput without load
-#    (the mean of before and after): a loose bound for a loaded 2-core CI machine; the
-#    measured figure is in bench/RESULTS.md (bench/http_load.sh);
+#    (the mean of before and after) in the better of the two rounds, and at least 20% in
+#    the worse: loose bounds for a loaded 2-core CI machine, where a neighbour's burst can
+#    halve one round; the measured figure is in bench/RESULTS.md (bench/http_load.sh);
 #  - wrk got answers (at least 100, no non-2xx), the program and the endpoint still
 #    answer afterwards (a valid profile), it exits with status 0;
 #  - no leak: RSS after the second round is within 4 MiB of after the first.
@@ -46,8 +47,9 @@ done
 echo "throughput (ops/s): before $before, under load $loaded1 and $loaded2, after $after; RSS $rss1 kB, $rss2 kB; cpu pinning: ${APPCPU:-none}"
 awk -v b="$before" -v a="$after" -v l1="$loaded1" -v l2="$loaded2" -v m="$MINSHARE" \
     'BEGIN { base = (a + b) / 2; printf "under load: %.0f%% and %.0f%% of %.0f ops/s\n", 100 * l1 / base, 100 * l2 / base, base
-             exit !(l1 >= m * base && l2 >= m * base) }' ||
-    fail "the program's throughput under load fell below ${MINSHARE} of its throughput without load"
+             best = l1 > l2 ? l1 : l2; worst = l1 > l2 ? l2 : l1
+             exit !(best >= m * base && worst >= m / 2 * base) }' ||
+    fail "the program's throughput under load fell below ${MINSHARE} (best round) or half that (worst) of its throughput without load"
 [ $((rss2 - rss1)) -le 4096 ] || fail "RSS grew by $((rss2 - rss1)) kB between two load rounds"
 [ "$(get /debug/pprof/heap "$T/after.pb.gz")" = 200 ] &&
     go tool pprof -top "$T/after.pb.gz" >/dev/null 2>&1 || fail "no valid profile after the load"
