@@ -8,7 +8,8 @@
 #  - HEAPSIFT_RATE=1: every (key, value) sum of all four sample types equals the truth,
 #    read by our decoder (tests/lib/label_sums.c), `heapsift top --tags` and go tool
 #    pprof -tags; the
-#    "absent" sums by go tool pprof -tagignore, one value by -tagfocus; one stack appears
+#    "absent" sums by go tool pprof -tagignore, one value by -tagfocus (go's and ours);
+#    one stack appears
 #    in three samples that differ only in their labels;
 #  - HEAPSIFT_RATE=4096: each inuse_space and alloc_space sum within 4 sigma of the
 #    truth, sigma bounded by sqrt(rate * bytes) (docs/labels.md), through both readers;
@@ -99,6 +100,9 @@ done
 want=$(awk '$2 == "tenant" && $3 == "acme" { print $5 }' "$T/expect")
 got=$(go_total "$T/exact.pb.gz" inuse_space -tagfocus=tenant=acme)
 [ "$got" = "$want" ] || fail "rate 1: -tagfocus=tenant=acme: $got, want $want"
+ours=$("$CLI" top --unit B --focus '^site_alloc$' --tagfocus tenant=acme "$T/exact.pb.gz" |
+    sed -n 's/^Showing nodes accounting for \([0-9.]*\)B*,.*/\1/p')
+[ "$ours" = "$want" ] || fail "rate 1: heapsift top --tagfocus tenant=acme: $ours, want $want"
 # mixed's three phases: one location list, three samples, three label sets.
 go tool pprof -symbolize=none -raw "$T/exact.pb.gz" | awk '
     /^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
