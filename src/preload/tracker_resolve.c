@@ -108,8 +108,14 @@ static bool resolve_matches(const resolve_ctx_t *c, const char *s)
         return false;
     int status = 0;
     char *d = c->demangle(s, NULL, NULL, &status);
-    bool ok = d && strncmp(d, c->f, c->flen) == 0 &&
-              (d[c->flen] == '\0' || d[c->flen] == '(' || strncmp(d + c->flen, " [clone", 7) == 0);
+    bool ok = false;
+    /* "ns::f(int)", "ns::f(int) [clone .cold]", or after a template's return type:
+     * "void ns::f<long>(std::vector<long*>&, int)". */
+    for (const char *at = d; at && !ok; at = strstr(at + 1, c->f)) {
+        const char *end = at + c->flen;
+        ok = (at == d || at[-1] == ' ') && strncmp(at, c->f, c->flen) == 0 &&
+             (*end == '\0' || *end == '(' || strncmp(end, " [clone", 7) == 0);
+    }
     free(d);
     return ok;
 }

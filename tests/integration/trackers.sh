@@ -10,6 +10,8 @@
 #    and freeing on another thread while its tracker is registered;
 #  - each tracker equals what go tool pprof -focus=FUNCTION finds in the exit profile
 #    (the same samples, read independently), and the profile's "tracker:" comment;
+#  - C++ (tracked_cc): "cache::Lru::put" (both overloads), "cache::Lru::put(int, char)",
+#    "cache::fill" (every instance), "cache::fill<long>", a global by its plain name;
 #  - the refusals: unknown function -ENOENT, empty name -EINVAL, bad handle -EINVAL, the
 #    33rd tracker -ENOSPC;
 #  - HEAPSIFT_RATE=4096: every tracker within 4 sigma of the truth, sigma bounded by
@@ -61,6 +63,13 @@ go tool pprof -symbolize=none -raw "$T/exact.pb.gz" 2>/dev/null | grep -q "track
 for r in "unknown -2" "empty_name -22" "bad_handle -22" "too_many -28 after 32"; do
     grep -q "^rc $r\$" "$T/out" || fail "refusal: want 'rc $r', got '$(grep "^rc ${r%% *} " "$T/out")'"
 done
+
+# C++ names (tests/programs/tracked_cc.cc): a member by its qualified name (both
+# overloads), one overload by its signature, a template by its name and one instance.
+HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/cc.pb.gz" LD_PRELOAD="$LIB" "$BUILD/programs/tracked_cc" >"$T/cc" 2>"$T/err" ||
+    { fail "C++: status $?"; show "$T/err"; }
+awk '$1 == "tracker" { n++; if ($3 != $4 || $4 <= 0) { print "C++ tracker " $2 ": " $3 ", want " $4; bad++ } }
+     END { exit !(n == 5 && !bad) }' "$T/cc" >&2 || { fail "C++: a tracker is not the truth"; show "$T/cc"; }
 
 # --- HEAPSIFT_RATE=4096 ---------------------------------------------------------------
 rate=4096
