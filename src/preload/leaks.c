@@ -114,7 +114,12 @@ static void leaks_load(void)
 __attribute__((constructor)) static void leaks_ctor(void)
 {
     hs_init();
-    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON || !hs_leaks_on())
+    if (!hs_leaks_on())
+        return;
+    if (hs_opt.rate == 0)
+        hs_log("HEAPSIFT_LEAKS=%s: no leak report, HEAPSIFT_RATE=0 turns sampling off",
+               hs_opt.leaks);
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
         return;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);

@@ -117,6 +117,9 @@ run none5 HEAPSIFT_LEAKS=error "$PROG" none --exit 5
 [ "$(rc none5)" = 5 ] || fail "no leaks, --exit 5: status $(rc none5)"
 run off "$PROG"
 ! grep -q 'leak' "$T/off.err" || { fail "HEAPSIFT_LEAKS unset: a report was printed"; show "$T/off.err"; }
+run rate0 HEAPSIFT_LEAKS=error HEAPSIFT_RATE=0 "$PROG"
+[ "$(rc rate0)" = 0 ] && [ "$(cat "$T/rate0.err")" = "heapsift: HEAPSIFT_LEAKS=error: no leak report, HEAPSIFT_RATE=0 turns sampling off" ] ||
+    { fail "HEAPSIFT_RATE=0: status $(rc rate0), want 0 and one line saying there is no report"; show "$T/rate0.err"; }
 
 # Unreadable suppressions file: one error line naming it; built-in rules only; status 23.
 run nofile HEAPSIFT_LEAKS=error HEAPSIFT_SUPPRESSIONS="$T/missing.supp" "$PROG"
