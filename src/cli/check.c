@@ -353,6 +353,8 @@ int hs_cmd_check(int argc, char **argv)
         rc = hs_viewopts_parse(argc, argv, &o, HS_VO_BASE, 1, check_usage);
     if (rc >= 0)
         return rc;
+    if ((rc = hs_view_no_tags(&o)) >= 0)
+        return rc;
     if (c.max_inuse < 0 && !c.nbudgets && !c.growth) {
         hs_cli_error("check: nothing to check (--max-inuse, --max or --no-new-growth)");
         return 1;

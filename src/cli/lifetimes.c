@@ -224,6 +224,8 @@ int hs_cmd_lifetimes(int argc, char **argv)
         rc = hs_viewopts_parse(argc, argv, &o, HS_VO_COUNT | HS_VO_JSON, 1, life_usage);
     if (rc >= 0)
         return rc;
+    if ((rc = hs_view_no_tags(&o)) >= 0)
+        return rc;
     hs_profile_t *p = NULL;
     if ((rc = hs_view_read(&o, o.pos[0], &p)) >= 0)
         return rc;

@@ -225,6 +225,10 @@ int hs_cmd_suspects(int argc, char **argv)
                                1, sus_usage);
     if (rc >= 0)
         return rc;
+    if ((rc = hs_view_no_tags(&o)) >= 0) {
+        free(o.files);
+        return rc;
+    }
     char **files = NULL;
     long n = 0;
     hs_profile_t **p = NULL;

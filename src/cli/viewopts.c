@@ -172,6 +172,14 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
     return rc;
 }
 
+int hs_view_no_tags(const hs_viewopts_t *o)
+{
+    if (!o->tags)
+        return -1;
+    hs_cli_error("%s: --tags lists labels of its own: use heapsift top --tags", o->verb);
+    return 1;
+}
+
 int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out)
 {
     char err[512];

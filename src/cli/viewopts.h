@@ -48,6 +48,10 @@ extern const char hs_viewopts_help[];
 int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
                       void (*usage)(FILE *));
 
+/* For the verbs that are no pprof view (suspects, lifetimes, check): --tags is refused
+ * (returns 1 after the error) rather than ignored; else -1. */
+int hs_view_no_tags(const hs_viewopts_t *o);
+
 /* Reads the profile at path (any format), symbolizing it when it has unnamed locations,
  * the symbolizer is linked in and o does not say --symbolize=none. */
 int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out);

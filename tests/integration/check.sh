@@ -94,6 +94,7 @@ echo "noise judgement: $right of $total right ($((right * 100 / total))%): grow 
 cli_refuses check 1 "bad size '10XB' for --max-inuse" --max-inuse 10XB "$T/e.pb.gz"
 cli_refuses check 1 "bad size 'lots' for --max" --max 'site=lots' "$T/e.pb.gz"
 cli_refuses check 1 "nothing to check" "$T/e.pb.gz"
+cli_refuses check 1 "use heapsift top --tags" --tags --max-inuse 1GB "$T/e.pb.gz"
 cli_refuses check 1 "--no-new-growth needs --base" --no-new-growth "$T/e.pb.gz"
 cli_refuses check 1 "bad --focus regular expression" --max '(=1MB' "$T/e.pb.gz"
 cli_refuses check 3 "missing.pb.gz" --max-inuse 1MB "$T/missing.pb.gz"

@@ -122,6 +122,7 @@ fi
 cli_refuses lifetimes 1 "must be alloc_space or alloc_objects" --sample-type inuse_space "$T/g.pb.gz"
 cli_refuses lifetimes 1 "bad duration '5parsecs'" --short 5parsecs "$T/g.pb.gz"
 cli_refuses lifetimes 1 "unknown sort key" --sort size "$T/g.pb.gz"
+cli_refuses lifetimes 1 "use heapsift top --tags" --tags "$T/g.pb.gz"
 cli_refuses lifetimes 3 "missing.pb.gz" "$T/missing.pb.gz"
 printf 'junk\n' >"$T/junk"
 cli_refuses lifetimes 2 "junk" "$T/junk"

@@ -114,6 +114,7 @@ cli_refuses suspects 3 "missing.pb.gz" "$T/e/step.000.pb.gz" "$T/missing.pb.gz"
 printf 'not a profile\n' >"$T/junk.pb.gz"
 cli_refuses suspects 2 "junk.pb.gz" "$T/e/step.000.pb.gz" "$T/junk.pb.gz"
 cli_refuses suspects 1 "see heapsift suspects --help" --bogus "$T/e"
+cli_refuses suspects 1 "use heapsift top --tags" --tags "$T/e"
 
 [ $FAILS -eq 0 ] || { echo "suspects: $FAILS failure(s)"; exit 1; }
 echo "suspects: ok"

@@ -125,7 +125,7 @@ while [ $seed -le 15 ]; do
 done
 
 # Every verb: --help on stdout with status 0.
-for v in top traces peek tree collapsed flamegraph diff; do
+for v in top traces peek tree collapsed flamegraph diff suspects lifetimes check; do
     checks=$((checks + 1))
     "$hs" $v --help >"$tmp/help" 2>&1 && grep -q "^usage: heapsift $v" "$tmp/help" ||
         { echo "FAIL: heapsift $v --help"; fails=$((fails + 1)); }
