@@ -106,6 +106,12 @@ tagviews() {
     check top top --tagfocus :64kb --tagignore 'tenant=glob|ini' "$f" -- -top -tagfocus=:64kb -tagignore='tenant=glob|ini' "$f"
     check tags top --tags --tagfocus 1kb:500kb "$f" -- -tags -tagfocus=1kb:500kb "$f"
     check tags top --tags --tagfocus lifetime=1s "$f" -- -tags -tagfocus=lifetime=1s "$f"
+    # edges: a unitless number (matches only keys without a known unit), a sign, a range
+    # of two unit kinds (then a regexp), a key-less regexp list
+    check tags top --tags --tagfocus retries=2 "$f" -- -tags -tagfocus=retries=2 "$f"
+    check tags top --tags --tagignore +1kb: "$f" -- -tags -tagignore=+1kb: "$f"
+    check tags top --tags --tagfocus lifetime=1ms:1kb "$f" -- -tags -tagfocus=lifetime=1ms:1kb "$f"
+    check tags top --tags --tagfocus 'tenant:(acme|globex),eu' "$f" -- -tags -tagfocus='tenant:(acme|globex),eu' "$f"
 }
 
 views "$tmp/go.pb.gz" 'leaf|small'
