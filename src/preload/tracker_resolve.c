@@ -22,6 +22,7 @@
  * compilation units by LTO (their abstract origin lives in another unit), a function whose
  * only call to the allocator is a tail call (its frame is gone before malloc runs),
  * modules loaded after the tracker was made, and sizeless symbols (hand-written assembly).
+ * Caught too much: functions folded into one body (identical code folding) share it.
  */
 #define _GNU_SOURCE
 #include "core.h"
