@@ -3,8 +3,9 @@
 # database-style plan cache: examples/lru_cache.c) under `heapsift run`, writes its heap
 # profile to BUILD/demo/, prints the top of the profile with `heapsift top`, explains what
 # the user is looking at, and shows the equivalent `go tool pprof` command when Go is
-# installed. It builds nothing except the example target when an older configuration of
-# BUILD predates it. Exits non-zero if a step fails; a `top` verb the build does not have
+# installed, then runs the tracked cache (BUILD/tracked_lru, examples/tracked_lru.c),
+# which sizes itself with a heapsift tracker. It builds nothing except the example target
+# when an older configuration of BUILD predates it. Exits non-zero if a step fails; a `top` verb the build does not have
 # yet is reported and skipped rather than failed. Called by `make demo` as `sh examples/demo.sh BUILD`.
 #
 # Usage: sh examples/demo.sh BUILD
@@ -136,5 +137,27 @@ else
     echo "Go is not installed. With it, 'go tool pprof -top $profile' reads the same file."
     [ "$top_missing" -eq 0 ] || fail "no way to show the profile: heapsift top is missing"
 fi
+section "7. A cache that reads its own size: trackers (examples/tracked_lru.c)"
+tracked=$build/tracked_lru
+if [ -x "$tracked" ]; then
+    cat <<EOF
+The profile above answers "how big is the plan cache?" after the fact. tracked_lru asks
+while it runs: it registers a tracker on its insertion function,
+heapsift_tracker_new("plan_cache", "lru_put"), and after every insertion reads
+heapsift_tracker_bytes(), the live bytes allocated under lru_put (an O(1) read, no
+profile written), evicting while that is above its quota of 8 MiB. It prints the tracked
+figure against the bytes it really holds, with the 95% interval of the estimate.
+EOF
+    echo
+    echo "\$ $heapsift run -q --rate 16384 -o $outdir/tracked.%p.pb.gz -- $tracked 100000"
+    echo
+    "$heapsift" run -q --rate 16384 -o "$outdir/tracked.%p.pb.gz" -- "$tracked" 100000 |
+        awk '$1 != "step" || ++n % 5 == 0' || fail "tracked_lru failed"
+    echo
+    echo "(docs/labels.md: labels, trackers, what they cost and what they catch)"
+else
+    echo "($tracked is not built: reconfigure $build to add it)"
+fi
+
 echo
 echo "demo: done; the profile stays in $outdir"
