@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "labels.h"
 #include "livetab.h"
 #include "stacktab.h"
 
@@ -237,6 +238,7 @@ void hs_acct_profiler(hs_acct_t *a)
     a->prof_maps = hs_livetab_mem ? hs_livetab_mem() : live * 2 * sizeof(hs_live_t) * 10 / 7;
     a->prof_maps += hs_stacktab_mem ? hs_stacktab_mem() : stacks * (48 + 8 + 2 * 4 + 16 * 8);
     a->prof_maps += HS_FILTER_SIZE;
+    a->prof_maps += hs_labels_mem();
     a->prof_heap = hs_triggers_mem();
     uint64_t p = a->prof_maps < a->other_anon ? a->prof_maps : a->other_anon;
     a->other_anon -= p;
