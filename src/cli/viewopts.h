@@ -75,14 +75,6 @@ void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n,
 void hs_view_json_ints(const int64_t *v, size_t n, FILE *f);
 void hs_view_json_frames(const hs_report_t *r, const uint32_t *frames, size_t n, FILE *f);
 
-/* An extra column of the top report, printed "%*s" before the name. */
-typedef struct {
-    const char *header; /* NULL ends a list */
-    int width;
-    void (*cell)(const hs_report_t *r, const hs_rnode_t *n, const char *out_unit, char *out,
-                 size_t len);
-} hs_top_column_t;
-
 /* Prints a built report the way `go tool pprof -top` does (top.c), with the extra columns
  * cols (NULL-terminated list, or NULL). Returns 0 or -ENOMEM. */
 int hs_top_print(hs_report_t *r, const hs_viewopts_t *o, const hs_top_column_t *cols);

@@ -215,4 +215,33 @@ void hs_report_print_header(const hs_report_t *r, const char *out_unit, FILE *f)
 /* pprof's "Active filters:" lines for the options that are set. */
 void hs_report_print_filters(const hs_report_opts_t *o, FILE *f);
 
+/* An extra column of the top report, printed "%*s" before the name. */
+typedef struct {
+    const char *header; /* NULL ends a list */
+    int width;
+    void (*cell)(const hs_report_t *r, const hs_rnode_t *n, const char *out_unit, char *out,
+                 size_t len);
+} hs_top_column_t;
+
+/* What the top table shows: sorted by cum, at most count rows (0: all), in unit (pprof's
+ * unit names; NULL: "minimum"), and the filters to list (NULL: none). */
+typedef struct {
+    bool cum;
+    long count;
+    const char *unit;
+    const hs_report_opts_t *filters;
+} hs_top_opts_t;
+
+/* Prints the report's top table on out (report_top.c). Returns 0 or -ENOMEM. */
+int hs_report_top(hs_report_t *r, const hs_top_opts_t *o, const hs_top_column_t *cols, FILE *out);
+
+/* Writes the report's flame graph, an interactive SVG, on f; diff: colours from the
+ * change against the diff base (report_flame.c). Returns 0 or -ENOMEM. */
+int hs_report_flamegraph(const hs_report_t *r, bool diff, FILE *f);
+
+/* Prints where the RSS went, from p's accounting comments, headed by name (plain byte
+ * counts when bytes) on f (report_stats.c). 0, -ENOMEM, or -ENOENT when p carries no
+ * accounting. */
+int hs_report_stats(const hs_profile_t *p, const char *name, bool bytes, FILE *f);
+
 #endif

@@ -173,6 +173,12 @@ static enum MHD_Result http_send_profile(struct MHD_Connection *c, hs_profile_t 
             hs_buf_free(&b);
             return http_error(c, 400, "display: want text, svg, flamegraph or stats");
         }
+        if (rc == -EPROTO) {
+            hs_buf_free(&b);
+            return http_error(c, 400,
+                              "sample_index: want inuse_space, inuse_objects, "
+                              "alloc_space, alloc_objects or an index");
+        }
         if (rc != 0) {
             hs_buf_free(&b);
             return http_error(c, 500, "cannot build the view");

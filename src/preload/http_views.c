@@ -8,12 +8,14 @@
 #define _GNU_SOURCE
 #include "core.h"
 #include "http.h"
+#include "report.h"
 #include "symbolize.h"
 
 #include "heapsift.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,13 +125,75 @@ int hs_http_symbols(const char *body, size_t len, hs_buf_t *out)
     return rc;
 }
 
+/* The flame graph inside an HTML page that names the process and links the other sample
+ * types and views (init() runs once whether or not the inline SVG's onload fires). */
+static int http_flame_page(const hs_report_t *r, FILE *f)
+{
+    static const char *const types[] = {"inuse_space", "inuse_objects", "alloc_space",
+                                        "alloc_objects"};
+    fprintf(f,
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>heapsift: pid %ld, "
+            "%s</title></head>\n<body style=\"font-family:sans-serif\">\n<p>pid %ld, %s.",
+            (long)getpid(), r->sample_type, (long)getpid(), r->sample_type);
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        fprintf(f, " <a href=\"?display=flamegraph&amp;sample_index=%s\">%s</a>", types[i],
+                types[i]);
+    fprintf(f, " | <a href=\"?display=text\">top</a> <a href=\"?display=stats\">stats</a> "
+               "<a href=\"/debug/pprof/\">index</a></p>\n");
+    int rc = hs_report_flamegraph(r, false, f);
+    fprintf(f, "<script>init()</script>\n</body></html>\n");
+    return rc;
+}
+
+/* A report of p (one profile, sample type st) drawn by view. */
+static int http_report_view(const hs_profile_t *p, const char *view, const char *st, FILE *f)
+{
+    hs_report_t r;
+    hs_report_opts_t o = {.sample_type = st};
+    hs_top_opts_t top = {.count = 0};
+    int sign = 1;
+    char err[256];
+    int rc = hs_report_build(&r, &p, &sign, 1, &o, err, sizeof(err));
+    if (rc != 0) {
+        fprintf(f, "%s\n", err);
+        return rc;
+    }
+    if (strcmp(view, "text") == 0)
+        rc = hs_report_top(&r, &top, NULL, f);
+    else if (strcmp(view, "svg") == 0)
+        rc = hs_report_flamegraph(&r, false, f);
+    else
+        rc = http_flame_page(&r, f);
+    hs_report_free(&r);
+    return rc;
+}
+
 int hs_http_display(const hs_profile_t *p, const char *display, const char *st, hs_buf_t *out,
                     const char **type)
 {
-    (void)p;
-    (void)display;
-    (void)st;
-    (void)out;
-    (void)type;
-    return -EINVAL;
+    static const struct {
+        const char *name, *type;
+    } views[] = {{"text", "text/plain; charset=utf-8"},
+                 {"svg", "image/svg+xml"},
+                 {"flamegraph", "text/html; charset=utf-8"},
+                 {"stats", "text/plain; charset=utf-8"}};
+    char *mem = NULL, name[64];
+    size_t len = 0, v = 0;
+    while (v < sizeof(views) / sizeof(views[0]) && strcmp(display, views[v].name) != 0)
+        v++;
+    if (v == sizeof(views) / sizeof(views[0]))
+        return -EINVAL;
+    FILE *f = open_memstream(&mem, &len);
+    if (!f)
+        return -ENOMEM;
+    snprintf(name, sizeof(name), "pid %ld", (long)getpid());
+    int rc = strcmp(display, "stats") == 0 ? hs_report_stats(p, name, false, f)
+                                           : http_report_view(p, display, st, f);
+    if (fclose(f) != 0 && rc == 0)
+        rc = -ENOMEM;
+    if (rc == 0)
+        rc = hs_buf_append(out, mem, len);
+    free(mem);
+    *type = views[v].type;
+    return rc == -EINVAL ? -EPROTO : rc; /* -EINVAL means an unknown display */
 }

@@ -1,0 +1,64 @@
+#!/bin/sh
+# http_views: the quick views of ?display= for a person with only curl, and pprof's web
+# UI on the endpoint (tests/programs/http_app.c at rate 1, site_old = 4194304 bytes):
+#  - text: pprof's -top table, with site_old's row at 4MB flat, the same row
+#    go tool pprof -top prints for the same profile;
+#  - svg: a well-formed SVG flame graph (image/svg+xml) naming site_old;
+#  - flamegraph: an HTML page holding it; on /allocs its sample type is alloc_space;
+#  - stats: the RSS reconciliation, with a live heap of at least 4 MB;
+#  - ?seconds=1&display=text: a delta drawn as text, with site_window allocated during it;
+#  - unknown display or sample_index: 400;
+#  - go tool pprof -http (the web UI) on the URL serves its top page with site_old.
+set -eu
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" http-views
+. "$(dirname "$0")/../lib/http.sh"
+http_need
+export GOCACHE="$T/gocache" PPROF_TMPDIR="$T/pprof" HOME="$T"
+app_start
+app old 64 >/dev/null
+
+[ "$(get '/debug/pprof/heap?display=text' "$T/text")" = 200 ] || fail "display=text: not 200"
+grep -q '^ *4MB .* site_old$' "$T/text" || { fail "display=text: no 4MB row for site_old"; show "$T/text"; }
+get /debug/pprof/heap "$T/heap.pb.gz" >/dev/null
+go tool pprof -top "$T/heap.pb.gz" 2>/dev/null | grep ' site_old$' >"$T/gorow"
+grep ' site_old$' "$T/text" | cmp -s - "$T/gorow" || { fail "display=text: site_old's row differs from go tool pprof -top"; show "$T/gorow"; }
+
+ct=$(curl -sS -o "$T/fg.svg" -w '%{content_type}' "$URL/debug/pprof/heap?display=svg")
+[ "$ct" = image/svg+xml ] || fail "display=svg: content type '$ct'"
+python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/fg.svg" || fail "display=svg: not well-formed XML"
+grep -q 'site_old' "$T/fg.svg" || fail "display=svg: no site_old"
+
+[ "$(get '/debug/pprof/allocs?display=flamegraph' "$T/fg.html")" = 200 ] || fail "display=flamegraph: not 200"
+grep -q '<title>heapsift: pid [0-9]*, alloc_space</title>' "$T/fg.html" && grep -q '<svg' "$T/fg.html" &&
+    grep -q site_old "$T/fg.html" || { fail "display=flamegraph on allocs: want an alloc_space page with the SVG"; show "$T/fg.html" 5; }
+
+[ "$(get '/debug/pprof/heap?display=stats' "$T/stats")" = 200 ] || fail "display=stats: not 200"
+grep -q '^RSS ' "$T/stats" && grep -Eq 'live heap \(sampled estimate\) +[4-9]\.[0-9] MB' "$T/stats" ||
+    { fail "display=stats: want RSS and a live heap of 4 MB or more"; show "$T/stats"; }
+
+curl -sS -o "$T/dtext" "$URL/debug/pprof/heap?seconds=1&display=text" 2>/dev/null &
+C=$!
+sleep 0.3
+app window 8 >/dev/null
+wait "$C" || true
+grep -q ' site_window$' "$T/dtext" && ! grep -q ' site_old$' "$T/dtext" ||
+    { fail "?seconds=1&display=text: want site_window and not site_old"; show "$T/dtext"; }
+
+[ "$(get '/debug/pprof/heap?display=bogus' "$T/x")" = 400 ] || fail "display=bogus: not 400"
+[ "$(get '/debug/pprof/heap?display=text&sample_index=bogus' "$T/x")" = 400 ] || fail "sample_index=bogus: not 400"
+
+UIPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+go tool pprof -no_browser -http="127.0.0.1:$UIPORT" "$URL/debug/pprof/heap" >"$T/ui.log" 2>&1 &
+UI=$!
+i=0
+until curl -s -o "$T/ui.html" "http://127.0.0.1:$UIPORT/ui/top" 2>/dev/null || [ $i -ge 100 ]; do
+    sleep 0.2
+    i=$((i + 1))
+done
+kill "$UI" 2>/dev/null || true
+wait "$UI" 2>/dev/null || true
+grep -q site_old "$T/ui.html" || { fail "pprof web UI: /ui/top does not show site_old"; show "$T/ui.log"; }
+app_stop
+[ "$FAILS" -eq 0 ] && echo "http_views: ok"
+exit "$FAILS"
