@@ -13,7 +13,8 @@ http_need() {
 
 # app_start [VAR=VALUE...]: starts http_app (the variables override the defaults: rate 1,
 # quiet, profiles into $T); sets APP_PID and URL (http://127.0.0.1:PORT). Commands go
-# through `app`. stderr goes to $T/app.err.
+# through `app`. stderr goes to $T/app.err. PORTWAIT (evaluated after the start, e.g.
+# '$T/port.$APP_PID') names the port file to wait for when it is not $T/port.
 app_start() {
     rm -f "$T/in" "$T/out" "$T/port"
     mkfifo "$T/in" "$T/out"
@@ -22,10 +23,12 @@ app_start() {
         "$BUILD/programs/http_app" <"$T/in" >"$T/out" 2>>"$T/app.err" &
     APP_PID=$!
     exec 3>"$T/in" 4<"$T/out"
+    pf=$T/port
+    [ -z "${PORTWAIT:-}" ] || pf=$(eval echo "$PORTWAIT")
     i=0
-    while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    [ -s "$T/port" ] || { fail "no port file after 10 s"; show "$T/app.err"; return 1; }
-    URL=http://127.0.0.1:$(cat "$T/port")
+    while [ ! -s "$pf" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -s "$pf" ] || { fail "no port file $pf after 10 s"; show "$T/app.err"; return 1; }
+    URL=http://127.0.0.1:$(cat "$pf")
 }
 
 # app CMD...: sends one command; prints the answer's lines before its "ok".
