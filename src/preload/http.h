@@ -27,6 +27,7 @@
 #define HS_HTTP_MAX_SECONDS 3600    /* longest ?seconds=N */
 #define HS_HTTP_CACHE_MS 1000       /* a built profile is reused this long */
 #define HS_HTTP_CPU_SHARE 0.25      /* the serving thread's CPU use, at most (of one core) */
+#define HS_HTTP_ROUND_MS 2          /* at most one serving round per this many ms */
 
 /* The libmicrohttpd functions used, resolved by dlsym (http.c). */
 typedef struct {
