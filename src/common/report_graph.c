@@ -180,7 +180,10 @@ typedef struct {
 
 static size_t rep_tree_slot(uint32_t parent, uint32_t node, size_t cap)
 {
-    return (((uint64_t)parent << 32 | node) * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
+    /* The top bits of the product depend on both halves of the key (low bits of it
+     * would ignore the parent for small tables); cap is a power of two >= 2. */
+    return (size_t)((((uint64_t)parent << 32 | node) * 0x9e3779b97f4a7c15ull) >>
+                    (64 - __builtin_ctzll((unsigned long long)cap)));
 }
 
 static int rep_tree_grow(rep_tree_t *t)
