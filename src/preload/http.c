@@ -42,6 +42,7 @@ static struct {
     int conn_fds[HS_HTTP_MAX_CONN]; /* -1: free slot */
     struct MHD_Daemon *d;
     int stop, running, started, loaded;
+    int loading; /* the thread may be inside dlopen */
 } http = {.listen_fd = -1, .wake_fd = -1};
 
 static const char *const http_lib = "libmicrohttpd.so.12";
@@ -317,6 +318,7 @@ static void http_loop(void)
 static int http_open(void)
 {
     int rc = http_load();
+    __atomic_store_n(&http.loading, 0, __ATOMIC_RELEASE);
     if (rc != 0)
         return rc;
     if ((rc = http_listen()) != 0) {
@@ -375,11 +377,14 @@ static int http_spawn(void)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     __atomic_store_n(&http.running, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&http.loading, 1, __ATOMIC_RELEASE);
     int rc = pthread_create(&th, &attr, http_main, NULL);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
+    if (rc != 0) {
         __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&http.loading, 0, __ATOMIC_RELEASE);
+    }
     return -rc;
 }
 
@@ -398,6 +403,17 @@ static void http_at_exit(void)
     __atomic_store_n(&http.stop, 1, __ATOMIC_RELEASE);
     http_wake();
     for (int i = 0; i < 1000 && __atomic_load_n(&http.running, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Fork while the thread is inside dlopen would leave the child with the dynamic
+ * loader's lock held for good: the fork waits for the load (once, at start; at most 1 s,
+ * in case the forking thread holds that lock itself). */
+static void http_fork_prepare(void)
+{
+    for (int i = 0; i < 1000 && __atomic_load_n(&http.loading, __ATOMIC_ACQUIRE); i++) {
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
@@ -448,7 +464,7 @@ void hs_http_start(void)
         hs_log("HEAPSIFT_HTTP: cannot start the serving thread (%s)", strerror(-rc));
     if (rc == 0) {
         atexit(http_at_exit);
-        pthread_atfork(NULL, NULL, http_fork_child);
+        pthread_atfork(http_fork_prepare, NULL, http_fork_child);
     }
     hs_guard_exit(t);
 }
