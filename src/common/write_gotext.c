@@ -52,8 +52,10 @@ static int gt_frames(const hs_profile_t *p, const hs_sample_t *s, hs_buf_t *out)
             if (!name)
                 continue;
             const char *file = hs_profile_get_str(p, f->filename);
-            rc = hs_buf_printf(out, "#\t%#" PRIx64 "\t%s+0x0\t%s:%" PRId64 "\n", l->address + 1,
-                               name, *file ? file : "?", l->lines[k].line);
+            /* Like Go's CallersFrames: the record has return addresses, the comment the
+             * address inside the call (the location's). */
+            rc = hs_buf_printf(out, "#\t%#" PRIx64 "\t%s+0x0\t%s:%" PRId64 "\n", l->address, name,
+                               *file ? file : "?", l->lines[k].line);
         }
     }
     return rc;
