@@ -128,23 +128,20 @@ static int check_own_opts(int *argc, char **argv, check_opts_t *c)
 {
     int w = 1, rc = -1;
     for (int i = 1; i < *argc && rc < 0; i++) {
-        const char *a = argv[i];
-        bool mi = strcmp(a, "--max-inuse") == 0, mx = strcmp(a, "--max") == 0;
+        const char *a = argv[i], *v;
+        bool missing = false;
         if (strcmp(a, "--no-new-growth") == 0) {
             c->growth = true;
-        } else if (mi || mx) {
-            if (i + 1 >= *argc) {
-                hs_cli_error("check: missing value for '%s' (see heapsift check --help)", a);
-                return 1;
-            }
-            const char *v = argv[++i];
-            if (mx) {
-                rc = check_budget(c, v);
-            } else if ((c->max_inuse = check_size(v)) < 0) {
+        } else if ((v = hs_view_optval(*argc, argv, &i, "--max-inuse", &missing))) {
+            if ((c->max_inuse = check_size(v)) < 0)
                 rc = check_bad_size("--max-inuse", v);
-            } else {
+            else
                 c->max_inuse_arg = v;
-            }
+        } else if ((v = hs_view_optval(*argc, argv, &i, "--max", &missing))) {
+            rc = check_budget(c, v);
+        } else if (missing) {
+            hs_cli_error("check: missing value for '%s' (see heapsift check --help)", a);
+            return 1;
         } else {
             argv[w++] = argv[i];
         }

@@ -71,35 +71,40 @@ static double life_duration(const char *s)
 /* Takes the lifetimes options out of argv (compacting it) before the shared parser. */
 static int life_own_opts(int *argc, char **argv, life_opts_t *lo)
 {
+    const char *names[2] = {"1ms (default)", "1s (default)"};
     int w = 1;
     for (int i = 1; i < *argc; i++) {
-        const char *a = argv[i];
-        bool isshort = strcmp(a, "--short") == 0, islong = strcmp(a, "--long") == 0;
+        const char *a = argv[i], *v;
+        bool missing = false;
+        double *dur = NULL;
         if (strcmp(a, "--leaf") == 0) {
             lo->leaf = true;
-        } else if (isshort || islong || strcmp(a, "--sort") == 0) {
-            if (i + 1 >= *argc) {
-                hs_cli_error("lifetimes: missing value for '%s' (see heapsift lifetimes --help)",
-                             a);
+        } else if ((v = hs_view_optval(*argc, argv, &i, "--sort", &missing))) {
+            if (strcmp(v, "alloc") && strcmp(v, "short") && strcmp(v, "held")) {
+                hs_cli_error("lifetimes: unknown sort key '%s' (alloc, short, held)", v);
                 return 1;
             }
-            const char *v = argv[++i];
-            double d = life_duration(v);
-            if (!isshort && !islong) {
-                if (strcmp(v, "alloc") && strcmp(v, "short") && strcmp(v, "held")) {
-                    hs_cli_error("lifetimes: unknown sort key '%s' (alloc, short, held)", v);
-                    return 1;
-                }
-                lo->sort = v;
-            } else if (d < 0) {
-                hs_cli_error("lifetimes: bad duration '%s' for %s (say 1ms, 250us, 2s)", v, a);
+            lo->sort = v;
+        } else if ((v = hs_view_optval(*argc, argv, &i, "--short", &missing)) ||
+                   (v = hs_view_optval(*argc, argv, &i, "--long", &missing))) {
+            bool isshort = strncmp(a, "--short", 7) == 0;
+            dur = isshort ? &lo->short_ns : &lo->long_ns;
+            names[!isshort] = v;
+            if ((*dur = life_duration(v)) < 0) {
+                hs_cli_error("lifetimes: bad duration '%s' for %s (say 1ms, 250us, 2s)", v,
+                             dur == &lo->short_ns ? "--short" : "--long");
                 return 1;
-            } else {
-                *(isshort ? &lo->short_ns : &lo->long_ns) = d;
             }
+        } else if (missing) {
+            hs_cli_error("lifetimes: missing value for '%s' (see heapsift lifetimes --help)", a);
+            return 1;
         } else {
             argv[w++] = argv[i];
         }
+    }
+    if (lo->short_ns > lo->long_ns) {
+        hs_cli_error("lifetimes: --short %s is longer than --long %s", names[0], names[1]);
+        return 1;
     }
     *argc = w;
     return -1;

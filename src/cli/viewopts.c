@@ -35,7 +35,7 @@ const char hs_viewopts_help[] =
 
 /* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i; NULL if
  * argv[*i] is not that option. *missing is set when the value is absent. */
-static const char *vo_val(int argc, char **argv, int *i, const char *name, bool *missing)
+const char *hs_view_optval(int argc, char **argv, int *i, const char *name, bool *missing)
 {
     size_t n = strlen(name);
     if (strncmp(argv[*i], name, n) != 0)
@@ -75,32 +75,32 @@ static int vo_valued(int argc, char **argv, int *i, hs_viewopts_t *o, unsigned f
     bool missing = false;
     const char *v;
     char *end;
-    if ((v = vo_val(argc, argv, i, "--sample-type", &missing)))
+    if ((v = hs_view_optval(argc, argv, i, "--sample-type", &missing)))
         o->r.sample_type = v;
-    else if ((v = vo_val(argc, argv, i, "--unit", &missing))) {
+    else if ((v = hs_view_optval(argc, argv, i, "--unit", &missing))) {
         if (!(o->unit = hs_report_unit_arg(v)))
             return vo_bad(o, "unknown unit (B, kB, MB, GB, TB, PB or auto)", v);
-    } else if ((v = vo_val(argc, argv, i, "--granularity", &missing)))
+    } else if ((v = hs_view_optval(argc, argv, i, "--granularity", &missing)))
         return vo_granularity(o, v);
-    else if ((v = vo_val(argc, argv, i, "--symbolize", &missing))) {
+    else if ((v = hs_view_optval(argc, argv, i, "--symbolize", &missing))) {
         if (strcmp(v, "none") != 0 && strcmp(v, "auto") != 0)
             return vo_bad(o, "unknown symbolize mode (auto, none)", v);
         o->no_symbolize = strcmp(v, "none") == 0;
-    } else if ((v = vo_val(argc, argv, i, "--focus", &missing)))
+    } else if ((v = hs_view_optval(argc, argv, i, "--focus", &missing)))
         o->r.focus = v;
-    else if ((v = vo_val(argc, argv, i, "--ignore", &missing)))
+    else if ((v = hs_view_optval(argc, argv, i, "--ignore", &missing)))
         o->r.ignore = v;
-    else if ((v = vo_val(argc, argv, i, "--hide", &missing)))
+    else if ((v = hs_view_optval(argc, argv, i, "--hide", &missing)))
         o->r.hide = v;
-    else if ((v = vo_val(argc, argv, i, "--tagfocus", &missing)))
+    else if ((v = hs_view_optval(argc, argv, i, "--tagfocus", &missing)))
         o->r.tagfocus = v;
-    else if ((v = vo_val(argc, argv, i, "--tagignore", &missing)))
+    else if ((v = hs_view_optval(argc, argv, i, "--tagignore", &missing)))
         o->r.tagignore = v;
-    else if ((flags & HS_VO_OUT) && (v = vo_val(argc, argv, i, "-o", &missing)))
+    else if ((flags & HS_VO_OUT) && (v = hs_view_optval(argc, argv, i, "-o", &missing)))
         o->out = v;
-    else if ((flags & HS_VO_BASE) && (v = vo_val(argc, argv, i, "--base", &missing)))
+    else if ((flags & HS_VO_BASE) && (v = hs_view_optval(argc, argv, i, "--base", &missing)))
         o->base = v;
-    else if ((flags & HS_VO_COUNT) && (v = vo_val(argc, argv, i, "-n", &missing))) {
+    else if ((flags & HS_VO_COUNT) && (v = hs_view_optval(argc, argv, i, "-n", &missing))) {
         o->count = strtol(v, &end, 10);
         if (!*v || *end || o->count < 0)
             return vo_bad(o, "-n wants a count, not", v);

@@ -43,6 +43,10 @@ typedef struct {
 /* The option lines every view's --help shows. */
 extern const char hs_viewopts_help[];
 
+/* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i past it;
+ * NULL if argv[*i] is not that option, with *missing set when its value is absent. */
+const char *hs_view_optval(int argc, char **argv, int *i, const char *name, bool *missing);
+
 /* Parses argv (argv[0] is the verb) into o: flags selects the extras, npos is the number
  * of positional arguments required. usage prints the verb's help. */
 int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,

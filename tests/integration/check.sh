@@ -47,6 +47,7 @@ if command -v go >/dev/null 2>&1; then
     grep -Eq "largest site: site_(grow|steady) 15.62MB$" "$T/out" || { fail "--max-inuse: largest site"; show "$T/out"; }
 fi
 expect 4 "check: 1 of 2 checks failed" --max-inuse 1GB --max 'site_small=1MB' "$T/e.pb.gz"
+expect 4 "check: 1 of 2 checks failed" --max-inuse=1GB --max='site_small=1MB' "$T/e.pb.gz"
 
 # Growth, exact: one block more is growth; the same program twice is not.
 prof "$T/e2.pb.gz" 2 1 "$BUILD/programs/grow" 4000
@@ -94,6 +95,7 @@ echo "noise judgement: $right of $total right ($((right * 100 / total))%): grow 
 cli_refuses check 1 "bad size '10XB' for --max-inuse" --max-inuse 10XB "$T/e.pb.gz"
 cli_refuses check 1 "bad size 'lots' for --max" --max 'site=lots' "$T/e.pb.gz"
 cli_refuses check 1 "nothing to check" "$T/e.pb.gz"
+cli_refuses check 1 "missing value for '--max-inuse'" "$T/e.pb.gz" --max-inuse
 cli_refuses check 1 "use heapsift top --tags" --tags --max-inuse 1GB "$T/e.pb.gz"
 cli_refuses check 1 "--no-new-growth needs --base" --no-new-growth "$T/e.pb.gz"
 cli_refuses check 1 "bad --focus regular expression" --max '(=1MB' "$T/e.pb.gz"

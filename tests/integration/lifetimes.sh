@@ -76,6 +76,9 @@ grep -q '^Lifetimes of alloc_space in .*freed within 1ms' "$T/t" && [ "$(wc -l <
 "$CLI" lifetimes --leaf --short 10us --long 100ms --sample-type alloc_objects "$T/g.pb.gz" >"$T/t" &&
     grep -q '<10us 10us-100ms    >=100ms' "$T/t" && grep -q ' site_live$' "$T/t" ||
     { fail "table (--leaf --short --long --sample-type)"; show "$T/t"; }
+"$CLI" lifetimes --leaf --short=10us --long=100ms --sort=alloc --sample-type alloc_objects \
+    "$T/g.pb.gz" >"$T/t2" && cmp -s "$T/t" "$T/t2" ||
+    { fail "--short=D --long=D --sort=K differ from the spaced forms"; show "$T/t2"; }
 
 # A real run: lifetimes as the recorder writes them.
 HEAPSIFT_RATE=8192 HEAPSIFT_SEED=1 HEAPSIFT_OUT="$T/real.pb.gz" LD_PRELOAD="$LIB" \
@@ -122,6 +125,9 @@ fi
 cli_refuses lifetimes 1 "must be alloc_space or alloc_objects" --sample-type inuse_space "$T/g.pb.gz"
 cli_refuses lifetimes 1 "bad duration '5parsecs'" --short 5parsecs "$T/g.pb.gz"
 cli_refuses lifetimes 1 "unknown sort key" --sort size "$T/g.pb.gz"
+cli_refuses lifetimes 1 "--short 2s is longer than --long 1s" --short 2s "$T/g.pb.gz"
+cli_refuses lifetimes 1 "--short 10ms is longer than --long 5ms" --long=5ms --short 10ms "$T/g.pb.gz"
+cli_refuses lifetimes 1 "missing value for '--long'" "$T/g.pb.gz" --long
 cli_refuses lifetimes 1 "use heapsift top --tags" --tags "$T/g.pb.gz"
 cli_refuses lifetimes 3 "missing.pb.gz" "$T/missing.pb.gz"
 printf 'junk\n' >"$T/junk"
