@@ -171,7 +171,11 @@ static void sus_json(const hs_suspects_t *s, const hs_viewopts_t *o, char **file
 static int sus_files(const hs_viewopts_t *o, char ***files, long *n)
 {
     struct stat st;
-    if (o->nfiles == 1 && stat(o->files[0], &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (o->nfiles == 1 && stat(o->files[0], &st) != 0) {
+        hs_cli_error("%s: %s", o->files[0], strerror(errno));
+        return 3;
+    }
+    if (o->nfiles == 1 && S_ISDIR(st.st_mode)) {
         if ((*n = sus_dir(o->files[0], files)) < 0)
             return 3;
         if (*n == 0) {
