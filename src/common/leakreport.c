@@ -224,10 +224,11 @@ static int leak_print_summary(const hs_leak_result_t *r, const hs_leak_opts_t *o
     if (rc == 0)
         rc = hs_buf_printf(out,
                            "heapsift: %s%.0f bytes in %s%.0f object%s still allocated at exit "
-                           "from %" PRIu64 " site%s (%s; %" PRIu64 " site%s suppressed%s)\n",
+                           "from %" PRIu64 " site%s (%s; %" PRIu64 " site%s suppressed%s) in %s "
+                           "(pid %ld)\n",
                            about, r->bytes, about, r->objects, leak_s(r->objects), r->sites,
                            r->sites == 1 ? "" : "s", how, r->suppressed_sites,
-                           r->suppressed_sites == 1 ? "" : "s", supp);
+                           r->suppressed_sites == 1 ? "" : "s", supp, o->program, o->pid);
     return rc;
 }
 

@@ -13,7 +13,8 @@
 #   with error and no leaks; an unreadable suppressions file is one error line, noted in
 #   the summary, and leaves the built-in rules only;
 # - the cap, the report without a writable profile path, `heapsift run --leaks`, a sampled
-#   run's wording, and a C++ program that frees everything (no site reported).
+#   run's wording, and a C++ program that frees everything (no site reported);
+# - bash running the program: one summary per process, each naming its program and pid.
 # usage: leaks.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -160,6 +161,18 @@ grep -A1 '^heapsift: ~[0-9]* bytes in ~[0-9]* objects\{0,1\} allocated from:$' "
 run cc HEAPSIFT_LEAKS=error "$BUILD/programs/noleak_cc"
 [ "$(rc cc)" = 0 ] && [ "$(summary cc | cut -d' ' -f1-3)" = "0 0 0" ] ||
     { fail "noleak_cc: status $(rc cc), summary '$(summary cc)'"; show "$T/cc.err"; }
+
+# bash running the program (dash ends with _exit, so it would not report): each process
+# reports for itself, the summary line names it, so a CI log tells them apart; with error,
+# the leaking child's 23 reaches the shell.
+if command -v bash >/dev/null 2>&1; then
+    run sh HEAPSIFT_LEAKS=error HEAPSIFT_SUPPRESSIONS="$T/supp" HEAPSIFT_OUT="$T/sh.%p.pb.gz" \
+        bash -c "\"$PROG\" >/dev/null; echo \$? >\"$T/sh.child\""
+    grep -q "still allocated at exit from 3 sites (.*) in $PROG (pid [0-9]*)\$" "$T/sh.err" &&
+        grep -q "still allocated at exit from [0-9]* sites (.*) in bash (pid [0-9]*)\$" "$T/sh.err" &&
+        [ "$(cat "$T/sh.child")" = 23 ] ||
+        { fail "bash -c PROG: a summary naming each process, child status 23"; show "$T/sh.err"; }
+fi
 
 [ "$FAILS" -eq 0 ] && echo "leaks: ok ($tb bytes in $to objects from 3 sites, $nsupp suppressed)"
 exit "$FAILS"

@@ -157,7 +157,7 @@ static void test_report(void)
           "file rule:\n%s", t);
     CHECK(!strstr(t, "unused"), "unused rule listed:\n%s", t);
     CHECK(strstr(t, "heapsift: 1300 bytes in 4 objects still allocated at exit from 2 sites "
-                    "(exact: HEAPSIFT_RATE=1; 3 sites suppressed)\n"),
+                    "(exact: HEAPSIFT_RATE=1; 3 sites suppressed) in prog (pid 42)\n"),
           "summary:\n%s", t);
     out.len = 0;
     o.max_sites = 1;
