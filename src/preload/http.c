@@ -167,6 +167,7 @@ static int http_load(void)
         "MHD_destroy_response",
         "MHD_suspend_connection",
         "MHD_resume_connection",
+        "MHD_get_connection_values",
     };
     void **slots = (void **)&hs_mhd;
     _Static_assert(sizeof(hs_mhd) == sizeof(names) / sizeof(names[0]) * sizeof(void *),

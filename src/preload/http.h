@@ -47,6 +47,7 @@ typedef struct {
     void (*destroy_response)(struct MHD_Response *);
     void (*suspend)(struct MHD_Connection *);
     void (*resume)(struct MHD_Connection *);
+    int (*values)(struct MHD_Connection *, enum MHD_ValueKind, MHD_KeyValueIterator, void *);
 } hs_mhd_t;
 
 extern hs_mhd_t hs_mhd;

@@ -348,6 +348,40 @@ static enum MHD_Result http_control(struct MHD_Connection *c, http_req_t *q, con
     return hs_http_reply(c, 200, "text/plain; charset=utf-8", "ok\n", 3);
 }
 
+/* ---- symbols ----------------------------------------------------------------------- */
+
+/* Each query key ("0xA+0xB" arrives as the key "0xA 0xB") appended to the body. */
+static enum MHD_Result http_symbol_key(void *cls, enum MHD_ValueKind kind, const char *key,
+                                       const char *value)
+{
+    http_req_t *q = cls;
+    (void)kind;
+    (void)value;
+    if (q->body.len + strlen(key) + 1 > HS_HTTP_MAX_BODY)
+        q->too_big = true;
+    else if (hs_buf_append(&q->body, key, strlen(key)) != 0 || hs_buf_append(&q->body, "+", 1))
+        q->too_big = true;
+    return MHD_YES;
+}
+
+/* GET: Go's answer, "num_symbols: 1", or with a query of addresses (Go's GET form) the
+ * same lines as a POST. */
+static enum MHD_Result http_symbol_get(struct MHD_Connection *c, http_req_t *q)
+{
+    hs_buf_t b = HS_BUF_INIT;
+    hs_mhd.values(c, MHD_GET_ARGUMENT_KIND, http_symbol_key, q);
+    if (q->too_big)
+        return http_error(c, 413, "query too large");
+    if (q->body.len == 0)
+        return hs_http_reply(c, 200, "text/plain; charset=utf-8", "num_symbols: 1\n", 15);
+    int rc = hs_http_symbols((const char *)q->body.data, q->body.len, &b);
+    if (rc != 0) {
+        hs_buf_free(&b);
+        return http_error(c, 500, "cannot symbolize");
+    }
+    return hs_http_reply_buf(c, 200, "text/plain; charset=utf-8", &b);
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 static enum MHD_Result http_body_reply(struct MHD_Connection *c, int rc, hs_buf_t *b,
@@ -383,7 +417,7 @@ static enum MHD_Result http_route(struct MHD_Connection *c, http_req_t *q, const
     if (strcmp(url, "/debug/heapsift/stats") == 0)
         return http_body_reply(c, hs_http_stats_json(&b), &b, "application/json");
     if (strcmp(url, "/debug/pprof/symbol") == 0)
-        return hs_http_reply(c, 200, "text/plain; charset=utf-8", "num_symbols: 1\n", 15);
+        return http_symbol_get(c, q);
     if (strcmp(url, "/debug/pprof/heap") == 0)
         return http_profile_path(c, q, HTTP_HEAP, false);
     if (strcmp(url, "/debug/pprof/allocs") == 0)

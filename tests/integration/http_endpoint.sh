@@ -11,6 +11,7 @@
 #  - /debug/heapsift/stats: JSON whose exact counters and live estimate match;
 #  - /debug/pprof/symbol: "num_symbols: 1"; a profile served unsymbolized
 #    (HEAPSIFT_SYMBOLIZE=none) is named by go tool pprof -symbolize=remote through it;
+#    site_old's leaf address, POSTed and in Go's GET query form, is named site_old;
 #  - unknown path 404, POST on a profile 405, seconds on peak 400, debug with seconds 400;
 #  - no libmicrohttpd in a process without HEAPSIFT_HTTP.
 set -eu
@@ -82,6 +83,16 @@ go tool pprof -symbolize=remote -top -unit=B "$URL/debug/pprof/heap" >"$T/remote
     fail "go tool pprof -symbolize=remote failed"
 grep -q '1048576B.*site_old' "$T/remote" ||
     { fail "-symbolize=remote: site_old not named through /debug/pprof/symbol"; show "$T/remote"; }
+# The leaf of the 1 MiB sample is in site_old: POST it, and GET it (Go's query form).
+get /debug/pprof/heap "$T/nosym.pb.gz" >/dev/null
+go tool pprof -raw "$T/nosym.pb.gz" 2>/dev/null >"$T/raw"
+leaf=$(awk '/^Samples/ { s = 1 } /^Locations/ { s = 0 } s && / 1048576: / { sub(/.*: /, ""); print $1; exit }' "$T/raw")
+addr=$(awk -v id="$leaf" '/^Locations/ { l = 1; next } /^Mappings/ { l = 0 } l && $1 == id ":" { print $2; exit }' "$T/raw")
+[ -n "$addr" ] || { fail "no location for the 1 MiB sample"; show "$T/raw"; }
+curl -sS -X POST --data-binary "$addr+0x1" "$URL/debug/pprof/symbol" >"$T/sympost" 2>&1 || true
+grep -qx "$addr site_old" "$T/sympost" || { fail "POST /debug/pprof/symbol $addr: want '$addr site_old'"; show "$T/sympost"; }
+[ "$(get "/debug/pprof/symbol?$addr" "$T/symget")" = 200 ] && grep -qx "$addr site_old" "$T/symget" ||
+    { fail "GET /debug/pprof/symbol?$addr: want '$addr site_old'"; show "$T/symget"; }
 app_stop
 
 # A process without HEAPSIFT_HTTP never maps libmicrohttpd.
