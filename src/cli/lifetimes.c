@@ -112,6 +112,18 @@ static int life_own_opts(int *argc, char **argv, life_opts_t *lo)
 
 static const char *life_sort_key;
 
+/* Whether any sample of p, before the filters, carries a lifetime label. */
+static bool life_any_label(const hs_profile_t *p)
+{
+    for (size_t i = 0; i < p->nsamples; i++)
+        for (size_t j = 0; j < p->samples[i].nlabels; j++) {
+            int64_t k = p->samples[i].labels[j].key;
+            if (k > 0 && (size_t)k < p->nstrings && strcmp(p->strings[k], "lifetime") == 0)
+                return true;
+        }
+    return false;
+}
+
 static int life_cmp(const void *pa, const void *pb)
 {
     const hs_lifetime_row_t *a = pa, *b = pb;
@@ -241,7 +253,7 @@ int hs_cmd_lifetimes(int argc, char **argv)
         hs_cli_error("%s: %s", o.pos[0], err);
         rc = rc == -ENOMEM ? 3 : rc == -EPROTO ? 2 : 1;
     } else {
-        if (l.labelled == 0)
+        if (l.labelled == 0 && !life_any_label(p))
             fprintf(stderr,
                     "heapsift: note: %s has no lifetime labels (written without "
                     "lifetimes): every allocation shows as live\n",

@@ -80,6 +80,11 @@ grep -q '^Lifetimes of alloc_space in .*freed within 1ms' "$T/t" && [ "$(wc -l <
     "$T/g.pb.gz" >"$T/t2" && cmp -s "$T/t" "$T/t2" ||
     { fail "--short=D --long=D --sort=K differ from the spaced forms"; show "$T/t2"; }
 
+# A filter that keeps no freed part leaves the profile's lifetimes: no "no lifetime labels" note.
+"$CLI" lifetimes --tagignore lifetime=0ns: "$T/g.pb.gz" >"$T/t" 2>"$T/err" && [ ! -s "$T/err" ] &&
+    grep -q ' 0.0% freed within 1ms, .* 100.0% still live' "$T/t" ||
+    { fail "--tagignore lifetime=0ns: (live part only)"; show "$T/err"; show "$T/t"; }
+
 # A real run: lifetimes as the recorder writes them.
 HEAPSIFT_RATE=8192 HEAPSIFT_SEED=1 HEAPSIFT_OUT="$T/real.pb.gz" LD_PRELOAD="$LIB" \
     "$BUILD/programs/lifeprog" 30
