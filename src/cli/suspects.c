@@ -104,11 +104,14 @@ static void sus_table(const hs_suspects_t *s, const hs_viewopts_t *o)
 {
     const char *u = s->rep.sample_unit;
     char slope[64], growth[64], noise[64], last[64], r2[16], rises[32];
+    char span[64];
+    if (s->timed)
+        snprintf(span, sizeof(span), "over %.2fs", s->t[s->nprofiles - 1]);
+    else
+        snprintf(span, sizeof(span), "(untimed: in the order given, slope per profile)");
     fprintf(stdout,
-            "Leak suspects: %zu profiles over %.2f%s, %s; %zu of %zu stacks grow beyond "
-            "sampling noise\n",
-            s->nprofiles, s->t[s->nprofiles - 1], s->timed ? "s" : " profiles (untimed)",
-            s->rep.sample_type, s->ngrowing, s->n);
+            "Leak suspects: %zu profiles %s, %s; %zu of %zu stacks grow beyond sampling noise\n",
+            s->nprofiles, span, s->rep.sample_type, s->ngrowing, s->n);
     fprintf(stdout, "%12s %11s %10s %10s %6s %7s  %-9s %s\n", "slope", "growth", "+-noise", "last",
             "R^2", "rises", "verdict", "stack (leaf first)");
     long shown = 0, max = o->count ? o->count : 20;

@@ -106,6 +106,12 @@ else
     echo "note: only $n interval dumps (loaded machine?): interval check skipped"
 fi
 
+# Profiles written at the same time (here one twice): untimed, said in the header, slope per profile.
+"$CLI" suspects --all "$T/e/step.000.pb.gz" "$T/e/step.000.pb.gz" >"$T/u" &&
+    head -1 "$T/u" | grep -q '^Leak suspects: 2 profiles (untimed: in the order given, slope per profile), inuse_space; 0 of ' &&
+    sed -n 3p "$T/u" | grep -q '^ *0/prof  *0 ' ||
+    { fail "untimed header and slope"; show "$T/u"; }
+
 # Bad input: one line on stderr, status 2 (bad input) or 3 (I/O), nothing on stdout.
 mkdir -p "$T/empty"
 cli_refuses suspects 2 "no profiles in this directory" "$T/empty"
