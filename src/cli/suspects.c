@@ -212,6 +212,13 @@ static int sus_run(const hs_viewopts_t *o, char **files, hs_profile_t **p, long 
     char err[512];
     hs_suspects_t s;
     rc = hs_suspects_find(&s, (const hs_profile_t *const *)p, (size_t)n, &o->r, err, sizeof(err));
+    size_t bad = 0;
+    if (rc && sscanf(err, "profile %zu has other sample types", &bad) == 1 && bad >= 1 &&
+        bad <= (size_t)n) {
+        hs_cli_error("suspects: %s has other sample types than %s", files[bad - 1], files[0]);
+        hs_suspects_free(&s);
+        return 2;
+    }
     if (rc) {
         hs_cli_error("suspects: %s", err);
         hs_suspects_free(&s);

@@ -120,6 +120,8 @@ cli_refuses suspects 3 "missing.pb.gz" "$T/e/step.000.pb.gz" "$T/missing.pb.gz"
 cli_refuses suspects 3 "missing: No such file or directory" "$T/missing"
 printf 'not a profile\n' >"$T/junk.pb.gz"
 cli_refuses suspects 2 "junk.pb.gz" "$T/e/step.000.pb.gz" "$T/junk.pb.gz"
+printf 'heap profile:    1:   100 [   1:   100] @ heapprofile\n   1:   100 [   1:   100] @ 0x401000\n' >"$T/g.heap"
+cli_refuses suspects 2 "step.000.pb.gz has other sample types than $T/g.heap" "$T/g.heap" "$T/e/step.000.pb.gz"
 cli_refuses suspects 1 "see heapsift suspects --help" --bogus "$T/e"
 cli_refuses suspects 1 "use heapsift top --tags" --tags "$T/e"
 
