@@ -515,9 +515,11 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, hs_lif
  * alone costs ~0.1 s per process); full: DWARF of separate debug files too; names: symbol
  * tables only; none: addresses only. One libdwfl session serves both kinds of file, so
  * each file is mapped once. */
+static const char *dump_sym_mode; /* overrides HEAPSIFT_SYMBOLIZE when set (leak report) */
+
 static void dump_symbolizers(dump_ctx_t *c)
 {
-    const char *mode = hs_opt.symbolize;
+    const char *mode = dump_sym_mode ? dump_sym_mode : hs_opt.symbolize;
     if (strcmp(mode, "none") == 0)
         return;
     c->sym = hs_symbolizer_new_pid(0);
@@ -647,6 +649,29 @@ static void dump_report(int rc, const char *path, uint64_t samples, uint32_t sta
     dump_failing = false;
 }
 
+/* The leak report, from the exit profile c. Its frames need names and files for the
+ * suppressions (built-in ones included) to match and for the report to be read: when
+ * HEAPSIFT_SYMBOLIZE asked for less, the report is made from a second profile of the same
+ * live set, symbolized with lines. */
+static void dump_leaks(dump_ctx_t *c, const char *kind)
+{
+    const char *mode = hs_opt.symbolize;
+    if (!hs_leaks_on())
+        return;
+    if (strcmp(mode, "none") != 0 && strcmp(mode, "names") != 0) {
+        hs_leaks_report(c->prof);
+        return;
+    }
+    dump_ctx_t l;
+    uint64_t samples = 0;
+    uint32_t stacks = 0;
+    dump_sym_mode = "lines";
+    int rc = dump_make(&l, kind, NULL, &samples, &stacks);
+    dump_sym_mode = NULL;
+    hs_leaks_report(rc == 0 ? l.prof : c->prof);
+    dump_ctx_free(&l);
+}
+
 static int dump_locked(const char *path, const char *kind, unsigned flags)
 {
     char buf[4096];
@@ -665,7 +690,7 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
     dump_report(rc, path, samples, stacks);
     /* The leak report reads the exit profile, written or not. */
     if (made && (flags & HS_DUMP_FINAL) && strcmp(kind, "heap") == 0)
-        hs_leaks_report(c.prof);
+        dump_leaks(&c, kind);
     if (rc == 0 && named)
         hs_triggers_wrote(kind, path);
     dump_ctx_free(&c);

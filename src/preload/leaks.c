@@ -2,8 +2,9 @@
  * Leak report at exit: HEAPSIFT_LEAKS=1 prints, when the process exits, the allocation
  * sites whose sampled objects are still live, with their estimated bytes and objects and
  * their symbolized stacks (leakreport.c formats it from the exit profile, so the frames
- * are the profile's). HEAPSIFT_SUPPRESSIONS names a file in LeakSanitizer's format;
- * heapsift's built-in suppressions (suppress.c) always apply. HEAPSIFT_LEAKS=error also
+ * are the profile's, symbolized with lines whatever HEAPSIFT_SYMBOLIZE says: dump.c).
+ * HEAPSIFT_SUPPRESSIONS names a file in LeakSanitizer's format; heapsift's built-in
+ * suppressions (suppress.c) always apply. HEAPSIFT_LEAKS=error also
  * ends the process with status 23 when unsuppressed leaks remain.
  * The file is read once at start (its relative path is relative to the starting working
  * directory); the report runs in the exit dump, under the reentrancy guard, off every

@@ -14,6 +14,7 @@
 #   the summary, and leaves the built-in rules only;
 # - the cap, the report without a writable profile path, `heapsift run --leaks`, a sampled
 #   run's wording, and a C++ program that frees everything (no site reported);
+# - HEAPSIFT_SYMBOLIZE=none/names: the report still named, suppressions applied;
 # - bash running the program: one summary per process, each naming its program and pid.
 # usage: leaks.sh BUILD_DIR SOURCE_DIR
 set -eu
@@ -161,6 +162,18 @@ grep -A1 '^heapsift: ~[0-9]* bytes in ~[0-9]* objects\{0,1\} allocated from:$' "
 run cc HEAPSIFT_LEAKS=error "$BUILD/programs/noleak_cc"
 [ "$(rc cc)" = 0 ] && [ "$(summary cc | cut -d' ' -f1-3)" = "0 0 0" ] ||
     { fail "noleak_cc: status $(rc cc), summary '$(summary cc)'"; show "$T/cc.err"; }
+
+# HEAPSIFT_SYMBOLIZE=none or names: the profile keeps what was asked (no names, or no
+# files), but the report still names functions and files, and the suppressions by function
+# and by file (built-in ones included) apply as they do by default.
+for mode in none names; do
+    run "sym$mode" HEAPSIFT_LEAKS=1 HEAPSIFT_SYMBOLIZE=$mode HEAPSIFT_SUPPRESSIONS="$T/supp" "$PROG"
+    [ "$(summary "sym$mode")" = "$(summary all)" ] &&
+        [ "$(grep -c '^    #0 0x[0-9a-f]* in leak_[a-z_]* .*leaky\.c:[0-9]* (leaky+0x' "$T/sym$mode.err")" -eq 3 ] ||
+        { fail "HEAPSIFT_SYMBOLIZE=$mode: summary '$(summary "sym$mode")', want '$(summary all)', named frames"; show "$T/sym$mode.err"; }
+done
+go tool pprof -symbolize=none -raw "$T/symnone.pb.gz" 2>/dev/null | grep -q 'leak_' &&
+    fail "HEAPSIFT_SYMBOLIZE=none: the profile has function names"
 
 # bash running the program (dash ends with _exit, so it would not report): each process
 # reports for itself, the summary line names it, so a CI log tells them apart; with error,
