@@ -48,7 +48,7 @@ static int sus_cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every regular file of dir (no dot files, no half-written ".tmp." files), sorted by name,
+/* Every regular file of dir with a profile's name (hs_view_profile_name), sorted by name,
  * in *out (malloc'ed, with malloc'ed names). Returns the count, or -1 after an error. */
 static long sus_dir(const char *dir, char ***out)
 {
@@ -63,8 +63,7 @@ static long sus_dir(const char *dir, char ***out)
     while (v && (e = readdir(d))) {
         struct stat st;
         char *path = NULL;
-        if (e->d_name[0] == '.' || strstr(e->d_name, ".tmp.") ||
-            asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+        if (!hs_view_profile_name(e->d_name) || asprintf(&path, "%s/%s", dir, e->d_name) < 0)
             continue;
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
             free(path);

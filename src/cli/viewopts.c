@@ -33,6 +33,20 @@ const char hs_viewopts_help[] =
     "                      mappings name) or none\n"
     "  --help              show this help\n";
 
+bool hs_view_profile_name(const char *n)
+{
+    static const char *const suffixes[] = {".pb.gz", ".pb", ".pprof", ".prof", ".heap", ".gz"};
+    size_t len = strlen(n);
+    if (n[0] == '.' || strstr(n, ".tmp."))
+        return false;
+    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (len > sl && strcmp(n + len - sl, suffixes[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i; NULL if
  * argv[*i] is not that option. *missing is set when the value is absent. */
 const char *hs_view_optval(int argc, char **argv, int *i, const char *name, bool *missing)

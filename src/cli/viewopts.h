@@ -43,6 +43,10 @@ typedef struct {
 /* The option lines every view's --help shows. */
 extern const char hs_viewopts_help[];
 
+/* Whether a directory entry's name is a profile's (.pb.gz, .pb, .pprof, .prof, .heap, .gz),
+ * neither a dot file nor a half-written ".tmp." one: what suspects and web read of a DIR. */
+bool hs_view_profile_name(const char *name);
+
 /* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i past it;
  * NULL if argv[*i] is not that option, with *missing set when its value is absent. */
 const char *hs_view_optval(int argc, char **argv, int *i, const char *name, bool *missing);

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "readers.h"
+#include "viewopts.h"
 #include "web.h"
 
 #include <dirent.h>
@@ -236,21 +237,6 @@ static void store_poll_file(hs_web_target_t *t)
     store_outcome(t, p ? NULL : err);
 }
 
-/* A directory entry worth loading: a profile-like name, not a temporary file. */
-static bool store_dir_name_ok(const char *n)
-{
-    static const char *const suffixes[] = {".pb.gz", ".pb", ".pprof", ".prof", ".heap", ".gz"};
-    size_t len = strlen(n);
-    if (n[0] == '.' || strstr(n, ".tmp."))
-        return false;
-    for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-        size_t sl = strlen(suffixes[i]);
-        if (len > sl && strcmp(n + len - sl, suffixes[i]) == 0)
-            return true;
-    }
-    return false;
-}
-
 static hs_web_seen_t *store_seen_find(hs_web_target_t *t, const char *name)
 {
     for (size_t i = 0; i < t->nseen; i++)
@@ -280,7 +266,7 @@ static long store_dir_new(hs_web_target_t *t, hs_web_seen_t **out)
     char path[4096];
     while ((e = readdir(d))) {
         struct stat st;
-        if (!store_dir_name_ok(e->d_name))
+        if (!hs_view_profile_name(e->d_name))
             continue;
         snprintf(path, sizeof(path), "%s/%s", t->spec, e->d_name);
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))

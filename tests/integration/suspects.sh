@@ -88,6 +88,15 @@ done
 grep -q "^Leak suspects: 10 profiles over .*2 of [0-9]* stacks grow beyond" "$T/table" &&
     sed -n 3p "$T/table" | grep -q 'growing   block < site_leak' ||
     { fail "rate 1: table header or first row"; show "$T/table"; }
+# Files without a profile's name beside the dumps (a README, a flame graph) are not read;
+# a profile-named file that is no profile is an error naming it.
+echo notes >"$T/e/README"
+"$CLI" flamegraph -o "$T/e/heap.svg" "$T/e/step.000.pb.gz"
+"$CLI" suspects "$T/e" >"$T/table2" && cmp -s "$T/table" "$T/table2" ||
+    { fail "README and SVG in the directory"; show "$T/table2"; }
+printf 'junk\n' >"$T/e/zz.pb.gz"
+cli_refuses suspects 2 "zz.pb.gz" "$T/e"
+rm -f "$T/e/README" "$T/e/heap.svg" "$T/e/zz.pb.gz"
 
 # Interval trigger: a directory of timed dumps, in time order whatever their names.
 mkdir -p "$T/iv"
