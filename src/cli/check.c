@@ -13,6 +13,7 @@
 #include "viewopts.h"
 
 #include <errno.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
@@ -120,6 +121,15 @@ static int check_budget(check_opts_t *c, const char *v)
     snprintf(b->re, sizeof(b->re), "%.*s", (int)(eq - v), v);
     if ((b->limit = check_size(eq + 1)) < 0)
         return check_bad_size("--max", eq + 1);
+    regex_t re;
+    int rc = regcomp(&re, b->re, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[128];
+        regerror(rc, &re, why, sizeof(why));
+        hs_cli_error("check: bad --max regular expression '%s': %s", b->re, why);
+        return 1;
+    }
+    regfree(&re);
     return -1;
 }
 

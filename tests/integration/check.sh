@@ -98,7 +98,7 @@ cli_refuses check 1 "nothing to check" "$T/e.pb.gz"
 cli_refuses check 1 "missing value for '--max-inuse'" "$T/e.pb.gz" --max-inuse
 cli_refuses check 1 "use heapsift top --tags" --tags --max-inuse 1GB "$T/e.pb.gz"
 cli_refuses check 1 "--no-new-growth needs --base" --no-new-growth "$T/e.pb.gz"
-cli_refuses check 1 "bad --focus regular expression" --max '(=1MB' "$T/e.pb.gz"
+cli_refuses check 1 "check: bad --max regular expression '('" --max '(=1MB' "$T/e.pb.gz"
 cli_refuses check 3 "missing.pb.gz" --max-inuse 1MB "$T/missing.pb.gz"
 printf 'junk\n' >"$T/junk"
 cli_refuses check 2 "junk" --max-inuse 1MB "$T/junk"
