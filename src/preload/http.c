@@ -409,9 +409,9 @@ static void http_at_exit(void)
     }
 }
 
-/* Fork while the thread is inside dlopen would leave the child with the dynamic
- * loader's lock held for good: the fork waits for the load (once, at start; at most 1 s,
- * in case the forking thread holds that lock itself). */
+/* Belt and braces: libmicrohttpd is loaded by the constructor (hs_http_start), so the
+ * thread's own load is a no-op; a fork still waits (at most 1 s) for the thread to be past
+ * it, so that no fork can ever copy the loader's lock held by that thread. */
 static void http_fork_prepare(void)
 {
     for (int i = 0; i < 1000 && __atomic_load_n(&http.loading, __ATOMIC_ACQUIRE); i++) {
@@ -461,6 +461,11 @@ void hs_http_start(void)
         hs_log("HEAPSIFT_HTTP=%s: invalid value (expected HOST:PORT, [IPV6]:PORT or :PORT; "
                ":0 picks a free port); profiling goes on without the endpoint",
                http.addr);
+    /* libmicrohttpd is loaded here, in the constructor, before main can start threads
+     * that fork: a fork while another thread is inside dlopen leaves the child with the
+     * loader's lock held for good. The serving thread then finds it loaded. */
+    if (rc == 0)
+        rc = http_load();
     if (rc == 0 && (rc = http_spawn()) != 0)
         hs_log("HEAPSIFT_HTTP: cannot start the serving thread (%s)", strerror(-rc));
     if (rc == 0) {
