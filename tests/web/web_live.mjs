@@ -7,41 +7,14 @@
 // usage: node web_live.mjs URL EXPECT.json SCREENSHOT_PREFIX
 // Prints "N passed, N failed" and exits 1 on any failure.
 import { readFileSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { check, openPage, rowCells, run } from "./harness.mjs";
 
 const [url, expectFile, shots] = process.argv.slice(2);
 const want = JSON.parse(readFileSync(expectFile, "utf8"));
-let passed = 0, failed = 0;
+const ctx = await openPage();
+const { page, pageErrors } = ctx;
 
-function check(ok, what, detail) {
-  if (ok) {
-    passed++;
-    console.log("ok   " + what);
-  } else {
-    failed++;
-    console.log("FAIL " + what + (detail !== undefined ? ": " + detail : ""));
-  }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.HS_CHROMIUM || "/usr/bin/chromium",
-  // No connection leaves the machine: Chromium's own background traffic is off too.
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync"],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-const pageErrors = [];
-page.on("pageerror", (e) => pageErrors.push(e.message));
-page.setDefaultTimeout(30000);
-
-async function rowCells(table, name) {
-  const row = page.locator(`${table} tbody tr[data-name="${name}"]`).first();
-  await row.waitFor();
-  return row.locator("td").allInnerTexts();
-}
-
-try {
+await run(ctx, shots, async () => {
   await page.goto(url);
   await page.waitForSelector("#top-table tbody tr");
   await page.selectOption("#profA", String(want.a));
@@ -52,12 +25,12 @@ try {
   check(first[6] === want.top.name && first[0] === want.top.flat,
         `Top of B: ${want.top.name} ${want.top.flat} as go tool pprof reads the stored profile`,
         first[6] + " " + first[0]);
-  const leak = await rowCells("#top-table", want.leak);
+  const leak = await rowCells(page, "#top-table", want.leak);
   check(leak[3] === want.leak_cum, `Top of B: ${want.leak} cum ${want.leak_cum}`, leak[3]);
   await page.screenshot({ path: shots + "-top.png", fullPage: true });
 
   await page.click('#tabs button[data-tab="diff"]');
-  const d = await rowCells("#diff-table", want.leak);
+  const d = await rowCells(page, "#diff-table", want.leak);
   check(d[3] === "+" + want.diff_cum && d[5] === "grew",
         `Diff A→B: ${want.leak} cum +${want.diff_cum} grew, as heapsift diff says`, d.join(" | "));
   await page.screenshot({ path: shots + "-diff.png", fullPage: true });
@@ -84,11 +57,4 @@ try {
   check(!flat || flat[0] !== "growing", `Suspects: ${want.flat} not growing`, JSON.stringify(flat));
   await page.screenshot({ path: shots + "-suspects.png", fullPage: true });
   check(pageErrors.length === 0, "no JavaScript error", pageErrors.join(" | "));
-} catch (e) {
-  check(false, "page flow", e.stack || e.message);
-  await page.screenshot({ path: shots + "-failure.png", fullPage: true }).catch(() => {});
-} finally {
-  await browser.close();
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+});

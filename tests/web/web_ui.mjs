@@ -11,45 +11,14 @@
 // points; the Suspects panel; the unreachable target's error; a new dump picked up by the
 // poller. Prints "N passed, N failed" and exits 1 on any failure.
 import { copyFileSync, readFileSync, renameSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { check, openPage, rowCells, run } from "./harness.mjs";
 
 const [url, expectFile, shots] = process.argv.slice(2);
 const want = JSON.parse(readFileSync(expectFile, "utf8"));
-let passed = 0, failed = 0;
+const ctx = await openPage();
+const { page, pageErrors, requests } = ctx;
 
-function check(ok, what, detail) {
-  if (ok) {
-    passed++;
-    console.log("ok   " + what);
-  } else {
-    failed++;
-    console.log("FAIL " + what + (detail !== undefined ? ": " + detail : ""));
-  }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.HS_CHROMIUM || "/usr/bin/chromium",
-  // No connection leaves the machine: Chromium's own background traffic is off too.
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync"],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-const pageErrors = [];
-page.on("pageerror", (e) => pageErrors.push(e.message));
-page.on("console", (m) => { if (m.type() === "error") pageErrors.push(m.text()); });
-const requests = [];
-page.on("request", (r) => requests.push(r.url()));
-page.setDefaultTimeout(30000);
-
-/* Text of the cells of the table row whose name cell is name. */
-async function rowCells(table, name) {
-  const row = page.locator(`${table} tbody tr[data-name="${name}"]`);
-  await row.first().waitFor();
-  return row.first().locator("td").allInnerTexts();
-}
-
-try {
+await run(ctx, shots, async () => {
   await page.goto(url);
   await page.waitForSelector("#top-table tbody tr");
 
@@ -74,12 +43,12 @@ try {
 
   // Diff: the grown site, its delta and verdict, as `heapsift diff A B` prints them.
   await page.click('#tabs button[data-tab="diff"]');
-  const grow = await rowCells("#diff-table", want.diff.name);
+  const grow = await rowCells(page, "#diff-table", want.diff.name);
   check(grow[0] === "+" + want.diff.flat, `Diff: ${want.diff.name} grew by +${want.diff.flat}`,
         grow[0]);
   check(grow[5] === "grew", `Diff: ${want.diff.name} judged "grew"`, grow[5]);
   check(grow[1] === want.diff.flat_pct, "Diff: its flat% of A is " + want.diff.flat_pct, grow[1]);
-  const steady = await rowCells("#diff-table", want.diff.steady);
+  const steady = await rowCells(page, "#diff-table", want.diff.steady);
   check(steady[5] === want.diff.steady_verdict,
         `Diff: ${want.diff.steady} judged "${want.diff.steady_verdict}" as in heapsift diff`,
         steady[5]);
@@ -139,7 +108,7 @@ try {
   await page.waitForSelector("#suspects > *");
   const sus = await page.locator("#suspects").innerText();
   if (want.suspects && want.suspects.site) {
-    const cells = await rowCells("#suspects-table", want.suspects.site);
+    const cells = await rowCells(page, "#suspects-table", want.suspects.site);
     check(cells[0] === want.suspects.verdict,
           `Suspects: ${want.suspects.site} judged "${want.suspects.verdict}" as in heapsift suspects`,
           cells[0]);
@@ -183,11 +152,4 @@ try {
   const foreign = requests.filter((u) => !u.startsWith(url) && !u.startsWith("data:"));
   check(foreign.length === 0, "no request leaves the server", foreign.join(" "));
   check(pageErrors.length === 0, "no JavaScript error", pageErrors.join(" | "));
-} catch (e) {
-  check(false, "page flow", e.stack || e.message);
-  await page.screenshot({ path: shots + "-failure.png", fullPage: true }).catch(() => {});
-} finally {
-  await browser.close();
-}
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+});
