@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SITE __attribute__((noipa, used))
-#else
-#define SITE __attribute__((noinline, used))
-#endif
+#include "site.h"
 
 static volatile unsigned long g_sink;
 

@@ -23,11 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SITE __attribute__((noipa, used))
-#else
-#define SITE __attribute__((noinline, used))
-#endif
+#include "site.h"
 
 static void *volatile g_sink;
 static void *volatile g_cache[5];

@@ -14,11 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SITE __attribute__((noipa, used))
-#else
-#define SITE __attribute__((noinline, used))
-#endif
+#include "site.h"
 
 static void *volatile g_sink;
 static void *volatile g_hold[20];

@@ -26,11 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SITE __attribute__((noipa, used))
-#else
-#define SITE __attribute__((noinline, used))
-#endif
+#include "site.h"
 
 #define NOBJ 4000     /* objects per big site: enough samples at rate 4096 */
 #define OBJSZ 4096    /* requested bytes per big-site object */

@@ -17,11 +17,7 @@
 #include <string>
 #include <vector>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SITE __attribute__((noipa, used))
-#else
-#define SITE __attribute__((noinline, used))
-#endif
+#include "site.h"
 
 namespace sites
 {

@@ -23,11 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define SITE __attribute__((noipa, used))
-#else
-#define SITE __attribute__((noinline, used))
-#endif
+#include "site.h"
 
 extern int heapsift_dump(const char *path) __attribute__((weak));
 
