@@ -82,9 +82,9 @@ static int api_targets(hs_web_req_t *q)
     return hs_buf_append(b, "]}", 2) ? 500 : 0;
 }
 
-static void api_profile(hs_buf_t *b, const hs_web_prof_t *p)
+/* The fields a profile and a series point share, from the opening brace on (left open). */
+static void api_point(hs_buf_t *b, const hs_web_prof_t *p)
 {
-    const hs_profile_t *pr = p->prof;
     hs_buf_printf(b, "{\"id\":%" PRIu64 ",\"time\":%" PRId64 ",\"label\":", p->id, p->time_ms);
     hs_json_str(b, p->label);
     hs_buf_printf(b, ",\"inuse\":");
@@ -93,6 +93,12 @@ static void api_profile(hs_buf_t *b, const hs_web_prof_t *p)
     hs_json_int_or_null(b, p->rss);
     hs_buf_printf(b, ",\"rss_from\":");
     hs_json_str(b, p->rss_from);
+}
+
+static void api_profile(hs_buf_t *b, const hs_web_prof_t *p)
+{
+    const hs_profile_t *pr = p->prof;
+    api_point(b, p);
     hs_buf_printf(b,
                   ",\"samples\":%zu,\"period\":%" PRId64 ",\"default_sample_type\":", pr->nsamples,
                   pr->period);
@@ -132,16 +138,9 @@ static int api_series(hs_web_req_t *q)
     hs_buf_t *b = q->out;
     hs_buf_printf(b, "{\"target\":%zu,\"points\":[", q->ti);
     for (size_t i = 0; i < q->t->n; i++) {
-        const hs_web_prof_t *p = &q->t->ring[i];
-        hs_buf_printf(b, "%s{\"id\":%" PRIu64 ",\"time\":%" PRId64 ",\"label\":", i ? "," : "",
-                      p->id, p->time_ms);
-        hs_json_str(b, p->label);
-        hs_buf_printf(b, ",\"inuse\":");
-        hs_json_int_or_null(b, p->inuse);
-        hs_buf_printf(b, ",\"rss\":");
-        hs_json_int_or_null(b, p->rss);
-        hs_buf_printf(b, ",\"rss_from\":");
-        hs_json_str(b, p->rss_from);
+        if (i)
+            hs_buf_append(b, ",", 1);
+        api_point(b, &q->t->ring[i]);
         hs_buf_append(b, "}", 1);
     }
     return hs_buf_append(b, "]}", 2) ? 500 : 0;
