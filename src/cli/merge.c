@@ -169,6 +169,11 @@ static int mg_add(mg_state_t *st, const hs_profile_t *src)
     uint64_t *ids = NULL;
     size_t cap = 0;
     int rc = 0;
+    /* Mappings in src's order first: the merge is named after its mapping 1 (the
+     * program), not after the library of the first sample's leaf. */
+    for (size_t i = 0; i < src->nmappings && rc == 0; i++)
+        if (mg_mapping(st, src, src->mappings[i].id) == UINT64_MAX)
+            rc = -ENOMEM;
     for (size_t i = 0; i < src->nsamples && rc == 0; i++) {
         const hs_sample_t *s = &src->samples[i];
         if (s->nlocs > cap) {

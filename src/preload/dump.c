@@ -247,6 +247,34 @@ static uint64_t dump_mapping(dump_ctx_t *c, uint64_t addr)
     return c->map_ids[i];
 }
 
+/* Makes the main executable mapping 1 (pprof names a profile after its first mapping):
+ * the executable mapping of the file /proc/self/exe names, or of the first file mapped
+ * when that link cannot be read; else its first mapping. Other mappings keep their
+ * first-use order. */
+static void dump_main_mapping(dump_ctx_t *c)
+{
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    for (size_t i = 0; !exe[0] && i < c->maps.n; i++)
+        if (c->maps.maps[i].path[0] == '/')
+            snprintf(exe, sizeof(exe), "%s", c->maps.maps[i].path);
+    const hs_map_t *first = NULL;
+    for (size_t i = 0; exe[0] && i < c->maps.n; i++) {
+        const hs_map_t *m = &c->maps.maps[i];
+        if (strcmp(m->path, exe) != 0)
+            continue;
+        if (m->executable) {
+            first = m;
+            break;
+        }
+        if (!first)
+            first = m;
+    }
+    if (first)
+        dump_mapping(c, first->start);
+}
+
 /* A location at addr (a return address - 1, inside the call) in mapping map, with one
  * line per (inlined) frame sym knows of. */
 static uint64_t dump_add_location(dump_ctx_t *c, hs_symbolizer_t *sym, uint64_t map, uint64_t addr)
@@ -559,6 +587,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
         c->maps.n = 0;
     dump_symbolizers(c);
     hs_modules_refresh(); /* which libraries of the recorded stacks are gone */
+    dump_main_mapping(c);
     int rc = dump_header(c->prof, m, kind, dump_live_ci95(s, n));
     if (rc == 0)
         rc = dump_samples(c, s, n, m->life);
