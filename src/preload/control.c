@@ -131,6 +131,22 @@ static void control_live(struct heapsift_stats *out)
     free(bytes);
 }
 
+/* Around an API call's own work: cancellation is off (a cancellation point inside cannot
+ * end it halfway) and the calling thread's allocations are not sampled. */
+static int control_enter(void)
+{
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    hs_guard_enter(&hs_tls);
+    return cancel;
+}
+
+static void control_leave(int cancel)
+{
+    hs_guard_exit(&hs_tls);
+    pthread_setcancelstate(cancel, NULL);
+}
+
 HS_EXPORT int heapsift_stats(struct heapsift_stats *out)
 {
     hs_counters_t k;
@@ -141,10 +157,7 @@ HS_EXPORT int heapsift_stats(struct heapsift_stats *out)
     memset(out, 0, sizeof(*out));
     if (!control_on())
         return -ENOTSUP;
-    hs_tls_t *t = &hs_tls;
-    int cancel;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    hs_guard_enter(t);
+    int cancel = control_enter();
     hs_counters_read(&k);
     out->allocs = k.allocs;
     out->frees = k.frees;
@@ -165,8 +178,7 @@ HS_EXPORT int heapsift_stats(struct heapsift_stats *out)
     out->dumps = written;
     out->dump_failures = failed;
     out->active = !__atomic_load_n(&hs_inactive, __ATOMIC_RELAXED);
-    hs_guard_exit(t);
-    pthread_setcancelstate(cancel, NULL);
+    control_leave(cancel);
     return 0;
 }
 
@@ -205,13 +217,9 @@ HS_EXPORT int heapsift_tracker_new(const char *name, const char *function)
 {
     if (!control_on())
         return -ENOTSUP;
-    hs_tls_t *t = &hs_tls;
-    int cancel;
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    hs_guard_enter(t);
+    int cancel = control_enter();
     int rc = hs_trackers_new(name, function);
-    hs_guard_exit(t);
-    pthread_setcancelstate(cancel, NULL);
+    control_leave(cancel);
     return rc;
 }
 
