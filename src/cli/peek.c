@@ -30,7 +30,6 @@ static void peek_edge(const hs_report_t *r, const hs_redge_t *e, const hs_rnode_
 static size_t peek_nodes(const hs_report_t *r, const uint32_t *order, size_t n, const hs_redge_t *e,
                          size_t ne, const regex_t *re, const char *ou)
 {
-    char f[64], c[64], fp[32], sp[32], cp[32];
     int64_t flat_sum = 0;
     size_t matched = 0;
     for (size_t i = 0; i < n; i++) {
@@ -44,12 +43,8 @@ static size_t peek_nodes(const hs_report_t *r, const uint32_t *order, size_t n, 
             if (e[k].to == id)
                 peek_edge(r, &e[k], nd, ou, true);
         flat_sum += nd->flat;
-        hs_report_label(f, sizeof(f), nd->flat, r->sample_unit, ou);
-        hs_report_label(c, sizeof(c), nd->cum, r->sample_unit, ou);
-        hs_report_percent(fp, sizeof(fp), nd->flat, r->total);
-        hs_report_percent(sp, sizeof(sp), flat_sum, r->total);
-        hs_report_percent(cp, sizeof(cp), nd->cum, r->total);
-        printf("%10s %s %s %10s %s                | %s\n", f, fp, sp, c, cp, nd->name);
+        hs_report_print_cells(r, nd, flat_sum, ou, stdout);
+        printf("                | %s\n", nd->name);
         for (size_t k = 0; k < ne; k++)
             if (e[k].from == id)
                 peek_edge(r, &e[k], nd, ou, false);

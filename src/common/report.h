@@ -207,6 +207,10 @@ double hs_report_scale(double value, const char *from, const char *to, const cha
 void hs_report_flabel(char *out, size_t len, double value, const char *from, const char *to);
 /* measurement.Percentage: width 6. */
 void hs_report_percent(char *out, size_t len, int64_t value, int64_t total);
+/* The five columns pprof's top and peek print before a node's name (flat, flat%, sum%, cum,
+ * cum%; sum: flat summed over the rows so far, this one included), with no newline. */
+void hs_report_print_cells(const hs_report_t *r, const hs_rnode_t *nd, int64_t sum, const char *ou,
+                           FILE *out);
 /* The command-line unit (B, kB, MB, GB, TB, PB, auto) as pprof names it, or NULL. */
 const char *hs_report_unit_arg(const char *u);
 

@@ -157,6 +157,18 @@ void hs_report_percent(char *out, size_t len, int64_t value, int64_t total)
         snprintf(out, len, "%5.2g%%", r);
 }
 
+void hs_report_print_cells(const hs_report_t *r, const hs_rnode_t *nd, int64_t sum, const char *ou,
+                           FILE *out)
+{
+    char f[64], c[64], fp[32], sp[32], cp[32];
+    hs_report_label(f, sizeof(f), nd->flat, r->sample_unit, ou);
+    hs_report_label(c, sizeof(c), nd->cum, r->sample_unit, ou);
+    hs_report_percent(fp, sizeof(fp), nd->flat, r->total);
+    hs_report_percent(sp, sizeof(sp), sum, r->total);
+    hs_report_percent(cp, sizeof(cp), nd->cum, r->total);
+    fprintf(out, "%10s %s %s %10s %s", f, fp, sp, c, cp);
+}
+
 void hs_report_label(char *out, size_t len, int64_t value, const char *from, const char *to)
 {
     hs_report_flabel(out, len, (double)value, from, to);

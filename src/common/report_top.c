@@ -34,7 +34,7 @@ static void top_print_rows(const hs_report_t *r, const uint32_t *shown, size_t n
                            const bool *inl, const bool *noinl, const hs_top_column_t *cols,
                            FILE *out)
 {
-    char f[64], c[64], fp[32], sp[32], cp[32], x[128];
+    char x[128];
     int64_t sum = 0;
     fprintf(out, "%10s %5s%% %5s%% %10s %5s%%", "flat", "flat", "sum", "cum", "cum");
     for (const hs_top_column_t *col = cols; col && col->header; col++)
@@ -43,15 +43,10 @@ static void top_print_rows(const hs_report_t *r, const uint32_t *shown, size_t n
     for (size_t i = 0; i < n; i++) {
         const hs_rnode_t *nd = &r->nodes[shown[i]];
         sum += nd->flat;
-        hs_report_label(f, sizeof(f), nd->flat, r->sample_unit, ou);
-        hs_report_label(c, sizeof(c), nd->cum, r->sample_unit, ou);
-        hs_report_percent(fp, sizeof(fp), nd->flat, r->total);
-        hs_report_percent(sp, sizeof(sp), sum, r->total);
-        hs_report_percent(cp, sizeof(cp), nd->cum, r->total);
         const char *mark = !inl[shown[i]]    ? ""
                            : noinl[shown[i]] ? " (partial-inline)"
                                              : " (inline)";
-        fprintf(out, "%10s %s %s %10s %s", f, fp, sp, c, cp);
+        hs_report_print_cells(r, nd, sum, ou, out);
         for (const hs_top_column_t *col = cols; col && col->header; col++) {
             col->cell(r, nd, ou, x, sizeof(x));
             fprintf(out, " %*s", col->width, x);
