@@ -28,5 +28,9 @@ int hs_cmd_lifetimes(int argc, char **argv);
 
 /* Prints "heapsift: error: <formatted>" and a newline on stderr. */
 void hs_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reports the option getopt_long refused, as every verb does: "VERB: unknown option
+ * '--x'" (c == '?') or "VERB: missing value for '--x'" (c == ':'; the optstring must
+ * start with "+:" and opterr be 0). Returns 1, the usage exit status. */
+int hs_cli_bad_option(const char *verb, int c, char **argv);
 
 #endif

@@ -150,7 +150,8 @@ static int cv_parse(int argc, char **argv, cv_opts_t *o)
     int c;
     o->symbolize = true;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+t:o:qh", longs, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:t:o:qh", longs, NULL)) != -1) {
         switch (c) {
         case 't':
             to = optarg;
@@ -171,8 +172,7 @@ static int cv_parse(int argc, char **argv, cv_opts_t *o)
             cv_usage(stdout);
             return 0;
         default:
-            hs_cli_error("convert: bad option (see heapsift convert --help)");
-            return 1;
+            return hs_cli_bad_option("convert", c, argv);
         }
     }
     if (!to || optind != argc - 1) {

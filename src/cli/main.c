@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,17 @@ void hs_cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+int hs_cli_bad_option(const char *verb, int c, char **argv)
+{
+    char shortopt[3] = {'-', (char)optopt, '\0'};
+    const char *a = c == ':' || optopt == 0 ? argv[optind - 1] : shortopt;
+    if (c == ':')
+        hs_cli_error("%s: missing value for '%s' (see heapsift %s --help)", verb, a, verb);
+    else
+        hs_cli_error("%s: unknown option '%s' (see heapsift %s --help)", verb, a, verb);
+    return 1;
 }
 
 static void usage(FILE *f)

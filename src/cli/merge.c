@@ -251,15 +251,15 @@ static int mg_parse(int argc, char **argv, const char **out)
                                           {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:h", longs, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:o:h", longs, NULL)) != -1) {
         if (c == 'o') {
             *out = optarg;
         } else if (c == 'h') {
             mg_usage(stdout);
             return 0;
         } else {
-            hs_cli_error("merge: bad option (see heapsift merge --help)");
-            return 1;
+            return hs_cli_bad_option("merge", c, argv);
         }
     }
     if (optind >= argc) {

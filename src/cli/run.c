@@ -115,12 +115,13 @@ static void run_set_preload(const char *lib)
     free(v);
 }
 
-/* Parses options into the environment. Returns the index of CMD, or -1/-2 (help/usage). */
+/* Parses options into the environment. Returns the index of CMD, or -1 (help) or -2
+ * (a bad option, reported). */
 static int run_parse(int argc, char **argv, const char **lib)
 {
     struct option longs[RUN_NOPTS + 3];
-    char shorts[32] = "+h";
-    size_t ns = 2;
+    char shorts[32] = "+:h";
+    size_t ns = 3;
     for (size_t i = 0; i < RUN_NOPTS; i++) {
         longs[i] =
             (struct option){run_opts[i].opt, run_opts[i].fixed ? no_argument : required_argument,
@@ -137,6 +138,7 @@ static int run_parse(int argc, char **argv, const char **lib)
     longs[RUN_NOPTS + 2] = (struct option){NULL, 0, NULL, 0};
     setenv("HEAPSIFT_VERBOSE", "1", 1);
     optind = 1;
+    opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
         if (c == 'h')
@@ -151,8 +153,10 @@ static int run_parse(int argc, char **argv, const char **lib)
         for (size_t k = 0; k < RUN_NOPTS && c < 1000; k++)
             if (run_opts[k].short_opt == c)
                 i = k;
-        if (i == RUN_NOPTS)
+        if (i == RUN_NOPTS) {
+            hs_cli_bad_option("run", c, argv);
             return -2;
+        }
         setenv(run_opts[i].env, run_opts[i].fixed ? run_opts[i].fixed : optarg, 1);
     }
     return optind;
@@ -202,9 +206,10 @@ int hs_cmd_run(int argc, char **argv)
         run_usage(stdout);
         return 0;
     }
-    if (first < 0 || first >= argc) {
-        if (first >= argc)
-            hs_cli_error("run: no command given");
+    if (first == -2)
+        return 1;
+    if (first >= argc) {
+        hs_cli_error("run: no command given");
         run_usage(stderr);
         return 1;
     }

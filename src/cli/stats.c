@@ -43,15 +43,18 @@ int hs_cmd_stats(int argc, char **argv)
             stats_usage(stdout);
             rc = 0;
             goto out;
-        } else if (argv[i][0] == '-' || path) {
-            stats_usage(stderr);
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            hs_cli_error("stats: unknown option '%s' (see heapsift stats --help)", argv[i]);
+            goto out;
+        } else if (path) {
+            hs_cli_error("stats: unexpected argument '%s' (see heapsift stats --help)", argv[i]);
             goto out;
         } else {
             path = argv[i];
         }
     }
     if (!path) {
-        stats_usage(stderr);
+        hs_cli_error("stats: missing argument (see heapsift stats --help)");
         goto out;
     }
     int r = hs_profile_read_any(path, &p, err, sizeof(err));

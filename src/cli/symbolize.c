@@ -36,7 +36,8 @@ int hs_cmd_symbolize(int argc, char **argv)
     bool quiet = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:qh", longs, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:o:qh", longs, NULL)) != -1) {
         if (c == 'o') {
             out = optarg;
         } else if (c == 'q') {
@@ -45,8 +46,7 @@ int hs_cmd_symbolize(int argc, char **argv)
             sy_usage(stdout);
             return 0;
         } else {
-            hs_cli_error("symbolize: bad option (see heapsift symbolize --help)");
-            return 1;
+            return hs_cli_bad_option("symbolize", c, argv);
         }
     }
     if (optind != argc - 1) {

@@ -5,7 +5,11 @@
 #    program's output and exit status unchanged; no profile written;
 #  - an unwritable HEAPSIFT_OUT: one stderr line naming the path; output and status unchanged;
 #  - `heapsift top` of a missing, empty, truncated or non-profile file: one
-#    "heapsift: error: ..." line, nothing on stdout, status non-zero and below 128.
+#    "heapsift: error: ..." line, nothing on stdout, status non-zero and below 128;
+#  - every verb of `heapsift --help` given an unknown option (long or short), or a value
+#    option without its value: one "heapsift: error: VERB: ..." line naming the option,
+#    status 1, nothing on stdout; given a missing file: one line naming the file and the
+#    error, status non-zero and below 128.
 # usage: bad_input.sh BUILD_DIR SOURCE_DIR
 set -eu
 BUILD=$(cd "$1" && pwd)
@@ -100,6 +104,45 @@ for f in $bad; do
     one_line "$label" "heapsift: error:"
     head -n 1 "$T/err" | grep -q '^heapsift: error: ' ||
         { fail "$label: the line does not start with 'heapsift: error: '"; show "$T/err" 3; }
+done
+
+verbs=$("$CLI" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+[ -n "$verbs" ] || fail "heapsift --help lists no commands"
+MISSING=$T/no/such.pb.gz
+for v in $verbs; do
+    for opt in --bogus -Z; do
+        rc=0
+        "$CLI" "$v" "$opt" x >"$T/out" 2>"$T/err" || rc=$?
+        [ $rc -eq 1 ] || fail "heapsift $v $opt: status $rc, want 1"
+        [ ! -s "$T/out" ] || { fail "heapsift $v $opt: wrote to stdout:"; show "$T/out" 5; }
+        one_line "heapsift $v $opt" "heapsift: error: $v: unknown option '$opt' (see heapsift $v --help)"
+    done
+    case $v in
+    run) continue ;; # runs a command, not a file (tests/integration/cli_run.sh)
+    convert) set -- --to pprof "$MISSING" ;;
+    merge) set -- -o "$T/merged.pb.gz" "$MISSING" ;;
+    diff) set -- "$MISSING" "$MISSING" ;;
+    peek) set -- main "$MISSING" ;;
+    check) set -- --max-inuse 1M "$MISSING" ;;
+    *) set -- "$MISSING" ;;
+    esac
+    rc=0
+    "$CLI" "$v" "$@" >"$T/out" 2>"$T/err" || rc=$?
+    if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then
+        fail "heapsift $v $*: status $rc, want non-zero and < 128"
+    fi
+    [ ! -s "$T/out" ] || { fail "heapsift $v $*: wrote to stdout:"; show "$T/out" 5; }
+    one_line "heapsift $v $*" "heapsift: error: " "$MISSING: No such file or directory"
+done
+for v in run merge convert symbolize; do
+    case $v in
+    run) opt=--rate ;;
+    *) opt=-o ;;
+    esac
+    rc=0
+    "$CLI" "$v" "$opt" >"$T/out" 2>"$T/err" || rc=$?
+    [ $rc -eq 1 ] || fail "heapsift $v $opt: status $rc, want 1"
+    one_line "heapsift $v $opt" "heapsift: error: $v: missing value for '$opt' (see heapsift $v --help)"
 done
 
 if [ $FAILS -ne 0 ]; then
