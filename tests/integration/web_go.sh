@@ -22,16 +22,10 @@ PORT=$(web_wait_port "$T/port" '^([0-9]+)$') || { fail "goserve did not start"; 
 
 web_start "$T/web" --interval 1 "http://127.0.0.1:$PORT"
 [ -n "$URL" ] || { show "$T/web.err"; exit 1; }
-i=0
-while [ $i -lt 60 ]; do
-    web_api "profiles?target=0" >"$T/p.json"
-    [ "$(web_json "$T/p.json" 'j.profiles.length')" -ge 2 ] && break
-    sleep 0.5
-    i=$((i + 1))
-done
+n=$(web_wait_profiles 2 0.5)
 web_api targets >"$T/t.json"
 [ "$(web_json "$T/t.json" 'j.targets[0].error')" = null ] || { fail "Go target has an error"; show "$T/t.json"; }
-[ "$(web_json "$T/p.json" 'j.profiles.length')" -ge 2 ] || fail "no 2 profiles from the Go endpoint"
+[ "$n" -ge 2 ] || fail "no 2 profiles from the Go endpoint"
 types=$(web_json "$T/p.json" 'j.profiles[0].sample_types.join(",")')
 [ "$types" = "alloc_objects,alloc_space,inuse_objects,inuse_space" ] || fail "sample types: $types"
 [ "$(web_json "$T/p.json" 'j.profiles[0].rss')" = null ] || fail "RSS should be unknown for Go"

@@ -31,14 +31,7 @@ web_start "$T/web" --interval 1 "http://127.0.0.1:$PORT"
 [ -n "$URL" ] || { show "$T/web.err"; exit 1; }
 
 # Wait for 5 profiles (the endpoint caches a built profile for 1 s; polls are 1 s apart).
-i=0
-while [ $i -lt 60 ]; do
-    web_api "profiles?target=0" >"$T/p.json"
-    n=$(web_json "$T/p.json" 'j.profiles.length')
-    [ "$n" -ge 5 ] && break
-    sleep 1
-    i=$((i + 1))
-done
+n=$(web_wait_profiles 5 1)
 [ "$n" -ge 5 ] || { fail "only $n profiles after 60 s"; show "$T/web.err"; }
 web_json "$T/p.json" 'j.profiles.map(p => [p.id, p.inuse, p.rss, p.rss_from].join(" ")).join("\n")' >"$T/ring"
 awk '$4 != "stats" || $3 <= 0 { bad = 1 } END { exit bad }' "$T/ring" ||

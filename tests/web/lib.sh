@@ -79,3 +79,17 @@ web_json() {
     node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
              console.log(eval(process.argv[2]))' "$1" "$2"
 }
+
+# web_wait_profiles N PAUSE: fetches /api/profiles?target=0 into $T/p.json until it lists
+# N profiles, at most 60 times, PAUSE seconds apart; prints how many the last one lists.
+web_wait_profiles() {
+    _i=0
+    while [ $_i -lt 60 ]; do
+        web_api "profiles?target=0" >"$T/p.json"
+        _n=$(web_json "$T/p.json" 'j.profiles.length')
+        [ "$_n" -ge "$1" ] && break
+        sleep "$2"
+        _i=$((_i + 1))
+    done
+    echo "$_n"
+}
