@@ -13,7 +13,6 @@ set -eu
 hs_setup "$1" http-control
 . "$(dirname "$0")/../lib/http.sh"
 http_need
-export GOCACHE="$T/gocache" HOME="$T"
 post() { # PATH [curl options]: status of a control POST
     p=$1
     shift

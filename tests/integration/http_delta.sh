@@ -15,7 +15,6 @@ set -eu
 hs_setup "$1" http-delta
 . "$(dirname "$0")/../lib/http.sh"
 http_need
-export GOCACHE="$T/gocache" PPROF_TMPDIR="$T/pprof" HOME="$T"
 app_start
 app old 32 >/dev/null
 

@@ -19,7 +19,6 @@ set -eu
 hs_setup "$1" http-endpoint
 . "$(dirname "$0")/../lib/http.sh"
 http_need
-export GOCACHE="$T/gocache" PPROF_TMPDIR="$T/pprof" HOME="$T"
 
 app_start HEAPSIFT_PEAK=1
 app old 64 >/dev/null

@@ -16,7 +16,6 @@ set -eu
 hs_setup "$1" http-fleet
 . "$(dirname "$0")/../lib/http.sh"
 http_need
-export GOCACHE="$T/gocache" HOME="$T"
 app_start
 app old 64 >/dev/null
 scrape() { # PATH OUT: a scrape with a scraper's headers; prints status and content type

@@ -11,7 +11,6 @@ set -eu
 hs_setup "$1" http-fork
 . "$(dirname "$0")/../lib/http.sh"
 http_need
-export GOCACHE="$T/gocache" HOME="$T"
 
 PORTWAIT='$T/port.$APP_PID' app_start HEAPSIFT_HTTP_PORTFILE="$T/port.%p"
 app old 16 >/dev/null

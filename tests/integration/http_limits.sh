@@ -14,7 +14,6 @@ set -eu
 hs_setup "$1" http-limits
 . "$(dirname "$0")/../lib/http.sh"
 http_need
-export GOCACHE="$T/gocache" HOME="$T"
 app_start
 app old 16 >/dev/null
 PORT=${URL##*:}

@@ -18,7 +18,6 @@ hs_setup "$1" http-load
 . "$(dirname "$0")/../lib/http.sh"
 http_need
 command -v wrk >/dev/null 2>&1 || { echo "SKIP: wrk not found"; exit 77; }
-export GOCACHE="$T/gocache" HOME="$T"
 MINSHARE=0.40
 
 app_start HEAPSIFT_RATE=524288

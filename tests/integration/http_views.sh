@@ -14,7 +14,6 @@ set -eu
 hs_setup "$1" http-views
 . "$(dirname "$0")/../lib/http.sh"
 http_need
-export GOCACHE="$T/gocache" PPROF_TMPDIR="$T/pprof" HOME="$T"
 app_start
 app old 64 >/dev/null
 

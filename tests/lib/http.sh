@@ -2,13 +2,15 @@
 # tests/programs/http_app.c with the library and the endpoint on 127.0.0.1:0, talk to it
 # through two FIFOs, fetch paths. Sourced after common.sh and hs_setup; not run.
 
-# http_need: skips (exit 77) without curl, go or libmicrohttpd.
+# http_need: skips (exit 77) without curl, go or libmicrohttpd; then points go's build
+# cache, HOME and go tool pprof's saved profiles into $T.
 http_need() {
     for c in curl go; do
         command -v "$c" >/dev/null 2>&1 || { echo "SKIP: $c not found"; exit 77; }
     done
     ldconfig -p 2>/dev/null | grep -q libmicrohttpd.so.12 ||
         { echo "SKIP: libmicrohttpd12 not installed"; exit 77; }
+    export GOCACHE="$T/gocache" PPROF_TMPDIR="$T/pprof" HOME="$T"
 }
 
 # app_start [VAR=VALUE...]: starts http_app (the variables override the defaults: rate 1,
