@@ -129,8 +129,11 @@ static int leak_frames(const hs_profile_t *p, const hs_sample_t *smp, hs_buf_t *
             const hs_function_t *f = hs_profile_function(p, l->lines[j].function_id);
             const char *name = f ? hs_profile_get_str(p, f->name) : "";
             const char *file = f ? hs_profile_get_str(p, f->filename) : "";
-            rc = hs_buf_printf(out, "    #%u 0x%" PRIx64 " in %s", no++, l->address,
-                               *name ? name : "??");
+            if (!m && l->address == 0) /* no address: a frame heapsift made up (stack table full) */
+                rc = hs_buf_printf(out, "    #%u %s", no++, *name ? name : "??");
+            else
+                rc = hs_buf_printf(out, "    #%u 0x%" PRIx64 " in %s", no++, l->address,
+                                   *name ? name : "??");
             if (rc == 0 && *file)
                 rc = l->lines[j].line > 0
                          ? hs_buf_printf(out, " %s:%" PRId64, file, l->lines[j].line)

@@ -298,8 +298,8 @@ static uint64_t dump_new_location(dump_ctx_t *c, uint64_t pc)
 {
     hs_line_t lines[1];
     if (pc == hs_overflow_pc) {
-        lines[0].function_id = hs_profile_add_function(c->prof, "[heapsift: stack table full]",
-                                                       "[heapsift: stack table full]", "", 0);
+        static const char full[] = "[heapsift: stack table full: HEAPSIFT_MAX_STACKS reached]";
+        lines[0].function_id = hs_profile_add_function(c->prof, full, full, "", 0);
         lines[0].line = 0;
         return hs_profile_add_location(c->prof, 0, 0, lines, 1);
     }

@@ -15,7 +15,8 @@
 # - the cap, the report without a writable profile path, `heapsift run --leaks`, a sampled
 #   run's wording, and a C++ program that frees everything (no site reported);
 # - HEAPSIFT_SYMBOLIZE=none/names: the report still named, suppressions applied;
-# - bash running the program: one summary per process, each naming its program and pid.
+# - bash running the program: one summary per process, each naming its program and pid;
+# - a full stack table: its site shows the made-up frame by name, with no 0x0 address.
 # usage: leaks.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -185,6 +186,23 @@ if command -v bash >/dev/null 2>&1; then
         grep -q "still allocated at exit from [0-9]* sites (.*) in bash (pid [0-9]*)\$" "$T/sh.err" &&
         [ "$(cat "$T/sh.child")" = 23 ] ||
         { fail "bash -c PROG: a summary naming each process, child status 23"; show "$T/sh.err"; }
+fi
+
+# a full stack table (HEAPSIFT_MAX_STACKS at its minimum, a program with more distinct
+# stacks): its site's one frame is the made-up one, named, without a fake address; the
+# profile names it the same for go tool pprof.
+SEM=$BUILD/programs/stress_semantics
+if [ -x "$SEM" ]; then
+    st=0
+    HEAPSIFT_RATE=1 HEAPSIFT_MAX_STACKS=16 HEAPSIFT_LEAKS=1 HEAPSIFT_OUT="$T/full.pb.gz" \
+        LD_PRELOAD="$LIB" "$SEM" 20 >/dev/null 2>"$T/full.err" || st=$?
+    full='[heapsift: stack table full: HEAPSIFT_MAX_STACKS reached]'
+    [ $st -eq 0 ] && grep -qxF "    #0 $full" "$T/full.err" && ! grep -q '^    #[0-9]* 0x0 ' "$T/full.err" ||
+        { fail "stack table full: status $st, want a site '#0 $full' and no 0x0 frame"; show "$T/full.err"; }
+    gotop "$T/full.pb.gz" inuse_space >"$T/full.go" 2>&1 && grep -qF "$full" "$T/full.go" ||
+        { fail "stack table full: go tool pprof -top does not name '$full'"; show "$T/full.go"; }
+else
+    fail "$SEM not built"
 fi
 
 [ "$FAILS" -eq 0 ] && echo "leaks: ok ($tb bytes in $to objects from 3 sites, $nsupp suppressed)"
