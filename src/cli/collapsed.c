@@ -14,34 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const hs_report_t *col_sort_report;
-static const hs_rtree_t *col_sort_tree;
-
-static int col_cmp(const void *a, const void *b)
-{
-    const hs_rtree_t *x = &col_sort_tree[*(const uint32_t *)a];
-    const hs_rtree_t *y = &col_sort_tree[*(const uint32_t *)b];
-    return strcmp(col_sort_report->nodes[x->node].name, col_sort_report->nodes[y->node].name);
-}
-
-/* The children of tree node i ordered by name; *n gets their count. NULL on ENOMEM. */
-static uint32_t *col_children(const hs_report_t *r, const hs_rtree_t *t, uint32_t i, size_t *n)
-{
-    *n = 0;
-    for (uint32_t c = t[i].child; c; c = t[c].sibling)
-        (*n)++;
-    uint32_t *a = malloc((*n + 1) * sizeof(*a));
-    if (!a)
-        return NULL;
-    size_t k = 0;
-    for (uint32_t c = t[i].child; c; c = t[c].sibling)
-        a[k++] = c;
-    col_sort_report = r;
-    col_sort_tree = t;
-    qsort(a, k, sizeof(*a), col_cmp);
-    return a;
-}
-
 static int col_walk(const hs_report_t *r, const hs_rtree_t *t, uint32_t i, const char **path,
                     size_t depth)
 {
@@ -54,7 +26,7 @@ static int col_walk(const hs_report_t *r, const hs_rtree_t *t, uint32_t i, const
         }
     }
     size_t n;
-    uint32_t *kids = col_children(r, t, i, &n);
+    uint32_t *kids = hs_report_tree_children(r, t, i, &n);
     if (!kids)
         return -ENOMEM;
     int rc = 0;

@@ -159,6 +159,9 @@ typedef struct {
 /* Builds the call tree of the report's samples; *out is malloc'ed. Returns the count of
  * tree nodes (>= 1), or -ENOMEM. */
 long hs_report_tree(const hs_report_t *r, hs_rtree_t **out);
+/* The children of tree node i ordered by their nodes' names (malloc'ed; *n gets their
+ * count), or NULL on ENOMEM. */
+uint32_t *hs_report_tree_children(const hs_report_t *r, const hs_rtree_t *t, uint32_t i, size_t *n);
 
 /* ---- sample labels (report_tags.c) ----------------------------------------------------- */
 

@@ -151,34 +151,17 @@ static void fg_frame(const fg_state_t *st, uint32_t i, double x)
     fprintf(st->f, "</text></g>\n");
 }
 
-static const hs_rtree_t *fg_sort_tree;
-static const hs_report_t *fg_sort_report;
-
-static int fg_cmp(const void *a, const void *b)
-{
-    const hs_rtree_t *x = &fg_sort_tree[*(const uint32_t *)a];
-    const hs_rtree_t *y = &fg_sort_tree[*(const uint32_t *)b];
-    return strcmp(fg_sort_report->nodes[x->node].name, fg_sort_report->nodes[y->node].name);
-}
-
 static int fg_walk(const fg_state_t *st, uint32_t i, double x)
 {
     if (st->t[i].cum <= 0)
         return 0;
     fg_frame(st, i, x);
-    size_t n = 0, k = 0;
-    for (uint32_t c = st->t[i].child; c; c = st->t[c].sibling)
-        n++;
-    uint32_t *kids = malloc((n + 1) * sizeof(*kids));
+    size_t n;
+    uint32_t *kids = hs_report_tree_children(st->r, st->t, i, &n);
     if (!kids)
         return -ENOMEM;
-    for (uint32_t c = st->t[i].child; c; c = st->t[c].sibling)
-        kids[k++] = c;
-    fg_sort_tree = st->t;
-    fg_sort_report = st->r;
-    qsort(kids, n, sizeof(*kids), fg_cmp);
     int rc = 0;
-    for (k = 0; !rc && k < n; k++) {
+    for (size_t k = 0; !rc && k < n; k++) {
         rc = fg_walk(st, kids[k], x);
         if (st->t[kids[k]].cum > 0)
             x += (double)st->t[kids[k]].cum * st->scale;

@@ -262,3 +262,32 @@ fail:
     free(t.t);
     return -ENOMEM;
 }
+
+typedef struct {
+    const hs_report_t *r;
+    const hs_rtree_t *t;
+} rep_kids_t;
+
+static int rep_kids_cmp(const void *a, const void *b, void *arg)
+{
+    const rep_kids_t *c = arg;
+    const hs_rtree_t *x = &c->t[*(const uint32_t *)a];
+    const hs_rtree_t *y = &c->t[*(const uint32_t *)b];
+    return strcmp(c->r->nodes[x->node].name, c->r->nodes[y->node].name);
+}
+
+uint32_t *hs_report_tree_children(const hs_report_t *r, const hs_rtree_t *t, uint32_t i, size_t *n)
+{
+    *n = 0;
+    for (uint32_t c = t[i].child; c; c = t[c].sibling)
+        (*n)++;
+    uint32_t *a = malloc((*n + 1) * sizeof(*a));
+    if (!a)
+        return NULL;
+    size_t k = 0;
+    for (uint32_t c = t[i].child; c; c = t[c].sibling)
+        a[k++] = c;
+    rep_kids_t ctx = {r, t};
+    qsort_r(a, k, sizeof(*a), rep_kids_cmp, &ctx);
+    return a;
+}
