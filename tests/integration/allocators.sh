@@ -7,10 +7,8 @@
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" allocators
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$BUILD/programs/sites" "$BUILD/programs/sites_cc"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$BUILD/programs/sites" "$BUILD/programs/sites_cc"
 
 LIBDIR=/usr/lib/x86_64-linux-gnu
 ran=0

@@ -8,10 +8,8 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" cli-run
 PROG=$BUILD/programs/sites
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$CLI" "$PROG"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$CLI" "$PROG"
 unset HEAPSIFT_OUT HEAPSIFT_RATE HEAPSIFT_SEED HEAPSIFT_DEPTH HEAPSIFT_UNWIND HEAPSIFT_CHILDREN \
     LD_PRELOAD 2>/dev/null || true
 

@@ -16,7 +16,7 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" control-api
 PROG=$BUILD/programs/ctl_api
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
+hs_need_go
 
 "$PROG" "$T" >"$T/none" 2>&1 || fail "without the library: status $?"
 grep -q '^loaded 0$' "$T/none" && grep -q '^active -38 -38$' "$T/none" &&

@@ -10,10 +10,8 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" debian-libs
 PROG=$BUILD/programs/sites
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$PROG"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$PROG"
 
 for unwind in default dwarf libgcc; do
     out="$T/libc.$unwind.pb.gz"

@@ -15,7 +15,7 @@
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" debug_files
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
+hs_need_go
 for t in cc objcopy strip; do
     command -v $t >/dev/null 2>&1 || { echo "SKIP: $t not found"; exit 77; }
 done

@@ -11,10 +11,8 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" fork-exec
 PROG=$BUILD/programs/forker
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$CLI" "$PROG"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$CLI" "$PROG"
 
 # flat FILE NAME: NAME's flat alloc_space in FILE (plain bytes), empty if absent,
 # "unreadable(...)" if pprof cannot read FILE.

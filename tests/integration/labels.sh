@@ -22,10 +22,8 @@ set -eu
 hs_setup "$1" labels
 SRC=$(cd "$2" && pwd)
 PROG=$BUILD/programs/labeled
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$PROG"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$PROG"
 "${CC:-cc}" -std=gnu11 -O1 -I"$SRC/src/common" "$SRC/tests/lib/label_sums.c" \
     "$SRC/src/common/profile.c" "$SRC/src/common/pprof.c" "$SRC/src/common/pb.c" \
     "$SRC/src/common/buf.c" -lz -o "$T/label_sums" || { echo "FAIL: cannot build label_sums" >&2; exit 1; }

@@ -22,10 +22,8 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" leaks
 PROG=$BUILD/programs/leaky
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$CLI" "$PROG" "$BUILD/programs/noleak_cc"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$CLI" "$PROG" "$BUILD/programs/noleak_cc"
 
 cat >"$T/supp" <<'SUPP'
 # a global cache is not a leak

@@ -16,10 +16,8 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" lifetime-labels
 PROG=$BUILD/programs/lifetimes
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$CLI" "$PROG"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$CLI" "$PROG"
 P=$T/lt.pb.gz
 HEAPSIFT_RATE=1 HEAPSIFT_OUT="$P" LD_PRELOAD="$LIB" "$PROG" >"$T/expect" 2>"$T/err" ||
     { cat "$T/err" >&2; echo "FAIL: lifetimes exited with status $?" >&2; exit 1; }

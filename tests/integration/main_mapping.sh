@@ -7,7 +7,7 @@
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" main_mapping
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
+hs_need_go
 
 # file_of READER OUTPUT: the File: line of a -top header must name the program
 file_is() {

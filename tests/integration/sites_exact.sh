@@ -12,10 +12,8 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" sites-exact
 PROG=$BUILD/programs/sites
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$CLI" "$PROG"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$CLI" "$PROG"
 
 HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/sites.pb.gz" LD_PRELOAD="$LIB" "$PROG" --expect >"$T/expect" \
     2>"$T/stderr" || { rc=$?; cat "$T/stderr" >&2; echo "FAIL: sites exited with status $rc" >&2; exit 1; }

@@ -15,10 +15,8 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" tracked-lru
 PROG=$BUILD/tracked_lru
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$CLI" "$PROG"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$CLI" "$PROG"
 queries=50000 quota=2097152
 
 "$PROG" $queries $quota >"$T/none" 2>&1 || fail "without the library: status $?"

@@ -22,10 +22,8 @@ set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" trackers
 PROG=$BUILD/programs/tracked
-command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
-for f in "$LIB" "$PROG"; do
-    [ -e "$f" ] || { echo "FAIL: $f not built" >&2; exit 1; }
-done
+hs_need_go
+hs_need_built "$LIB" "$PROG"
 
 "$PROG" >"$T/none" 2>&1 || fail "without the library: status $?"
 [ "$(awk '$1 == "tracker" && $3 == -38' "$T/none" | wc -l)" -eq 5 ] &&

@@ -12,7 +12,7 @@ set -eu
 build=$1
 src=$2
 hs=$build/heapsift
-command -v go >/dev/null 2>&1 || { echo "go not found: skipping"; exit 77; }
+hs_need_go
 [ -x "$hs" ] || { echo "missing $hs"; exit 1; }
 
 tmp=$(mktemp -d)

@@ -13,6 +13,18 @@ hs_setup() {
     FAILS=0
 }
 
+# hs_need_go: skips (exit 77) when go is missing (go tool pprof is the tests' reader).
+hs_need_go() {
+    command -v go >/dev/null 2>&1 || { echo "SKIP: go not found (go tool pprof is the reader)"; exit 77; }
+}
+
+# hs_need_built FILE...: fails the test at once (exit 1) when one of them was not built.
+hs_need_built() {
+    for _f in "$@"; do
+        [ -e "$_f" ] || { echo "FAIL: $_f not built" >&2; exit 1; }
+    done
+}
+
 fail() {
     echo "FAIL: $*" >&2
     FAILS=$((FAILS + 1))
