@@ -4,8 +4,8 @@
  * The table is split into 64 shards by a hash of the address, each an open-addressing
  * hash (linear probing, backward-shift deletion, so no tombstones) kept at most 70% full,
  * growing by mmap-ing a table twice the size, rehashing and munmap-ing the old one. Each
- * shard has its own mutex (rank 2, after the stack table); the filter is updated with
- * atomic compare-and-swap under the shard lock and read without any. It never calls
+ * shard has its own mutex (rank 2, after the stack table); the filter (a bit per counter,
+ * livetab.h) is updated under its own spin lock, innermost, and read without any. It never calls
  * malloc. Called from the sampled malloc path (insert), the free path once the filter
  * said "maybe" (remove), the dump (aggregate) and the fork handlers (lock_all).
  */
@@ -28,31 +28,62 @@ typedef struct {
     uint32_t count;   /* written under the lock, read anywhere with relaxed loads */
 } __attribute__((aligned(64))) hs_live_shard_t;
 
-uint8_t hs_live_filter[HS_FILTER_SIZE];
+uint32_t hs_live_filter[HS_FILTER_SIZE / 32];
+uint8_t hs_live_counts[HS_FILTER_SIZE];
 
 static hs_live_shard_t hs_live_shards[HS_LIVE_SHARDS] = {
     [0 ... HS_LIVE_SHARDS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
-/* Cost: a CAS on one byte; a saturated counter is left alone for good. */
+/* Serialises counter changes with their bits: two addresses sharing a counter, one
+ * marked while the other is unmarked, must not leave the bit clear under a counter of 1
+ * (a sampled free would be missed). A spin lock, the innermost of all: held for a few
+ * instructions, taken only on sampled paths and bootstrap blocks. */
+static int hs_filter_lock;
+
+static void filter_lock(void)
+{
+    while (__atomic_exchange_n(&hs_filter_lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&hs_filter_lock, __ATOMIC_RELAXED))
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#else
+            ;
+#endif
+}
+
+static void filter_unlock(void)
+{
+    __atomic_store_n(&hs_filter_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Cost: the filter lock, a counter and, when it leaves 0, an atomic OR of its bit; a
+ * saturated counter is left alone for good. */
 void hs_filter_mark(uintptr_t p)
 {
-    uint8_t *c = &hs_live_filter[hs_filter_index(p)];
-    uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+    size_t i = hs_filter_index(p);
 
-    while (v != 255 &&
-           !__atomic_compare_exchange_n(c, &v, v + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    filter_lock();
+    uint8_t v = hs_live_counts[i];
+    if (v == 0)
+        __atomic_fetch_or(&hs_live_filter[i / 32], 1u << (i % 32), __ATOMIC_RELAXED);
+    if (v != 255)
+        hs_live_counts[i] = (uint8_t)(v + 1);
+    filter_unlock();
 }
 
 void hs_filter_unmark(uintptr_t p)
 {
-    uint8_t *c = &hs_live_filter[hs_filter_index(p)];
-    uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+    size_t i = hs_filter_index(p);
 
-    while (v != 0 && v != 255 &&
-           !__atomic_compare_exchange_n(c, &v, v - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    filter_lock();
+    uint8_t v = hs_live_counts[i];
+    if (v != 0 && v != 255) {
+        hs_live_counts[i] = (uint8_t)(v - 1);
+        if (v == 1)
+            __atomic_fetch_and(&hs_live_filter[i / 32], ~(1u << (i % 32)), __ATOMIC_RELAXED);
+    }
+    filter_unlock();
 }
 
 /* A multiplicative hash independent of the filter's: the top bits pick the shard, and
@@ -254,10 +285,12 @@ void hs_livetab_lock_all(void)
 {
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++)
         pthread_mutex_lock(&hs_live_shards[sh].lock);
+    filter_lock(); /* a bootstrap block's mark is the only one outside a shard lock */
 }
 
 void hs_livetab_unlock_all(void)
 {
+    filter_unlock();
     for (uint32_t sh = HS_LIVE_SHARDS; sh-- > 0;)
         pthread_mutex_unlock(&hs_live_shards[sh].lock);
 }

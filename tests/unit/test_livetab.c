@@ -24,8 +24,12 @@ static size_t filter_nonzero(void)
 {
     size_t n = 0;
 
-    for (size_t i = 0; i < HS_FILTER_SIZE; i++)
-        n += hs_live_filter[i] != 0;
+    for (size_t i = 0; i < HS_FILTER_SIZE; i++) {
+        bool bit = (hs_live_filter[i / 32] >> (i % 32)) & 1;
+        CHECK(bit == (hs_live_counts[i] != 0), "slot %zu: bit %d, counter %u", i, bit,
+              hs_live_counts[i]);
+        n += hs_live_counts[i] != 0;
+    }
     return n;
 }
 
@@ -174,10 +178,11 @@ static void test_saturation(void)
 
     for (int i = 0; i < 300; i++)
         hs_filter_mark(p);
-    CHECK(hs_live_filter[idx] == 255, "counter %u after 300 marks", hs_live_filter[idx]);
+    CHECK(hs_live_counts[idx] == 255, "counter %u after 300 marks", hs_live_counts[idx]);
+    CHECK(hs_livetab_maybe((void *)p), "saturated counter, bit clear");
     for (int i = 0; i < 300; i++)
         hs_filter_unmark(p);
-    CHECK(hs_live_filter[idx] == 255, "saturated counter went down to %u", hs_live_filter[idx]);
+    CHECK(hs_live_counts[idx] == 255, "saturated counter went down to %u", hs_live_counts[idx]);
     hs_filter_mark(p + 16 * 7919);
     hs_filter_unmark(p + 16 * 7919);
     CHECK(filter_nonzero() == 1, "%zu counters set", filter_nonzero());
