@@ -11,6 +11,7 @@
  *   4. thread registry   (threads.c)   a leaf: nothing is taken while holding it
  *   5. kept peak lock    (triggers.c)  a leaf: only copies under it, never allocates
  *   6. label interning   (labels.c)    a leaf: interning a new label set, never allocates
+ *   7. module list       (modules.c)   a leaf: noting a new stack's libraries
  * The stack is captured before any lock; no lock is held while calling the real
  * allocator, the unwinder or the symbolizer, except hs_dump_lock.
  */

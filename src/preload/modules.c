@@ -164,6 +164,18 @@ void hs_modules_note(const uintptr_t *pcs, size_t depth, int32_t id)
     pthread_mutex_unlock(&hs_mods_lock);
 }
 
+/* Fork handlers: a child must not inherit the lock held by a thread that was noting a
+ * new stack's libraries (its own next new stack would wait for it forever). */
+void hs_modules_lock(void)
+{
+    pthread_mutex_lock(&hs_mods_lock);
+}
+
+void hs_modules_unlock(void)
+{
+    pthread_mutex_unlock(&hs_mods_lock);
+}
+
 void hs_modules_refresh(void)
 {
     pthread_mutex_lock(&hs_mods_lock);

@@ -75,10 +75,12 @@ static void recorder_fork_prepare(void)
     hs_threads_lock();
     hs_triggers_fork_prepare();
     hs_labels_lock();
+    hs_modules_lock();
 }
 
 static void recorder_fork_parent(void)
 {
+    hs_modules_unlock();
     hs_labels_unlock();
     hs_triggers_fork_parent();
     hs_threads_unlock();
@@ -90,6 +92,7 @@ static void recorder_fork_parent(void)
 /* The trigger thread is restarted last, once every table is usable again. */
 static void recorder_fork_child(void)
 {
+    hs_modules_unlock();
     hs_labels_unlock();
     hs_threads_after_fork_child();
     hs_livetab_unlock_all();
