@@ -260,9 +260,13 @@ extern int64_t hs_live_est HS_HIDDEN;
 extern int64_t hs_peak_arm HS_HIDDEN;
 void hs_triggers_peak_poke(void) HS_COLD;
 
-/* Sampled path only: adds d to the live estimate and wakes the peak trigger when armed. */
+/* Sampled path only: adds d to the live estimate and wakes the peak trigger when armed.
+ * Without HEAPSIFT_PEAK (fixed at start) nothing reads the estimate, and the add is
+ * skipped: one line fewer that every sample and sampled free of every thread writes. */
 static inline void hs_live_add(int64_t d)
 {
+    if (!hs_opt.peak)
+        return;
     int64_t v = __atomic_add_fetch(&hs_live_est, d, __ATOMIC_RELAXED);
     if (HS_UNLIKELY(v > __atomic_load_n(&hs_peak_arm, __ATOMIC_RELAXED)))
         hs_triggers_peak_poke();

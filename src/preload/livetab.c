@@ -1,11 +1,11 @@
 /*
  * Live table: the sampled objects not yet freed, address -> (stack id, size, weight), and
  * the counting filter in front of it that lets every free skip the table with one load.
- * The table is split into 64 shards by a hash of the address, each an open-addressing
+ * The table is split into 64 shards by the address's filter index, each an open-addressing
  * hash (linear probing, backward-shift deletion, so no tombstones) kept at most 70% full,
  * growing by mmap-ing a table twice the size, rehashing and munmap-ing the old one. Each
- * shard has its own mutex (rank 2, after the stack table); the filter (a bit per counter,
- * livetab.h) is updated under its own spin lock, innermost, and read without any. It never calls
+ * shard has its own mutex (rank 2, after the stack table), under which the shard's part of
+ * the filter (a bit per counter, livetab.h) changes too; frees read it without any. It never calls
  * malloc. Called from the sampled malloc path (insert), the free path once the filter
  * said "maybe" (remove), the dump (aggregate) and the fork handlers (lock_all).
  */
@@ -35,68 +35,61 @@ static hs_live_shard_t hs_live_shards[HS_LIVE_SHARDS] = {
     [0 ... HS_LIVE_SHARDS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
-/* Serialises counter changes with their bits: two addresses sharing a counter, one
- * marked while the other is unmarked, must not leave the bit clear under a counter of 1
- * (a sampled free would be missed). A spin lock, the innermost of all: held for a few
- * instructions, taken only on sampled paths and bootstrap blocks. */
-static int hs_filter_lock;
-
-static void filter_lock(void)
+/* The shard owning address p: the top bits of its filter index, so that every address
+ * sharing a filter counter (and every counter sharing a bit word: a shard owns 1024
+ * consecutive counters, 32 whole words) is in one shard. Counters and bits change only
+ * under their shard's lock, which the sampled path takes anyway: no second lock, and no
+ * line that every sample of every thread writes. */
+static inline hs_live_shard_t *hs_live_shard_of(uintptr_t p)
 {
-    while (__atomic_exchange_n(&hs_filter_lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&hs_filter_lock, __ATOMIC_RELAXED))
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#else
-            ;
-#endif
+    return &hs_live_shards[hs_filter_index(p) >> (HS_FILTER_BITS - HS_LIVE_SHARD_BITS)];
 }
 
-static void filter_unlock(void)
+/* Counter i up by one (saturating at 255, which is never decremented); its bit is set as
+ * it leaves 0. Shard lock held. */
+static void filter_inc(size_t i)
 {
-    __atomic_store_n(&hs_filter_lock, 0, __ATOMIC_RELEASE);
-}
-
-/* Cost: the filter lock, a counter and, when it leaves 0, an atomic OR of its bit; a
- * saturated counter is left alone for good. */
-void hs_filter_mark(uintptr_t p)
-{
-    size_t i = hs_filter_index(p);
-
-    filter_lock();
     uint8_t v = hs_live_counts[i];
     if (v == 0)
         __atomic_fetch_or(&hs_live_filter[i / 32], 1u << (i % 32), __ATOMIC_RELAXED);
     if (v != 255)
         hs_live_counts[i] = (uint8_t)(v + 1);
-    filter_unlock();
 }
 
-void hs_filter_unmark(uintptr_t p)
+/* Counter i down by one unless 0 or saturated; its bit is cleared as it reaches 0. */
+static void filter_dec(size_t i)
 {
-    size_t i = hs_filter_index(p);
-
-    filter_lock();
     uint8_t v = hs_live_counts[i];
     if (v != 0 && v != 255) {
         hs_live_counts[i] = (uint8_t)(v - 1);
         if (v == 1)
             __atomic_fetch_and(&hs_live_filter[i / 32], ~(1u << (i % 32)), __ATOMIC_RELAXED);
     }
-    filter_unlock();
 }
 
-/* A multiplicative hash independent of the filter's: the top bits pick the shard, and
- * folding them down gives the slot bits, so shard and slot do not correlate. */
+/* For bootstrap blocks, which are not in the table: the same under the shard lock. */
+void hs_filter_mark(uintptr_t p)
+{
+    hs_live_shard_t *s = hs_live_shard_of(p);
+    pthread_mutex_lock(&s->lock);
+    filter_inc(hs_filter_index(p));
+    pthread_mutex_unlock(&s->lock);
+}
+
+void hs_filter_unmark(uintptr_t p)
+{
+    hs_live_shard_t *s = hs_live_shard_of(p);
+    pthread_mutex_lock(&s->lock);
+    filter_dec(hs_filter_index(p));
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The slot hash, a multiplicative one independent of the filter's (which picks the
+ * shard), so shard and slot do not correlate. */
 static inline uint64_t hs_live_hash(uintptr_t addr)
 {
     uint64_t h = (uint64_t)(addr >> 4) * 0xff51afd7ed558ccdull;
     return h ^ (h >> 32);
-}
-
-static inline hs_live_shard_t *hs_live_shard(uint64_t h)
-{
-    return &hs_live_shards[h >> (64 - HS_LIVE_SHARD_BITS)];
 }
 
 /* The slot holding addr, or the empty slot where it would go. Lock held, cap > 0. */
@@ -146,7 +139,7 @@ int hs_livetab_init(void)
 int hs_livetab_insert(const hs_live_t *e)
 {
     uint64_t h = hs_live_hash(e->addr);
-    hs_live_shard_t *s = hs_live_shard(h);
+    hs_live_shard_t *s = hs_live_shard_of(e->addr);
     int rc = 0;
 
     if (e->addr == 0)
@@ -161,7 +154,7 @@ int hs_livetab_insert(const hs_live_t *e)
         uint32_t i = hs_live_probe(s, h, e->addr);
         if (s->slots[i].addr == 0) {
             __atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
-            hs_filter_mark(e->addr);
+            filter_inc(hs_filter_index(e->addr));
         }
         s->slots[i] = *e;
     }
@@ -195,7 +188,7 @@ static void hs_live_delete(hs_live_shard_t *s, uint32_t i)
 bool hs_livetab_remove(uintptr_t addr, hs_live_t *out)
 {
     uint64_t h = hs_live_hash(addr);
-    hs_live_shard_t *s = hs_live_shard(h);
+    hs_live_shard_t *s = hs_live_shard_of(addr);
     bool found = false;
 
     if (addr == 0 || !hs_livetab_maybe((const void *)addr))
@@ -208,7 +201,7 @@ bool hs_livetab_remove(uintptr_t addr, hs_live_t *out)
                 *out = s->slots[i];
             hs_live_delete(s, i);
             __atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
-            hs_filter_unmark(addr);
+            filter_dec(hs_filter_index(addr));
             found = true;
         }
     }
@@ -259,7 +252,7 @@ void hs_livetab_each(void (*fn)(hs_live_t *e, void *arg), void *arg)
 bool hs_livetab_update(uintptr_t addr, void (*fn)(hs_live_t *e, void *arg), void *arg)
 {
     uint64_t h = hs_live_hash(addr);
-    hs_live_shard_t *s = hs_live_shard(h);
+    hs_live_shard_t *s = hs_live_shard_of(addr);
     bool found = false;
 
     pthread_mutex_lock(&s->lock);
@@ -285,12 +278,10 @@ void hs_livetab_lock_all(void)
 {
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++)
         pthread_mutex_lock(&hs_live_shards[sh].lock);
-    filter_lock(); /* a bootstrap block's mark is the only one outside a shard lock */
 }
 
 void hs_livetab_unlock_all(void)
 {
-    filter_unlock();
     for (uint32_t sh = HS_LIVE_SHARDS; sh-- > 0;)
         pthread_mutex_unlock(&hs_live_shards[sh].lock);
 }

@@ -33,7 +33,7 @@ typedef struct {
  * 3% of the run's CPU; with sampling off it did not, because the untouched array was the
  * kernel's one zero page). 128 cache lines stay cached. */
 extern uint32_t hs_live_filter[HS_FILTER_SIZE / 32] __attribute__((visibility("hidden")));
-/* The counters behind the bits, written only under the filter lock (livetab.c). */
+/* The counters behind the bits, written only under their shard's lock (livetab.c). */
 extern uint8_t hs_live_counts[HS_FILTER_SIZE] __attribute__((visibility("hidden")));
 
 static inline size_t hs_filter_index(uintptr_t p)
@@ -57,8 +57,8 @@ static inline bool hs_livetab_maybe(const void *p)
 }
 
 /* Counter updates (saturating at 255, never decremented once saturated), each setting or
- * clearing the counter's bit as it leaves or reaches zero. Used by the table itself and by
- * the bootstrap pool for its blocks. */
+ * clearing the counter's bit as it leaves or reaches zero, under the address's shard lock.
+ * For the bootstrap pool's blocks; the table updates the counters of its entries itself. */
 void hs_filter_mark(uintptr_t p);
 void hs_filter_unmark(uintptr_t p);
 
