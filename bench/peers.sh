@@ -31,7 +31,7 @@ peer_workload() {
     wl_in=/dev/null
     q=$quick
     case "$1" in
-    churn) wl_cmd="$bin/churn $threads ${OPS:-$([ "$q" -eq 1 ] && echo 400000 || echo 4000000)}" ;;
+    churn) wl_cmd="$bin/churn $threads ${OPS:-$([ "$q" -eq 1 ] && echo 400000 || echo 16000000)}" ;;
     lru) wl_cmd="$bin/lru_cache $([ "$q" -eq 1 ] && echo 25000 || echo 250000) 4000" ;;
     bigalloc) wl_cmd="$bin/bigalloc 1 $([ "$q" -eq 1 ] && echo 1500 || echo 15000)" ;;
     cppmap) wl_cmd="$bin/cppmap $([ "$q" -eq 1 ] && echo 40000 || echo 400000) 100000" ;;

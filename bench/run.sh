@@ -28,7 +28,8 @@ usage: sh bench/run.sh BUILD [--record] [--quick] [--peers-only | --targets-only
   --quick         1 round, small inputs, short time-outs: a smoke test (under 2 minutes)
   --record        append the report to bench/RESULTS.md
   env: ROUNDS (5; quick 1), WORKLOADS ("churn lru bigalloc cppmap sqlite"),
-       CONFIGS (all), THREADS (churn's, 2), OPS (churn's per thread, 4000000),
+       CONFIGS (all), THREADS (churn's, 2), OPS (churn's per thread, 16000000),
+       IR_OPS (churn's per thread under callgrind, 4000000),
        TIMEOUT (s per run, 60; quick 10), HEAPTRACK_ROUNDS (2; quick 1),
        QUICK=1 (same as --quick), CC (gcc), CXX (g++)
 EOF
@@ -71,9 +72,9 @@ threads=${THREADS:-2}
 cc=${CC:-gcc}
 cxx=${CXX:-g++}
 workloads=${WORKLOADS:-churn lru bigalloc cppmap sqlite}
-case "$rounds$threads$timeout_s$ht_rounds${OPS:-1}" in
+case "$rounds$threads$timeout_s$ht_rounds${OPS:-1}${IR_OPS:-1}" in
 *[!0-9]*)
-    echo "bench: ROUNDS, THREADS, OPS, TIMEOUT and HEAPTRACK_ROUNDS must be integers" >&2
+    echo "bench: ROUNDS, THREADS, OPS, IR_OPS, TIMEOUT and HEAPTRACK_ROUNDS must be integers" >&2
     exit 1
     ;;
 esac

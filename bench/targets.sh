@@ -18,7 +18,7 @@
 #                 sample = the round's median pair latency at RATE=1 minus at RATE=0.
 #   dump          bench/dump_latency at RATE=1: 100,000 live samples from 10,000 stacks,
 #                 DUMPS heapsift_dump calls while DUMP_ALLOCATORS threads malloc and free.
-#   churn Ir      churn (2 threads, OPS per thread as in the peers part) under callgrind
+#   churn Ir      churn (2 threads, IR_OPS per thread, 4,000,000) under callgrind
 #                 without the library and at RATE=0,
 #                 default and 65536: instructions of the whole process, of the churn loop
 #                 (worker_main, inclusive), of the at-exit dump (the largest of hs_dump,
@@ -80,7 +80,7 @@ targets_callgrind() {
 }
 
 targets_churn_ir() {
-    ops=${OPS:-$([ "$quick" -eq 1 ] && echo 20000 || echo 4000000)}
+    ops=${IR_OPS:-$([ "$quick" -eq 1 ] && echo 20000 || echo 4000000)}
     : >"$tmp/ci"
     echo "heapsift bench, targets: churn 2 x $ops under callgrind" >&2
     for c in none hs-hooks hs-default hs-64k; do
