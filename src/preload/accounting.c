@@ -29,7 +29,6 @@
 
 /* Optional exact sizes of the tables' mmap'd memory; estimated when absent. */
 extern size_t hs_livetab_mem(void) __attribute__((weak));
-extern size_t hs_stacktab_mem(void) __attribute__((weak));
 
 #define ACCT_ARENA_ALIGN (64ul << 20) /* glibc's HEAP_MAX_SIZE on 64-bit */
 
@@ -234,9 +233,9 @@ static void acct_jemalloc(hs_acct_t *a, acct_mallctl_t ctl)
 /* The tables' resident memory: exact when the tables say, else from their counts. */
 void hs_acct_profiler(hs_acct_t *a)
 {
-    uint64_t live = hs_livetab_count(), stacks = hs_stacktab_count();
+    uint64_t live = hs_livetab_count();
     a->prof_maps = hs_livetab_mem ? hs_livetab_mem() : live * 2 * sizeof(hs_live_t) * 10 / 7;
-    a->prof_maps += hs_stacktab_mem ? hs_stacktab_mem() : stacks * (48 + 8 + 2 * 4 + 16 * 8);
+    a->prof_maps += hs_stacktab_mem();
     a->prof_maps += sizeof(hs_live_counts) + sizeof(hs_live_filter);
     a->prof_maps += hs_labels_mem();
     a->prof_heap = hs_triggers_mem();

@@ -253,6 +253,16 @@ int hs_dump_profile(const char *kind, const hs_dump_base_t *base, struct hs_prof
 
 /* --- triggers.c: the background thread and every dump trigger --------------------- */
 
+/* Adds d to *p atomically (compare-and-swap: there is no atomic add of doubles). */
+static inline void hs_atomic_add_double(double *p, double d)
+{
+    double v, n;
+    __atomic_load(p, &v, __ATOMIC_RELAXED);
+    do
+        n = v + d;
+    while (!__atomic_compare_exchange(p, &v, &n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
 /* Weighted live bytes of the sampled objects (sum of weight * size), kept by the
  * sampled alloc and free paths; the peak trigger resynchronises it with the table. */
 extern int64_t hs_live_est HS_HIDDEN;

@@ -7,6 +7,7 @@
  * ~20 ns) and two uncontended CAS.
  */
 #include "lifetimes.h"
+#include "core.h"
 
 #include <errno.h>
 #include <string.h>
@@ -51,19 +52,6 @@ int hs_lifetime_bucket(int64_t ns)
     return b;
 }
 
-static void life_add(double *slot, double d)
-{
-    uint64_t *bits = (uint64_t *)slot;
-    uint64_t old = __atomic_load_n(bits, __ATOMIC_RELAXED), nv;
-    do {
-        double v;
-        memcpy(&v, &old, sizeof(v));
-        v += d;
-        memcpy(&nv, &v, sizeof(nv));
-    } while (
-        !__atomic_compare_exchange_n(bits, &old, nv, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-}
-
 void hs_lifetimes_freed(const hs_live_t *e)
 {
     uint32_t cap = __atomic_load_n(&life_cap, __ATOMIC_ACQUIRE);
@@ -71,8 +59,8 @@ void hs_lifetimes_freed(const hs_live_t *e)
         e->t_ns < __atomic_load_n(&life_epoch, __ATOMIC_RELAXED))
         return;
     int b = hs_lifetime_bucket(hs_lifetime_now() - e->t_ns);
-    life_add(&life_tab[e->stack_id][b][0], e->weight);
-    life_add(&life_tab[e->stack_id][b][1], e->weight * (double)e->size);
+    hs_atomic_add_double(&life_tab[e->stack_id][b][0], e->weight);
+    hs_atomic_add_double(&life_tab[e->stack_id][b][1], e->weight * (double)e->size);
 }
 
 void hs_lifetimes_read(hs_life_t *out, uint32_t n)

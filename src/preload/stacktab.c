@@ -4,13 +4,19 @@
  * the hash of a PC array and a label set id to a dense id; entries and PC arrays live in mmap'd
  * memory sized once from HEAPSIFT_MAX_STACKS (the PC arena reserves 32 PCs per stack on average,
  * MAP_NORESERVE, so untouched pages cost nothing). It never allocates with malloc and never grows:
- * a stack that does not fit is counted as dropped. One mutex guards it (rank 2); the hash is
- * computed before it is taken. A new stack's tracker mask is computed under it too, and tracker
- * registration (trackers.c) sets bits of existing stacks under it, so every stack sees every
- * tracker exactly once. Called from the sampled allocation path (record), the dump (count, get),
- * tracker registration and the fork handlers (lock, unlock).
+ * a stack that does not fit is counted as dropped.
+ *
+ * A stack already interned is found without a lock: an entry and its PCs are written
+ * before its slot is published (release; readers probe with acquire) and never change,
+ * and its counters are added with compare-and-swap. Only interning takes the mutex
+ * (rank 2), which re-probes before it adds. A new stack's tracker mask is computed under
+ * it too, and tracker registration (trackers.c) sets bits of existing stacks under it, so
+ * every stack sees every tracker exactly once (trackers.c: hs_trackers_inserted). Called
+ * from the sampled allocation path (record), the dump (count, get), tracker registration
+ * and the fork handlers (lock, unlock).
  */
 #include "stacktab.h"
+#include "core.h"
 #include "trackers.h"
 
 #include <errno.h>
@@ -21,19 +27,31 @@
 #define HS_STACKTAB_AVG_DEPTH 32
 #define HS_STACKTAB_LIMIT (1u << 27) /* beyond this the reservations get silly */
 
+/* Immutable once published, except trackers (bits only added, under the lock). */
 typedef struct {
     uint64_t hash;
     uint64_t off; /* first PC in the arena */
     uint32_t depth;
     uint32_t labels;
     uint32_t trackers; /* written under the lock, read anywhere with relaxed loads */
-    double objects, bytes;
 } hs_stentry_t;
+
+/* A stack's counters, apart from its entry so that adding to them does not take the
+ * entry's line away from the threads that are comparing it. Changed with atomics only.
+ * There are HS_STACKTAB_STRIPES copies, one array each; a thread adds to the copy of its
+ * stripe (threads take stripes in turn), so two threads sampling the same stacks do not
+ * pass the counters' line back and forth at every sample; readers sum the copies. */
+typedef struct {
+    double objects, bytes;
+} hs_stcount_t;
+
+#define HS_STACKTAB_STRIPES 4
 
 static struct {
     pthread_mutex_t lock;
     hs_stentry_t *entries; /* [max] */
-    uint32_t *slots;       /* [mask + 1]: id + 1, 0 = empty */
+    hs_stcount_t *counts;  /* [HS_STACKTAB_STRIPES][max] */
+    uint32_t *slots;       /* [mask + 1]: id + 1, 0 = empty; stored with release */
     uintptr_t *arena;      /* [arena_cap] */
     uint64_t arena_cap, arena_used;
     uint32_t max, mask;
@@ -50,13 +68,18 @@ static void *hs_stacktab_map(size_t bytes)
 
 static void hs_stacktab_unmap_all(void)
 {
+    size_t n = hs_st.max ? hs_st.max : 1;
+
     if (hs_st.entries)
-        munmap(hs_st.entries, (size_t)(hs_st.max ? hs_st.max : 1) * sizeof(hs_stentry_t));
+        munmap(hs_st.entries, n * sizeof(hs_stentry_t));
+    if (hs_st.counts)
+        munmap(hs_st.counts, HS_STACKTAB_STRIPES * n * sizeof(hs_stcount_t));
     if (hs_st.slots)
         munmap(hs_st.slots, ((size_t)hs_st.mask + 1) * sizeof(uint32_t));
     if (hs_st.arena)
         munmap(hs_st.arena, (size_t)hs_st.arena_cap * sizeof(uintptr_t));
     hs_st.entries = NULL;
+    hs_st.counts = NULL;
     hs_st.slots = NULL;
     hs_st.arena = NULL;
 }
@@ -82,9 +105,10 @@ int hs_stacktab_init(uint32_t max_stacks)
     __atomic_store_n(&hs_st.count, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&hs_st.dropped, 0, __ATOMIC_RELAXED);
     hs_st.entries = hs_stacktab_map(nentries * sizeof(hs_stentry_t));
+    hs_st.counts = hs_stacktab_map(HS_STACKTAB_STRIPES * nentries * sizeof(hs_stcount_t));
     hs_st.slots = hs_stacktab_map(nslots * sizeof(uint32_t));
     hs_st.arena = hs_stacktab_map((size_t)hs_st.arena_cap * sizeof(uintptr_t));
-    if (!hs_st.entries || !hs_st.slots || !hs_st.arena) {
+    if (!hs_st.entries || !hs_st.counts || !hs_st.slots || !hs_st.arena) {
         hs_stacktab_unmap_all();
         hs_st.max = 0;
         return -ENOMEM;
@@ -111,20 +135,36 @@ static uint64_t hs_stacktab_key(const uintptr_t *pcs, uint32_t depth, uint32_t l
     return hs_stacktab_hash(pcs, depth) ^ ((uint64_t)labels * 0xc4ceb9fe1a85ec53ull);
 }
 
+/*
+ * Probes for the stack without the lock. Returns its id, or -1 with *slot the empty slot
+ * that ended the probe (the table is at most half full, so there is one).
+ */
+static int32_t hs_stacktab_find(uint64_t h, const uintptr_t *pcs, uint32_t depth, uint32_t labels,
+                                uint32_t *slot)
+{
+    uint32_t i = (uint32_t)h & hs_st.mask, v;
+
+    while ((v = __atomic_load_n(&hs_st.slots[i], __ATOMIC_ACQUIRE)) != 0) {
+        const hs_stentry_t *e = &hs_st.entries[v - 1];
+        if (e->hash == h && e->depth == depth && e->labels == labels &&
+            memcmp(hs_st.arena + e->off, pcs, depth * sizeof(*pcs)) == 0)
+            return (int32_t)(v - 1);
+        i = (i + 1) & hs_st.mask;
+    }
+    *slot = i;
+    return -1;
+}
+
 /* Returns the id of the stack, interning it if there is room, or -1. Lock held. */
 static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_t depth,
                                        uint32_t labels)
 {
-    uint32_t i = (uint32_t)h & hs_st.mask;
-    uint32_t id = __atomic_load_n(&hs_st.count, __ATOMIC_RELAXED);
+    uint32_t i, id = __atomic_load_n(&hs_st.count, __ATOMIC_RELAXED);
+    int32_t found = hs_stacktab_find(h, pcs, depth, labels, &i);
     hs_stentry_t *e;
 
-    for (; hs_st.slots[i] != 0; i = (i + 1) & hs_st.mask) {
-        e = &hs_st.entries[hs_st.slots[i] - 1];
-        if (e->hash == h && e->depth == depth && e->labels == labels &&
-            memcmp(hs_st.arena + e->off, pcs, depth * sizeof(*pcs)) == 0)
-            return (int32_t)(hs_st.slots[i] - 1);
-    }
+    if (found >= 0)
+        return found;
     if (id >= hs_st.max || hs_st.arena_cap - hs_st.arena_used < depth)
         return -1;
     e = &hs_st.entries[id];
@@ -133,35 +173,54 @@ static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_
     e->depth = depth;
     e->labels = labels;
     e->trackers = hs_trackers_mask(pcs, depth);
-    e->objects = 0;
-    e->bytes = 0;
+    for (uint32_t k = 0; k < HS_STACKTAB_STRIPES;
+         k++) /* nobody adds before the slot is published */
+        hs_st.counts[(size_t)k * hs_st.max + id] = (hs_stcount_t){0, 0};
     memcpy(hs_st.arena + e->off, pcs, depth * sizeof(*pcs));
-    hs_st.arena_used += depth;
-    hs_st.slots[i] = id + 1;
-    /* Publishes the entry and its PCs to lock-free readers of the count. */
+    __atomic_store_n(&hs_st.arena_used, hs_st.arena_used + depth, __ATOMIC_RELAXED);
+    /* Publishes the entry and its PCs: to probes by the slot, to readers by the count. */
+    __atomic_store_n(&hs_st.slots[i], id + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&hs_st.count, id + 1, __ATOMIC_RELEASE);
     return (int32_t)id;
+}
+
+/* The calling thread's copy of stack id's counters. */
+static hs_stcount_t *hs_stacktab_counts_of(int32_t id)
+{
+    static __thread uint32_t stripe __attribute__((tls_model("initial-exec")));
+    static uint32_t next;
+
+    if (HS_UNLIKELY(stripe == 0))
+        stripe = 1 + __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % HS_STACKTAB_STRIPES;
+    return &hs_st.counts[(size_t)(stripe - 1) * hs_st.max + (uint32_t)id];
 }
 
 int32_t hs_stacktab_record_labeled(const uintptr_t *pcs, uint32_t depth, uint32_t labels,
                                    double objects, double bytes, uint32_t *trackers)
 {
     uint64_t h = hs_stacktab_key(pcs, depth, labels);
+    uint32_t slot;
     int32_t id = -1;
 
     *trackers = 0;
-    pthread_mutex_lock(&hs_st.lock);
-    if (hs_st.entries)
+    if (!hs_st.entries)
+        goto drop;
+    id = hs_stacktab_find(h, pcs, depth, labels, &slot);
+    if (id < 0) {
+        pthread_mutex_lock(&hs_st.lock);
         id = hs_stacktab_find_or_add(h, pcs, depth, labels);
-    if (id >= 0) {
-        hs_st.entries[id].objects += objects;
-        hs_st.entries[id].bytes += bytes;
-        *trackers = hs_st.entries[id].trackers;
+        pthread_mutex_unlock(&hs_st.lock);
+        if (id < 0)
+            goto drop;
     }
-    pthread_mutex_unlock(&hs_st.lock);
-    if (id < 0)
-        __atomic_fetch_add(&hs_st.dropped, 1, __ATOMIC_RELAXED);
+    hs_stcount_t *c = hs_stacktab_counts_of(id);
+    hs_atomic_add_double(&c->objects, objects);
+    hs_atomic_add_double(&c->bytes, bytes);
+    *trackers = __atomic_load_n(&hs_st.entries[id].trackers, __ATOMIC_RELAXED);
     return id;
+drop:
+    __atomic_fetch_add(&hs_st.dropped, 1, __ATOMIC_RELAXED);
+    return -1;
 }
 
 int32_t hs_stacktab_record(const uintptr_t *pcs, uint32_t depth, double objects, double bytes)
@@ -196,6 +255,16 @@ uint32_t hs_stacktab_count(void)
     return __atomic_load_n(&hs_st.count, __ATOMIC_ACQUIRE);
 }
 
+size_t hs_stacktab_mem(void)
+{
+    size_t n = hs_stacktab_count();
+    size_t per = sizeof(hs_stentry_t) + HS_STACKTAB_STRIPES * sizeof(hs_stcount_t) +
+                 2 * sizeof(uint32_t); /* the slots: at most half full */
+
+    return n * per +
+           (size_t)__atomic_load_n(&hs_st.arena_used, __ATOMIC_RELAXED) * sizeof(uintptr_t);
+}
+
 uint64_t hs_stacktab_dropped(void)
 {
     return __atomic_load_n(&hs_st.dropped, __ATOMIC_RELAXED);
@@ -212,8 +281,14 @@ bool hs_stacktab_get(int32_t id, hs_stack_t *out)
         out->depth = e->depth;
         out->labels = e->labels;
         out->trackers = e->trackers;
-        out->alloc_objects = e->objects;
-        out->alloc_bytes = e->bytes;
+        out->alloc_objects = out->alloc_bytes = 0;
+        for (uint32_t k = 0; k < HS_STACKTAB_STRIPES; k++) {
+            hs_stcount_t *c = &hs_st.counts[(size_t)k * hs_st.max + (uint32_t)id], v;
+            __atomic_load(&c->objects, &v.objects, __ATOMIC_RELAXED);
+            __atomic_load(&c->bytes, &v.bytes, __ATOMIC_RELAXED);
+            out->alloc_objects += v.objects;
+            out->alloc_bytes += v.bytes;
+        }
         ok = true;
     }
     pthread_mutex_unlock(&hs_st.lock);
@@ -223,10 +298,14 @@ bool hs_stacktab_get(int32_t id, hs_stack_t *out)
 void hs_stacktab_clear_counts(void)
 {
     pthread_mutex_lock(&hs_st.lock);
-    for (uint32_t i = 0; i < hs_st.count; i++) {
-        hs_st.entries[i].objects = 0;
-        hs_st.entries[i].bytes = 0;
-    }
+    double zero = 0;
+
+    for (uint32_t k = 0; k < HS_STACKTAB_STRIPES; k++)
+        for (uint32_t i = 0; i < hs_st.count; i++) {
+            hs_stcount_t *c = &hs_st.counts[(size_t)k * hs_st.max + i];
+            __atomic_store(&c->objects, &zero, __ATOMIC_RELAXED);
+            __atomic_store(&c->bytes, &zero, __ATOMIC_RELAXED);
+        }
     pthread_mutex_unlock(&hs_st.lock);
 }
 

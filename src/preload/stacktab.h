@@ -3,9 +3,10 @@
  * dense id) and keeps each stack's cumulative, unbiased allocation estimates and the
  * bitmask of trackers (trackers.h) its PCs pass through. Bounded by HEAPSIFT_MAX_STACKS:
  * a stack that does not fit is counted (hs_stacktab_dropped), never silently lost.
- * Storage comes from mmap, never malloc. One mutex (rank 1 in lock order, see
- * recorder.c); PC arrays are immutable once interned, so a snapshot may read them
- * without the lock for any id below the count it read under the lock.
+ * Storage comes from mmap, never malloc. A known stack is found and counted without a
+ * lock; one mutex (rank 2 in core.h's lock order) serialises interning. PC arrays are
+ * immutable once interned, so a reader may use them without the lock for any id below
+ * the count it read.
  */
 #ifndef HS_STACKTAB_H
 #define HS_STACKTAB_H
@@ -45,11 +46,16 @@ void hs_stacktab_add_trackers_locked(int32_t id, uint32_t bits);
 /* Number of interned stacks, and samples dropped because the table was full. */
 uint32_t hs_stacktab_count(void);
 uint64_t hs_stacktab_dropped(void);
+/* Bytes of the table in use (entries, their counters, slots and PCs): what it has
+ * touched of its reservations, give or take the pages' rounding. */
+size_t hs_stacktab_mem(void);
 
-/* Copies stack id's entry (counters read under the lock). Returns false for a bad id. */
+/* Copies stack id's entry. Its two counters are read one after the other while samples
+ * may be adding to them, so they can be one sample apart. Returns false for a bad id. */
 bool hs_stacktab_get(int32_t id, hs_stack_t *out);
 
-/* Zeroes every stack's cumulative counters (stacks stay interned). */
+/* Zeroes every stack's cumulative counters (stacks stay interned). A sample recorded
+ * meanwhile may land before or after the zeroing, its objects and bytes apart. */
 void hs_stacktab_clear_counts(void);
 
 /* For fork handlers and tracker registration: take and release the table lock. */

@@ -78,15 +78,6 @@ uint32_t hs_trackers_mask(const uintptr_t *pcs, uint32_t depth)
     return m;
 }
 
-static void trackers_add_double(double *p, double d)
-{
-    double v, n;
-    __atomic_load(p, &v, __ATOMIC_RELAXED);
-    do
-        n = v + d;
-    while (!__atomic_compare_exchange(p, &v, &n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-}
-
 static void trackers_account(uint32_t mask, const hs_live_t *e, int sign)
 {
     double wb = e->weight * (double)e->size; /* >= 0: rounding is + 0.5, truncated */
@@ -98,7 +89,7 @@ static void trackers_account(uint32_t mask, const hs_live_t *e, int sign)
         __atomic_add_fetch(&t->bytes, bytes, __ATOMIC_RELAXED);
         __atomic_add_fetch(&t->objects, objects, __ATOMIC_RELAXED);
         __atomic_add_fetch(&t->samples, sign, __ATOMIC_RELAXED);
-        trackers_add_double(&t->variance, var);
+        hs_atomic_add_double(&t->variance, var);
     }
 }
 
