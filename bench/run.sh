@@ -182,7 +182,8 @@ if [ "$record" -eq 1 ]; then
     [ "$quick" -eq 1 ] && mode="quick (smoke test: small inputs, figures not meaningful)"
     {
         echo
-        echo "## $(date -u '+%Y-%m-%d %H:%M UTC'): peers and targets (bench/run.sh, $mode)"
+        echo "## $(date -u '+%Y-%m-%d %H:%M UTC'): $(echo "$parts" | sed 's/ / and /')" \
+            "(bench/run.sh, $mode)"
         echo
         echo "- machine: $(uname -m), $(nproc) CPUs, ${cpu:-unknown CPU}"
         echo "- kernel: $(uname -r); load average before the run: $loadavg;" \

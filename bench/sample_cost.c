@@ -1,6 +1,7 @@
 /*
  * sample_cost: the latency of one sampled allocation. The thread recurses DEPTH frames
- * (64 by default, the unwinder's default depth, so a sample unwinds a full 64-frame stack)
+ * through four functions in turn (64 by default, the unwinder's default depth, so a sample
+ * unwinds a full 64-frame stack)
  * and, at the bottom, makes N malloc/free pairs of SIZE bytes, timing each malloc and each
  * free on its own with clock_gettime(CLOCK_MONOTONIC). Run with HEAPSIFT_RATE=1 every
  * malloc is sampled (unwind, stack-table lookup, live-table insert) and every free removes
@@ -67,15 +68,24 @@ static NOINLINE void measure(void)
     }
 }
 
-/* DEPTH frames of this function above measure(): the stack every sample unwinds. */
-static NOINLINE void recurse(int depth)
-{
-    if (depth > 0)
-        recurse(depth - 1);
-    else
-        measure();
-    KEEP_FRAME();
-}
+/* DEPTH frames above measure(), the stack every sample unwinds, made by four functions in
+ * turn: no frame returns to the same address as the one before it, so the unwinder looks
+ * every frame's rule up as it would for a stack of distinct functions (it reuses the
+ * previous frame's rule when a function calls itself). */
+static void recurse_a(int depth);
+#define SAMPLE_COST_FRAME(name, next)                                                              \
+    static NOINLINE void name(int depth)                                                           \
+    {                                                                                              \
+        if (depth > 0)                                                                             \
+            next(depth - 1);                                                                       \
+        else                                                                                       \
+            measure();                                                                             \
+        KEEP_FRAME();                                                                              \
+    }
+SAMPLE_COST_FRAME(recurse_d, recurse_a)
+SAMPLE_COST_FRAME(recurse_c, recurse_d)
+SAMPLE_COST_FRAME(recurse_b, recurse_c)
+SAMPLE_COST_FRAME(recurse_a, recurse_b)
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -135,7 +145,7 @@ int main(int argc, char **argv)
         return 3;
     }
     set_features();
-    recurse(depth);
+    recurse_a(depth);
     printf("sample_cost: %lu x malloc(%zu)+free at recursion depth %d\n", n_ops, alloc_size, depth);
     report("malloc", lat_malloc);
     report("free", lat_free);

@@ -193,7 +193,7 @@ static inline bool udw_step(hs_udw_regs_t *r, hs_cfi_rule_t rule)
 #define UDW_RARE (HS_CFI_UNSUPPORTED | HS_CFI_END | HS_CFI_CFA_DEREF | HS_CFI_RBP_AT_RBP)
 
 /*
- * The walk, its registers in locals. Cost per frame on a cache hit, about 57
+ * The walk, its registers in locals. Cost per frame on a cache hit, 50 to 57
  * instructions: the slot's hash and seqlock read (15, skipped when a frame returns to
  * the same address as the one before, as recursion does), the CFA, one or two loads
  * from the stack, each checked against its bounds with one unsigned compare. The CFA must
