@@ -33,10 +33,11 @@ static void *boot_memalign(size_t a, size_t n);
 static void *boot_valloc(size_t n);
 static void *boot_pvalloc(size_t n);
 static size_t boot_usable(void *p);
+static void boot_sized_delete(void *p, size_t n);
 
-hs_real_t hs_real = {boot_malloc,         boot_free_tramp,    boot_calloc,   boot_realloc,
-                     boot_posix_memalign, boot_aligned_alloc, boot_memalign, boot_valloc,
-                     boot_pvalloc,        boot_usable};
+hs_real_t hs_real = {boot_malloc,         boot_free_tramp,    boot_calloc,       boot_realloc,
+                     boot_posix_memalign, boot_aligned_alloc, boot_memalign,     boot_valloc,
+                     boot_pvalloc,        boot_usable,        boot_sized_delete, boot_sized_delete};
 
 /* Pool allocation: bump pointer, 16-byte header holding the size; zeroed memory. */
 static void *boot_pool_alloc(size_t align, size_t n)
@@ -89,6 +90,18 @@ static void *boot_lookup(const char *name, const char *libc_name)
     return f;
 }
 
+/* The next definition of a C++ sized delete, if the allocator that provides free defines
+ * it too (jemalloc, tcmalloc). libstdc++'s own calls free, which comes back here: for it
+ * the trampoline to free is the shorter way. */
+static void *boot_allocator_sym(const char *name, void *allocator_free)
+{
+    Dl_info a, b;
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f || !allocator_free || !dladdr(f, &a) || !dladdr(allocator_free, &b))
+        return NULL;
+    return a.dli_fbase == b.dli_fbase ? f : NULL;
+}
+
 static void boot_do_resolve(void)
 {
     hs_real_t r;
@@ -103,6 +116,8 @@ static void boot_do_resolve(void)
     r.valloc = boot_lookup("valloc", "__libc_valloc");
     r.pvalloc = boot_lookup("pvalloc", "__libc_pvalloc");
     r.malloc_usable_size = boot_lookup("malloc_usable_size", NULL);
+    r.sized_delete = boot_allocator_sym("_ZdlPvm", r.free);
+    r.sized_delete_array = boot_allocator_sym("_ZdaPvm", r.free);
     /* Publish one field at a time; each is a complete pointer. */
 #define HS_SET(f)                                                                                  \
     if (r.f)                                                                                       \
@@ -117,6 +132,8 @@ static void boot_do_resolve(void)
     HS_SET(valloc);
     HS_SET(pvalloc);
     HS_SET(malloc_usable_size);
+    HS_SET(sized_delete);
+    HS_SET(sized_delete_array);
 #undef HS_SET
 }
 
@@ -229,4 +246,10 @@ static size_t boot_usable(void *p)
     if (hs_bootstrap_resolve() == 0 && hs_real.malloc_usable_size != boot_usable)
         return hs_real.malloc_usable_size(p);
     return 0;
+}
+
+static void boot_sized_delete(void *p, size_t n)
+{
+    (void)n;
+    hs_real.free(p);
 }

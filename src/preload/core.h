@@ -65,6 +65,11 @@ typedef struct {
     void *(*valloc)(size_t);
     void *(*pvalloc)(size_t);
     size_t (*malloc_usable_size)(void *);
+    /* operator delete(void *, size_t) and delete[]: the allocator's own when it defines
+     * them (jemalloc and tcmalloc free a block of known size without looking it up), else
+     * trampolines to free. */
+    void (*sized_delete)(void *, size_t);
+    void (*sized_delete_array)(void *, size_t);
 } hs_real_t;
 
 extern hs_real_t hs_real HS_HIDDEN;

@@ -250,7 +250,35 @@ HS_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const
     return memalign(align, n);
 }
 
-/* Every delete is free: the real allocator's free accepts any of these blocks. */
+/* The sized deletes that std::allocator calls go to the allocator's own when it has them
+ * (hs_real.sized_delete): jemalloc's frees a block of known size without looking up its
+ * size class. A sampled block (or a bootstrap one) takes free's slow path as with every
+ * delete. */
+static inline __attribute__((always_inline)) void interpose_sized_delete(void *p, size_t n,
+                                                                         bool array)
+{
+    if (HS_UNLIKELY(!p))
+        return;
+    hs_tls.frees++;
+    if (HS_UNLIKELY(hs_livetab_maybe(p)))
+        return hs_slow_free(p);
+    if (array)
+        hs_real.sized_delete_array(p, n);
+    else
+        hs_real.sized_delete(p, n);
+}
+
+HS_EXPORT void _ZdlPvm(void *p, size_t n)
+{
+    interpose_sized_delete(p, n, false);
+}
+
+HS_EXPORT void _ZdaPvm(void *p, size_t n)
+{
+    interpose_sized_delete(p, n, true);
+}
+
+/* Every other delete is free: the real allocator's free accepts any of these blocks. */
 #define HS_DELETE(sym, ...)                                                                        \
     HS_EXPORT void sym(void *p, ##__VA_ARGS__)                                                     \
     {                                                                                              \
@@ -259,8 +287,6 @@ HS_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const
 
 HS_DELETE(_ZdlPv)
 HS_DELETE(_ZdaPv)
-HS_DELETE(_ZdlPvm, size_t n __attribute__((unused)))
-HS_DELETE(_ZdaPvm, size_t n __attribute__((unused)))
 HS_DELETE(_ZdlPvRKSt9nothrow_t, const void *tag __attribute__((unused)))
 HS_DELETE(_ZdaPvRKSt9nothrow_t, const void *tag __attribute__((unused)))
 HS_DELETE(_ZdlPvSt11align_val_t, size_t a __attribute__((unused)))
