@@ -6,8 +6,9 @@
 # Nothing sampled (HEAPSIFT_RATE=2^40): all 2N sized deletes are the allocator's, and the
 # exact free counter still counts them; every allocation sampled (HEAPSIFT_RATE=1): none
 # is (a sampled block is freed through heapsift's slow path), and the profile reads in
-# go tool pprof; heapsift alone (libstdc++'s deletes call free): the program runs as
-# without it.
+# go tool pprof; Debian's jemalloc and tcmalloc_minimal (when installed): the exact free
+# counter gains 2N, no more, both ways; heapsift alone (libstdc++'s deletes call free):
+# the program runs as without it.
 # usage: sized_delete.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -50,6 +51,22 @@ for rate in 1099511627776 1; do
     if [ -z "$f0" ] || [ -z "$f1" ] || [ $((f1 - f0)) -ne $((2 * N)) ]; then
         fail "rate $rate: exact frees ${f0:-?} -> ${f1:-?}, want $((2 * N)) more"
     fi
+done
+
+# The real allocators that define sized deletes: each of the 2N reaches heapsift once
+# (an allocator whose sized delete went back through free would count 4N).
+for real in /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4; do
+    [ -e "$real" ] || { echo "note: $real not installed, not tested"; continue; }
+    b=$(basename "$real")
+    for rate in 1099511627776 1; do
+        run "$b.$rate.0" $rate "$LIB $real" 0
+        run "$b.$rate" $rate "$LIB $real" $N
+        expect_out "$b.$rate" "-1 -1"
+        f0=$(frees "$b.$rate.0") f1=$(frees "$b.$rate")
+        if [ -z "$f0" ] || [ -z "$f1" ] || [ $((f1 - f0)) -ne $((2 * N)) ]; then
+            fail "$b rate $rate: exact frees ${f0:-?} -> ${f1:-?}, want $((2 * N)) more"
+        fi
+    done
 done
 
 run glibc 1 "$LIB" $N
