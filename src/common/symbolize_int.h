@@ -50,6 +50,12 @@ typedef struct {
     bool sized, named;
 } hs_sym_func_t;
 
+/* Function symbols by address, then rank, then symbol index. The radix sort expects
+ * f in symbol index order with sym_rank0's ranks, and returns false (f untouched) when
+ * it cannot sort them; qsort with the comparison always can. */
+int hs_sym_func_cmp(const void *a, const void *b);
+bool hs_sym_funcs_radix(hs_sym_func_t *f, size_t n);
+
 /* A module's function symbols sorted by address, then rank. */
 typedef struct {
     Dwfl_Module *mod;

@@ -495,6 +495,40 @@ static void time_libc(hs_symbolizer_t *s)
     hs_maps_free(&maps);
 }
 
+/* The radix sort of function symbols orders as qsort with the comparison does: random
+ * tables where many symbols share an address and ranks tie, and one whose address span
+ * leaves no room in 64-bit keys (refused, table untouched). */
+static void check_funcs_radix(void)
+{
+    static const int ranks[] = {0, 1000, 2000, 10000, 11000, 12000};
+    uint64_t rng = 0x2545F4914F6CDD1Dull;
+    for (int round = 0; round < 20; round++) {
+        size_t n = 1 + (size_t)(round * round * 37);
+        hs_sym_func_t *a = calloc(n, sizeof(*a)), *b = calloc(n, sizeof(*b));
+        CHECK(a && b, "no memory");
+        if (!a || !b)
+            return;
+        for (size_t i = 0; i < n; i++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            uint64_t spread = round % 3 == 0 ? 8 : round % 3 == 1 ? n : 1u << 24;
+            a[i] = (hs_sym_func_t){.lo = 0x7f0000000000ull + (rng >> 8) % spread * 16,
+                                   .size = rng % 64,
+                                   .idx = (uint32_t)i + 1,
+                                   .rank = ranks[rng % 6]};
+        }
+        memcpy(b, a, n * sizeof(*a));
+        CHECK(hs_sym_funcs_radix(a, n), "radix refused %zu symbols", n);
+        qsort(b, n, sizeof(*b), hs_sym_func_cmp);
+        CHECK(memcmp(a, b, n * sizeof(*a)) == 0, "radix order differs from qsort's (%zu)", n);
+        free(a);
+        free(b);
+    }
+    hs_sym_func_t wide[3] = {
+        {.lo = 1ull << 62, .idx = 1}, {.lo = 16, .idx = 2}, {.lo = 8, .idx = 3}};
+    CHECK(!hs_sym_funcs_radix(wide, 3) && wide[0].idx == 1 && wide[2].idx == 3,
+          "a 62-bit address span needs more than 64-bit keys");
+}
+
 int main(void)
 {
     CHECK(sym_probe(1) == 10, "probe");
@@ -516,5 +550,6 @@ int main(void)
     check_odd_mappings();
     check_index_vs_libdw();
     check_symtab_direct();
+    check_funcs_radix();
     return hs_check_done("test_symbolize");
 }
