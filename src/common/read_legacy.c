@@ -711,17 +711,25 @@ static int lg_compact_locations(hs_profile_t *p)
     return 0;
 }
 
-/* jemalloc's backtraces start inside jemalloc (its profiler, then malloc). When it is
- * the preloaded or linked libjemalloc, those leaf frames are cut here, as jeprof cuts
- * everything up to the allocator's entry point; a stack made only of them is kept. */
-static int lg_trim_jemalloc(hs_profile_t *p)
+/* A leaf frame that lg_trim_leaves cuts: one inside libjemalloc for a jemalloc profile
+ * (its profiler, then malloc: jeprof cuts everything up to the allocator's entry point);
+ * for a Go profile, one without a name: Go's debug=1 text lists the runtime's own leaf
+ * frames (runtime.mallocgc, makeslicecopy) in a record's addresses but names none of
+ * them, and its protobuf profile leaves them out. */
+static bool lg_cut_leaf(const hs_profile_t *p, const hs_location_t *l, bool jemalloc)
+{
+    return jemalloc ? lg_is_jemalloc_map(p, l->mapping_id) : l->nlines == 0;
+}
+
+/* Cuts each stack's leading frames that lg_cut_leaf names; a stack made only of them is
+ * kept whole. */
+static int lg_trim_leaves(hs_profile_t *p, bool jemalloc)
 {
     bool trimmed = false;
     for (size_t i = 0; i < p->nsamples; i++) {
         hs_sample_t *s = &p->samples[i];
         size_t k = 0;
-        while (k < s->nlocs &&
-               lg_is_jemalloc_map(p, p->locations[s->location_ids[k] - 1].mapping_id))
+        while (k < s->nlocs && lg_cut_leaf(p, &p->locations[s->location_ids[k] - 1], jemalloc))
             k++;
         if (k == 0 || k == s->nlocs)
             continue;
@@ -894,11 +902,11 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
         rc = lg_fail(&ps, "truncated: the last line has no end of line");
     if (!rc)
         rc = lg_finish_maps(&ps);
-    if (!rc && ps.jemalloc)
-        rc = lg_trim_jemalloc(ps.p);
-    /* Go's runtime already cut its own leaf frames and hides runtime.goexit at the root;
-     * pprof's runtime\..* pruning would then cut every named stack down to the unnamed
-     * root frame, so a Go profile that names its frames gets none. */
+    if (!rc && (ps.jemalloc || ps.filled))
+        rc = lg_trim_leaves(ps.p, ps.jemalloc);
+    /* Go's runtime frames are cut at the leaf now and runtime.goexit is not named at the
+     * root; pprof's runtime\..* pruning would then cut every named stack down to the
+     * unnamed root frame, so a Go profile that names its frames gets none. */
     if (!rc && ps.filled)
         ps.p->drop_frames = ps.p->keep_frames = 0;
 out:
