@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "core.h"
 #include "livetab.h"
+#include "slowpath.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,10 +35,17 @@ static void *boot_valloc(size_t n);
 static void *boot_pvalloc(size_t n);
 static size_t boot_usable(void *p);
 static void boot_sized_delete(void *p, size_t n);
+static void *boot_new_plain(size_t n);
+static void *boot_new_array(size_t n);
 
 hs_real_t hs_real = {boot_malloc,         boot_free_tramp,    boot_calloc,       boot_realloc,
                      boot_posix_memalign, boot_aligned_alloc, boot_memalign,     boot_valloc,
-                     boot_pvalloc,        boot_usable,        boot_sized_delete, boot_sized_delete};
+                     boot_pvalloc,        boot_usable,        boot_sized_delete, boot_sized_delete,
+                     boot_new_plain,      boot_new_array};
+
+/* The allocator's own operator new and new[] (same object as free), until judged. */
+static void *(*boot_new_cand[2])(size_t);
+static int boot_new_state[2]; /* 0 not judged, 1 being judged, 2 judged */
 
 /* Pool allocation: bump pointer, 16-byte header holding the size; zeroed memory. */
 static void *boot_pool_alloc(size_t align, size_t n)
@@ -118,6 +126,8 @@ static void boot_do_resolve(void)
     r.malloc_usable_size = boot_lookup("malloc_usable_size", NULL);
     r.sized_delete = boot_allocator_sym("_ZdlPvm", r.free);
     r.sized_delete_array = boot_allocator_sym("_ZdaPvm", r.free);
+    boot_new_cand[0] = (void *(*)(size_t))boot_allocator_sym("_Znwm", r.free);
+    boot_new_cand[1] = (void *(*)(size_t))boot_allocator_sym("_Znam", r.free);
     /* Publish one field at a time; each is a complete pointer. */
 #define HS_SET(f)                                                                                  \
     if (r.f)                                                                                       \
@@ -252,4 +262,62 @@ static void boot_sized_delete(void *p, size_t n)
 {
     (void)n;
     hs_real.free(p);
+}
+
+/* operator new through malloc: the failure path (new_handler, bad_alloc) is hs_slow_new's. */
+static void *boot_new_malloc_plain(size_t n)
+{
+    void *p = hs_real.malloc(n);
+    return p ? p : hs_slow_new(HS_NEW_PLAIN, 0, n);
+}
+
+static void *boot_new_malloc_array(size_t n)
+{
+    void *p = hs_real.malloc(n);
+    return p ? p : hs_slow_new(HS_NEW_ARRAY, 0, n);
+}
+
+/* Judges the allocator's operator new of kind k (0 plain, 1 array) once: it is used only
+ * if one call of it leaves the exact allocation counter as it was, that is, does not come
+ * back through malloc (jemalloc's and tcmalloc's do not; one that did would have its
+ * blocks counted and sampled twice). The probe runs under the guard, which undoes its
+ * counts. Until judged, and on the other threads while it is, calls take malloc. */
+static void boot_new_judge(int k)
+{
+    void *(**slot)(size_t) = k ? &hs_real.new_array : &hs_real.new_plain;
+    void *(*fallback)(size_t) = k ? boot_new_malloc_array : boot_new_malloc_plain;
+    int expected = 0;
+    if (hs_bootstrap_resolve() != 0 ||
+        !__atomic_compare_exchange_n(&boot_new_state[k], &expected, 1, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return;
+    void *(*cand)(size_t) = boot_new_cand[k];
+    bool own = false;
+    if (cand) {
+        hs_tls_t *t = &hs_tls;
+        hs_guard_enter(t);
+        uint64_t before = t->allocs;
+        void *p = cand(16);
+        own = t->allocs == before;
+        hs_real.free(p); /* unsampled either way: the guard is held */
+        hs_guard_exit(t);
+    }
+    __atomic_store_n(slot, own ? cand : fallback, __ATOMIC_RELEASE);
+    __atomic_store_n(&boot_new_state[k], 2, __ATOMIC_RELEASE);
+}
+
+static void *boot_new_plain(size_t n)
+{
+    boot_new_judge(0);
+    if (hs_real.new_plain == boot_new_plain)
+        return boot_new_malloc_plain(n);
+    return hs_real.new_plain(n);
+}
+
+static void *boot_new_array(size_t n)
+{
+    boot_new_judge(1);
+    if (hs_real.new_array == boot_new_array)
+        return boot_new_malloc_array(n);
+    return hs_real.new_array(n);
 }

@@ -70,6 +70,11 @@ typedef struct {
      * trampolines to free. */
     void (*sized_delete)(void *, size_t);
     void (*sized_delete_array)(void *, size_t);
+    /* operator new and new[]: the allocator's own when it defines them without coming
+     * back through malloc (decided at the first call, bootstrap.c), else malloc with
+     * operator new's failure path. */
+    void *(*new_plain)(size_t);
+    void *(*new_array)(size_t);
 } hs_real_t;
 
 extern hs_real_t hs_real HS_HIDDEN;

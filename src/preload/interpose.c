@@ -194,25 +194,24 @@ HS_EXPORT size_t malloc_usable_size(void *p)
 }
 
 /* --- C++ operator new/delete: defined here so that an allocator that brings its own
- * (tcmalloc, jemalloc's C++ build) is still seen; they share malloc's fast path. ----- */
+ * (tcmalloc, jemalloc's C++ build) is still seen; they share malloc's fast path, and
+ * operator new and new[] then go on to that allocator's own (hs_real.new_plain). --- */
 
 HS_EXPORT void *_Znwm(size_t n)
 {
     hs_tls_t *t = &hs_tls;
-    void *p;
     t->allocs++;
-    if (HS_LIKELY(interpose_charge(t, n)) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
-        return p;
+    if (HS_LIKELY(interpose_charge(t, n)))
+        return hs_real.new_plain(n);
     return hs_slow_new(HS_NEW_PLAIN, 0, n);
 }
 
 HS_EXPORT void *_Znam(size_t n)
 {
     hs_tls_t *t = &hs_tls;
-    void *p;
     t->allocs++;
-    if (HS_LIKELY(interpose_charge(t, n)) && HS_LIKELY((p = hs_real.malloc(n)) != NULL))
-        return p;
+    if (HS_LIKELY(interpose_charge(t, n)))
+        return hs_real.new_array(n);
     return hs_slow_new(HS_NEW_ARRAY, 0, n);
 }
 

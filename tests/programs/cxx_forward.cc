@@ -1,7 +1,8 @@
-// sized_delete: N rounds of operator new(64) / sized operator delete(p, 64) and of
-// operator new[](128) / sized operator delete[](p, 128), then prints how many sized deletes
-// the fake allocator of tests/lib/sized_alloc.c received ("-1 -1" when it is not loaded).
-// For tests/integration/sized_delete.sh.
+// cxx_forward: N rounds of operator new(64) / sized operator delete(p, 64) and of
+// operator new[](128) / sized operator delete[](p, 128), then prints how many calls of its
+// delete, delete[], new and new[] the stand-in allocator of tests/lib/cxx_alloc.c
+// received ("-1 -1 -1 -1" when it is not loaded).
+// For tests/integration/cxx_forward.sh.
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -23,7 +24,8 @@ int main(int argc, char **argv)
         void *q = opaque(::operator new[](128));
         ::operator delete[](q, 128);
     }
-    auto count = reinterpret_cast<long (*)(int)>(dlsym(RTLD_DEFAULT, "sized_alloc_count"));
-    std::printf("%ld %ld\n", count ? count(0) : -1L, count ? count(1) : -1L);
+    auto count = reinterpret_cast<long (*)(int)>(dlsym(RTLD_DEFAULT, "cxx_alloc_count"));
+    for (int k = 0; k < 4; k++)
+        std::printf(k < 3 ? "%ld " : "%ld\n", count ? count(k) : -1L);
     return 0;
 }
