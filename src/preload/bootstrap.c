@@ -98,9 +98,9 @@ static void *boot_lookup(const char *name, const char *libc_name)
     return f;
 }
 
-/* The next definition of a C++ sized delete, if the allocator that provides free defines
- * it too (jemalloc, tcmalloc). libstdc++'s own calls free, which comes back here: for it
- * the trampoline to free is the shorter way. */
+/* The next definition of a C++ operator (sized delete, new), if the allocator that
+ * provides free defines it too (jemalloc, tcmalloc). libstdc++'s own calls free or malloc,
+ * which come back here: for it the way through free or malloc is the shorter one. */
 static void *boot_allocator_sym(const char *name, void *allocator_free)
 {
     Dl_info a, b;
