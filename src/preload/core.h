@@ -124,6 +124,18 @@ extern hs_options_t hs_opt HS_HIDDEN;
  * the bad variable and value (the caller then turns profiling off). */
 int hs_options_load(void);
 
+/* --- atomics ---------------------------------------------------------------------- */
+
+/* Adds d to *p atomically (compare-and-swap: there is no atomic add of doubles). */
+static inline void hs_atomic_add_double(double *p, double d)
+{
+    double v, n;
+    __atomic_load(p, &v, __ATOMIC_RELAXED);
+    do
+        n = v + d;
+    while (!__atomic_compare_exchange(p, &v, &n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
 /* --- guard ------------------------------------------------------------------------ */
 
 /* Enter/leave profiler code on this thread. Allocations inside are forwarded unsampled
@@ -262,16 +274,6 @@ void hs_dump_base_free(hs_dump_base_t *b);
 int hs_dump_profile(const char *kind, const hs_dump_base_t *base, struct hs_profile **out);
 
 /* --- triggers.c: the background thread and every dump trigger --------------------- */
-
-/* Adds d to *p atomically (compare-and-swap: there is no atomic add of doubles). */
-static inline void hs_atomic_add_double(double *p, double d)
-{
-    double v, n;
-    __atomic_load(p, &v, __ATOMIC_RELAXED);
-    do
-        n = v + d;
-    while (!__atomic_compare_exchange(p, &v, &n, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-}
 
 /* Weighted live bytes of the sampled objects (sum of weight * size), kept by the
  * sampled alloc and free paths; the peak trigger resynchronises it with the table. */

@@ -180,8 +180,8 @@ static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_
     e->depth = depth;
     e->labels = labels;
     e->trackers = hs_trackers_mask(pcs, depth);
-    for (uint32_t k = 0; k < HS_STACKTAB_STRIPES;
-         k++) /* nobody adds before the slot is published */
+    /* Nobody adds to the counters before the slot is published. */
+    for (uint32_t k = 0; k < HS_STACKTAB_STRIPES; k++)
         hs_st.counts[(size_t)k * hs_st.max + id] = (hs_stcount_t){0, 0};
     memcpy(hs_st.arena + e->off, pcs, depth * sizeof(*pcs));
     __atomic_store_n(&hs_st.arena_used, hs_st.arena_used + depth, __ATOMIC_RELAXED);
