@@ -241,7 +241,7 @@ void hs_acct_profiler(hs_acct_t *a)
     uint64_t live = hs_livetab_count();
     a->prof_maps = hs_livetab_mem ? hs_livetab_mem() : live * 2 * sizeof(hs_live_t) * 10 / 7;
     a->prof_maps += hs_stacktab_mem();
-    a->prof_maps += sizeof(hs_live_counts) + sizeof(hs_live_filter);
+    a->prof_maps += hs_filter_mem();
     a->prof_maps += hs_labels_mem();
     a->prof_heap = hs_triggers_mem();
     uint64_t p = a->prof_maps < a->other_anon ? a->prof_maps : a->other_anon;

@@ -1,23 +1,25 @@
 /*
  * Live table: the sampled objects not yet freed, address -> (stack id, size, weight), and
- * the counting filter in front of it that lets every free skip the table with one load.
- * The table is split into 64 shards by the address's filter index, each an open-addressing
- * hash (linear probing, backward-shift deletion, so no tombstones) kept at most 70% full,
- * growing by mmap-ing a table twice the size, rehashing and munmap-ing the old one. Each
- * shard has its own mutex (rank 2, after the stack table), under which the shard's part of
- * the filter (a bit per counter, livetab.h) changes too; frees read it without any. It never calls
- * malloc. Called from the sampled malloc path (insert), the free path once the filter
- * said "maybe" (remove), the dump (aggregate) and the fork handlers (lock_all).
+ * the upkeep of the live filter in front of it (livefilter.c) that lets every free skip
+ * the table with one load. The table is split into 64 shards by the address's filter
+ * hash, each an open-addressing hash (linear probing, backward-shift deletion, so no
+ * tombstones) kept at most 70% full, growing by mmap-ing a table twice the size,
+ * rehashing and munmap-ing the old one. Each shard has its own mutex (rank 2, after the
+ * stack table), under which the shard's part of the filter changes too; frees read it
+ * without any. When a shard's part fills up, the filter is replaced by a bigger one with
+ * every shard lock held. It never calls malloc. Called from the sampled malloc path
+ * (insert), the free path once the filter said "maybe" (remove), the dump (aggregate)
+ * and the fork handlers (lock_all).
  */
 #include "livetab.h"
+#include "core.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#define HS_LIVE_SHARD_BITS 6
-#define HS_LIVE_SHARDS (1u << HS_LIVE_SHARD_BITS)
+#define HS_LIVE_SHARDS (1u << HS_FILTER_SHARD_BITS)
 #define HS_LIVE_INIT_CAP 64u
 #define HS_LIVE_MAX_CAP (1u << 30)
 
@@ -28,43 +30,32 @@ typedef struct {
     uint32_t count;   /* written under the lock, read anywhere with relaxed loads */
 } __attribute__((aligned(64))) hs_live_shard_t;
 
-uint32_t hs_live_filter[HS_FILTER_SIZE / 32];
-uint8_t hs_live_counts[HS_FILTER_SIZE];
-
 static hs_live_shard_t hs_live_shards[HS_LIVE_SHARDS] = {
     [0 ... HS_LIVE_SHARDS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
-/* The shard owning address p: the top bits of its filter index, so that every address
- * sharing a filter counter (and every counter sharing a bit word: a shard owns 1024
- * consecutive counters, 32 whole words) is in one shard. Counters and bits change only
- * under their shard's lock, which the sampled path takes anyway: no second lock, and no
- * line that every sample of every thread writes. */
+static int hs_live_grow_failed, hs_live_pins_full;
+
+/* The addresses marked in the filter but not in the table (bootstrap blocks: a few dozen
+ * at most), one entry per mark, so that a bigger filter counts them too. Changed under
+ * their shard's lock and this one (taken after it); read by the grower, which holds every
+ * shard lock. When full, the filter stops growing: a mark it could not carry over would
+ * send a bootstrap block's free to the real allocator. */
+#define HS_LIVE_PINS 1024
+static struct {
+    pthread_mutex_t lock;
+    uint32_t n;
+    uintptr_t addr[HS_LIVE_PINS];
+} hs_live_pins = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The shard owning address p: the top bits of its filter hash, so that every address
+ * sharing a filter counter (and every counter sharing a bit word) is in one shard, at
+ * every filter size. Counters and bits change only under their shard's lock, which the
+ * sampled path takes anyway: no second lock, and no line that every sample of every
+ * thread writes. */
 static inline hs_live_shard_t *hs_live_shard_of(uintptr_t p)
 {
-    return &hs_live_shards[hs_filter_index(p) >> (HS_FILTER_BITS - HS_LIVE_SHARD_BITS)];
-}
-
-/* Counter i up by one (saturating at 255, which is never decremented); its bit is set as
- * it leaves 0. Shard lock held. */
-static void filter_inc(size_t i)
-{
-    uint8_t v = hs_live_counts[i];
-    if (v == 0)
-        __atomic_fetch_or(&hs_live_filter[i / 32], 1u << (i % 32), __ATOMIC_RELAXED);
-    if (v != 255)
-        hs_live_counts[i] = (uint8_t)(v + 1);
-}
-
-/* Counter i down by one unless 0 or saturated; its bit is cleared as it reaches 0. */
-static void filter_dec(size_t i)
-{
-    uint8_t v = hs_live_counts[i];
-    if (v != 0 && v != 255) {
-        hs_live_counts[i] = (uint8_t)(v - 1);
-        if (v == 1)
-            __atomic_fetch_and(&hs_live_filter[i / 32], ~(1u << (i % 32)), __ATOMIC_RELAXED);
-    }
+    return &hs_live_shards[hs_filter_shard(p)];
 }
 
 /* For bootstrap blocks, which are not in the table: the same under the shard lock. */
@@ -72,7 +63,18 @@ void hs_filter_mark(uintptr_t p)
 {
     hs_live_shard_t *s = hs_live_shard_of(p);
     pthread_mutex_lock(&s->lock);
-    filter_inc(hs_filter_index(p));
+    hs_filter_inc(p);
+    pthread_mutex_lock(&hs_live_pins.lock);
+    if (hs_live_pins.n < HS_LIVE_PINS)
+        hs_live_pins.addr[hs_live_pins.n++] = p;
+    else {
+        __atomic_store_n(&hs_live_grow_failed, 1, __ATOMIC_RELAXED);
+        hs_log_once(hs_live_pins_full,
+                    "more than %d bootstrap blocks: the live filter stops "
+                    "growing",
+                    HS_LIVE_PINS);
+    }
+    pthread_mutex_unlock(&hs_live_pins.lock);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -80,7 +82,14 @@ void hs_filter_unmark(uintptr_t p)
 {
     hs_live_shard_t *s = hs_live_shard_of(p);
     pthread_mutex_lock(&s->lock);
-    filter_dec(hs_filter_index(p));
+    hs_filter_dec(p);
+    pthread_mutex_lock(&hs_live_pins.lock);
+    for (uint32_t i = hs_live_pins.n; i-- > 0;)
+        if (hs_live_pins.addr[i] == p) {
+            hs_live_pins.addr[i] = hs_live_pins.addr[--hs_live_pins.n];
+            break;
+        }
+    pthread_mutex_unlock(&hs_live_pins.lock);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -135,6 +144,44 @@ int hs_livetab_init(void)
     return 0; /* shards are static and their tables are created on first insert */
 }
 
+/* Marks every address the filter must know: the table's and the pinned ones. Every shard
+ * lock held. */
+static void hs_live_each_addr(void (*mark)(uintptr_t p))
+{
+    for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
+        const hs_live_shard_t *s = &hs_live_shards[sh];
+        for (uint32_t i = 0; i < s->cap; i++)
+            if (s->slots[i].addr != 0)
+                mark(s->slots[i].addr);
+    }
+    pthread_mutex_lock(&hs_live_pins.lock);
+    for (uint32_t i = 0; i < hs_live_pins.n; i++)
+        mark(hs_live_pins.addr[i]);
+    pthread_mutex_unlock(&hs_live_pins.lock);
+}
+
+/* A shard's share of the filter has filled up: a bigger filter, every lock held while it
+ * is filled (one pass over the table, once per doubling of the live set). */
+static __attribute__((noinline, cold)) void hs_livetab_grow_filter(void)
+{
+    uint32_t most = 0;
+    uint64_t live = 0;
+
+    if (__atomic_load_n(&hs_live_grow_failed, __ATOMIC_RELAXED))
+        return;
+    hs_livetab_lock_all();
+    if (__atomic_load_n(&hs_live_grow_failed, __ATOMIC_RELAXED))
+        return hs_livetab_unlock_all();
+    for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
+        live += hs_live_shards[sh].count;
+        most = hs_live_shards[sh].count > most ? hs_live_shards[sh].count : most;
+    }
+    if (hs_filter_wants_growth(most) && hs_filter_grow(live, hs_live_each_addr) != 0)
+        hs_log_once(hs_live_grow_failed, "no memory for a bigger live filter: frees of "
+                                         "unsampled objects will take the locked path more often");
+    hs_livetab_unlock_all();
+}
+
 /* An address already present (a free we never saw) is overwritten, not duplicated. */
 int hs_livetab_insert(const hs_live_t *e)
 {
@@ -154,11 +201,14 @@ int hs_livetab_insert(const hs_live_t *e)
         uint32_t i = hs_live_probe(s, h, e->addr);
         if (s->slots[i].addr == 0) {
             __atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED);
-            filter_inc(hs_filter_index(e->addr));
+            hs_filter_inc(e->addr);
         }
         s->slots[i] = *e;
     }
+    bool grow = hs_filter_wants_growth(s->count);
     pthread_mutex_unlock(&s->lock);
+    if (HS_UNLIKELY(grow))
+        hs_livetab_grow_filter();
     return rc;
 }
 
@@ -201,7 +251,7 @@ bool hs_livetab_remove(uintptr_t addr, hs_live_t *out)
                 *out = s->slots[i];
             hs_live_delete(s, i);
             __atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
-            filter_dec(hs_filter_index(addr));
+            hs_filter_dec(addr);
             found = true;
         }
     }

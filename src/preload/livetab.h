@@ -1,11 +1,10 @@
 /*
  * Live table: sampled address -> (stack id, requested size, weight, allocation time), for
- * the objects sampled and not yet freed. In front of it sits a counting filter indexed by a
- * hash of the address, read without a lock by every free through one bit per counter: a
- * clear bit proves the pointer was never sampled, so the non-sampled free path costs one
- * load from an 8 KiB array. Storage
- * comes from mmap, never malloc. The table is sharded by address, one mutex per shard
- * (rank 2 in lock order, after the stack table).
+ * the objects sampled and not yet freed. In front of it sits the live filter
+ * (livefilter.h), read without a lock by every free: a clear bit proves the pointer was
+ * never sampled, so the non-sampled free path costs one load from an array of 8 KiB, more
+ * on a big live set. Storage comes from mmap, never malloc. The table is sharded by
+ * address, one mutex per shard (rank 2 in lock order, after the stack table).
  */
 #ifndef HS_LIVETAB_H
 #define HS_LIVETAB_H
@@ -13,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "livefilter.h"
 
 typedef struct {
     uintptr_t addr;
@@ -23,37 +24,10 @@ typedef struct {
     uint32_t trackers; /* trackers that counted this sample (trackers.h) */
 } hs_live_t;
 
-#define HS_FILTER_BITS 16
-#define HS_FILTER_SIZE (1u << HS_FILTER_BITS)
-
-/* The filter as every free reads it: bit i is set while counter i (hs_live_counts) is not
- * zero. 8 KiB, where the counters take 64 KiB: each free reads one random word of it, and
- * with the program's own data streaming through the caches a 64 KiB array read that way
- * missed L1 and L2 on most frees (churn at the default rate: the byte test alone took
- * 3% of the run's CPU; with sampling off it did not, because the untouched array was the
- * kernel's one zero page). 128 cache lines stay cached. */
-extern uint32_t hs_live_filter[HS_FILTER_SIZE / 32] __attribute__((visibility("hidden")));
-/* The counters behind the bits, written only under their shard's lock (livetab.c). */
-extern uint8_t hs_live_counts[HS_FILTER_SIZE] __attribute__((visibility("hidden")));
-
-static inline size_t hs_filter_index(uintptr_t p)
-{
-    /* Fibonacci hash of the low 32 bits: the top bits of (uint32_t)p * K depend on every
-     * bit below them, so neighbouring objects land apart (and the always-zero low bits
-     * need no shift). A 32-bit multiply takes its constant as an immediate: 2
-     * instructions on every free where the 64-bit one takes 3; addresses equal in their
-     * low 32 bits share a counter, which costs a slow free at worst. Over a million
-     * glibc blocks with 2,000 to 50,000 of them marked, the share of frees sent to the
-     * slow path is the 64-bit hash's within 1%. */
-    return (size_t)((uint32_t)((uint32_t)p * 0x9E3779B1u) >> (32 - HS_FILTER_BITS));
-}
-
-/* Lock-free: false means p is certainly not in the table (nor a bootstrap block). One
- * relaxed 32-bit load and a bit test (the shift count's low 5 bits pick the bit). */
+/* Lock-free: false means p is certainly not in the table (nor a bootstrap block). */
 static inline bool hs_livetab_maybe(const void *p)
 {
-    size_t i = hs_filter_index((uintptr_t)p);
-    return (__atomic_load_n(&hs_live_filter[i / 32], __ATOMIC_RELAXED) >> (i % 32)) & 1;
+    return hs_filter_maybe(p);
 }
 
 /* Counter updates (saturating at 255, never decremented once saturated), each setting or

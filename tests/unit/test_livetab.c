@@ -1,9 +1,12 @@
 /*
- * Unit test of the live table and its counting filter (src/preload/livetab.c): insert,
- * remove and aggregate; 1,000,000 inserts (growing every shard many times) then removes,
- * with the filter never saying "no" for a present address and every counter back to zero
- * at the end; removes in an order that exercises backward-shift deletion; 8 threads on
- * disjoint addresses; and the filter's saturation at 255 (run last: it is sticky).
+ * Unit test of the live table and its counting filter (src/preload/livetab.c,
+ * livefilter.c): insert, remove and aggregate; a bootstrap-like mark kept across the
+ * filter's growth; 8 threads on disjoint addresses, each checking its earlier entries while
+ * the others' inserts replace the filter; 1,000,000 inserts (growing every shard and the
+ * filter many times) then removes, with the filter never saying "no" for a present
+ * address, "maybe" for under 1/16 of absent ones, and every counter back to zero at the
+ * end; removes in an order that exercises backward-shift deletion; and the filter's
+ * saturation at 255 (run last: it is sticky).
  */
 #include "livetab.h"
 
@@ -22,13 +25,13 @@ static uintptr_t addr_of(uint64_t i)
 
 static size_t filter_nonzero(void)
 {
+    const hs_filter_t *f = hs_filter_current();
     size_t n = 0;
 
-    for (size_t i = 0; i < HS_FILTER_SIZE; i++) {
-        bool bit = (hs_live_filter[i / 32] >> (i % 32)) & 1;
-        CHECK(bit == (hs_live_counts[i] != 0), "slot %zu: bit %d, counter %u", i, bit,
-              hs_live_counts[i]);
-        n += hs_live_counts[i] != 0;
+    for (size_t i = 0; i < f->nbits; i++) {
+        bool bit = (f->words[i / 32] >> (i % 32)) & 1;
+        CHECK(bit == (f->counts[i] != 0), "slot %zu: bit %d, counter %u", i, bit, f->counts[i]);
+        n += f->counts[i] != 0;
     }
     return n;
 }
@@ -83,6 +86,14 @@ static void test_million(void)
     for (uint64_t i = 0; i < N; i++)
         fails += !hs_livetab_maybe((void *)addr_of(i));
     CHECK(fails == 0, "filter said no for %zu present addresses", fails);
+    /* The filter grew with the table: a 2^16-bit one would say "maybe" to almost every
+     * address here; at 32 counters or more per entry, to at most 1 - e^-(1/32), 3.1%. */
+    CHECK(hs_filter_current()->nbits >= (1u << 24), "filter of %lu bits for %d entries",
+          (unsigned long)hs_filter_current()->nbits, N);
+    size_t maybes = 0;
+    for (uint64_t i = 0; i < N; i++)
+        maybes += hs_livetab_maybe((void *)(addr_of(i) + 8));
+    CHECK(maybes < N / 20, "filter said maybe for %zu of %d absent addresses", maybes, N);
     hs_livetab_aggregate(NULL, NULL, 0, &t);
     CHECK(t.samples == N && t.objects == N, "totals %lu %g", (unsigned long)t.samples, t.objects);
 
@@ -120,6 +131,9 @@ static void *thread_main(void *arg)
     for (uint64_t i = 0; i < PER_THREAD; i++) {
         hs_live_t e = {.addr = addr_of(base + i), .size = 8, .weight = 1, .stack_id = (int)t};
         bad += hs_livetab_insert(&e) != 0;
+        /* While other threads' inserts replace the filter: an earlier entry of this
+         * thread must never read as absent. */
+        bad += i > 0 && !hs_livetab_maybe((void *)addr_of(base + (i * 7919) % i));
     }
     for (uint64_t i = 0; i < PER_THREAD; i += 3)
         bad += !hs_livetab_remove(addr_of(base + i), NULL);
@@ -162,6 +176,31 @@ static void test_threads(void)
     CHECK(filter_nonzero() == 0, "%zu filter counters not zero", filter_nonzero());
 }
 
+/* A mark outside the table (a bootstrap block) survives the filter's growth and leaves
+ * with its unmark. */
+static void test_pins_grow(void)
+{
+    enum { N = 200000 };
+    uintptr_t pin = 0x7e0000000010;
+    size_t bad = 0;
+
+    hs_filter_mark(pin);
+    uint64_t before = hs_filter_current()->nbits;
+    for (uint64_t i = 0; i < N; i++) {
+        hs_live_t e = {.addr = addr_of(i), .size = 1, .weight = 1, .stack_id = 0};
+        bad += hs_livetab_insert(&e) != 0;
+    }
+    CHECK(hs_filter_current()->nbits > before, "the filter did not grow (%lu bits)",
+          (unsigned long)before);
+    CHECK(hs_livetab_maybe((void *)pin), "the mark was lost when the filter grew");
+    for (uint64_t i = 0; i < N; i++)
+        bad += !hs_livetab_remove(addr_of(i), NULL);
+    CHECK(bad == 0, "%zu inserts or removes failed", bad);
+    CHECK(filter_nonzero() == 1, "%zu counters set with only the mark", filter_nonzero());
+    hs_filter_unmark(pin);
+    CHECK(filter_nonzero() == 0, "%zu counters set after the unmark", filter_nonzero());
+}
+
 static void test_lock_all(void)
 {
     hs_live_t e = {.addr = 0x5000, .size = 1, .weight = 1, .stack_id = 0};
@@ -174,15 +213,16 @@ static void test_lock_all(void)
 static void test_saturation(void)
 {
     uintptr_t p = 0x123450;
-    size_t idx = hs_filter_index(p);
+    const hs_filter_t *f = hs_filter_current();
+    const uint8_t *count = &f->counts[hs_filter_index_in(f, p)];
 
     for (int i = 0; i < 300; i++)
         hs_filter_mark(p);
-    CHECK(hs_live_counts[idx] == 255, "counter %u after 300 marks", hs_live_counts[idx]);
+    CHECK(*count == 255, "counter %u after 300 marks", *count);
     CHECK(hs_livetab_maybe((void *)p), "saturated counter, bit clear");
     for (int i = 0; i < 300; i++)
         hs_filter_unmark(p);
-    CHECK(hs_live_counts[idx] == 255, "saturated counter went down to %u", hs_live_counts[idx]);
+    CHECK(*count == 255, "saturated counter went down to %u", *count);
     hs_filter_mark(p + 16 * 7919);
     hs_filter_unmark(p + 16 * 7919);
     CHECK(filter_nonzero() == 1, "%zu counters set", filter_nonzero());
@@ -191,8 +231,9 @@ static void test_saturation(void)
 int main(void)
 {
     test_basic();
-    test_million();
+    test_pins_grow();
     test_threads();
+    test_million();
     test_lock_all();
     test_saturation();
     return hs_check_done("test_livetab");
