@@ -43,6 +43,7 @@ struct hs_tls {
     uint32_t guard;    /* reentrancy depth: > 0 means "profiler code, forward" */
     uint8_t resolving; /* this thread is looking up the real functions */
     uint8_t registered;
+    uint8_t private_fds;                /* a heapsift thread with a descriptor table of its own */
     hs_tls_t *next, *prev;              /* thread registry (threads.c) */
     uint64_t rate;                      /* rate the countdown was drawn with; 0 = not drawn yet */
     uint64_t sample_rate;               /* rate the allocation being sampled was judged at */
@@ -199,6 +200,13 @@ void hs_boot_free(void *p);
 size_t hs_boot_size(const void *p);
 /* The next operator new (for its new_handler/bad_alloc behaviour on failure). */
 void *hs_real_sym(const char *name);
+
+/* --- fdtable.c ------------------------------------------------------------------- */
+
+/* Gives the calling thread (one of heapsift's) a descriptor table of its own, emptied but
+ * for /dev/null on 0, 1, 2. Returns 0 or -errno (it then shares the program's, as any
+ * thread does). */
+int hs_fd_private(void);
 
 /* --- log.c: allocation-free, async-signal-safe ------------------------------------ */
 

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,12 +39,15 @@ static struct {
     char addr[256], portfile[1024], token[256];
     struct sockaddr_storage sa;
     socklen_t salen;
-    int listen_fd, wake_fd;
+    int listen_fd;
+    int wake_fd, wake_wr;           /* read and write ends; one eventfd when the table is shared */
     int conn_fds[HS_HTTP_MAX_CONN]; /* -1: free slot */
     struct MHD_Daemon *d;
     int stop, running, started, loaded;
-    int loading; /* the thread may be inside dlopen */
-} http = {.listen_fd = -1, .wake_fd = -1};
+    int loading;     /* the thread may be inside dlopen */
+    int private_fds; /* the thread has a descriptor table of its own (fdtable.c) */
+    pid_t tid;
+} http = {.listen_fd = -1, .wake_fd = -1, .wake_wr = -1};
 
 static const char *const http_lib = "libmicrohttpd.so.12";
 
@@ -298,8 +302,8 @@ static void http_loop(void)
         int64_t due = hs_http_tick(hs_http_now_ms());
         http_throttle(&budget);
         if (poll(p, 2, http_timeout(due)) > 0 && (p[1].revents & POLLIN)) {
-            uint64_t v;
-            if (read(http.wake_fd, &v, sizeof(v)) < 0) {
+            uint64_t v[8];
+            if (read(http.wake_fd, v, sizeof(v)) < 0) {
                 /* nothing to do: the flag is what counts */
             }
         }
@@ -353,12 +357,38 @@ static int http_open(void)
     return 0;
 }
 
+/* The wake-up channel, in the thread's own table when it has one: a pipe, which another
+ * thread reaches through /proc/self/task/TID/fd (an eventfd cannot be opened that way);
+ * else an eventfd in the shared table, as any thread would have. */
+static int http_wake_open(void)
+{
+    int fds[2];
+    if (http.private_fds) {
+        if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+            return -errno;
+        http.tid = (pid_t)syscall(SYS_gettid);
+        http.wake_fd = fds[0];
+    } else {
+        if ((fds[1] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+            return -errno;
+        http.wake_fd = fds[1];
+    }
+    /* Published before the stop flag is read (http_at_exit: the other way round). */
+    __atomic_store_n(&http.wake_wr, fds[1], __ATOMIC_SEQ_CST);
+    return 0;
+}
+
 static void *http_main(void *arg)
 {
     (void)arg;
     hs_guard_enter(&hs_tls); /* for life: what this thread allocates is the profiler's */
     pthread_setname_np(pthread_self(), "heapsift-http");
-    if (http_open() == 0)
+    http.private_fds = hs_fd_private() == 0;
+    if (!http.private_fds && hs_opt.verbose)
+        hs_log("HEAPSIFT_HTTP: no descriptor table of its own for the server (%s): a program "
+               "that closes every descriptor may close its socket",
+               strerror(errno));
+    if (http_wake_open() == 0 && http_open() == 0)
         http_loop();
     __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
     return NULL;
@@ -370,9 +400,6 @@ static int http_spawn(void)
     sigset_t all, old;
     pthread_t th;
     pthread_attr_t attr;
-    http.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (http.wake_fd < 0)
-        return -errno;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_init(&attr);
@@ -389,10 +416,25 @@ static int http_spawn(void)
     return -rc;
 }
 
+/* From another thread. With the server's own table, the pipe is opened through /proc for
+ * the one write: no descriptor of the server's is ever used by number in the program's
+ * table, where the program may have closed it and reused the number. */
 static void http_wake(void)
 {
     uint64_t one = 1;
-    if (http.wake_fd >= 0 && write(http.wake_fd, &one, sizeof(one)) < 0) {
+    int w = __atomic_load_n(&http.wake_wr, __ATOMIC_SEQ_CST);
+    if (w < 0)
+        return;
+    if (http.private_fds) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/task/%ld/fd/%d", (long)http.tid, w);
+        int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0 && write(fd, &one, 1) < 0) {
+            /* the pipe is full: the thread is awake anyway */
+        }
+        if (fd >= 0)
+            close(fd);
+    } else if (write(w, &one, sizeof(one)) < 0) {
         /* the counter is full: the thread is awake anyway */
     }
 }
@@ -401,7 +443,7 @@ static void http_wake(void)
  * stops serving; waited for at most a second (it may be building a profile). */
 static void http_at_exit(void)
 {
-    __atomic_store_n(&http.stop, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&http.stop, 1, __ATOMIC_SEQ_CST);
     http_wake();
     for (int i = 0; i < 1000 && __atomic_load_n(&http.running, __ATOMIC_ACQUIRE); i++) {
         struct timespec ts = {0, 1000000};
@@ -420,21 +462,28 @@ static void http_fork_prepare(void)
     }
 }
 
-/* A forked child has no serving thread: close what it inherited (the parent's listening
- * socket, its connections, MHD's epoll and wake-up descriptors stay close-on-exec and
- * are left), forget the parent's state, and serve on its own when it can bind. */
+/* A forked child has no serving thread. When the parent's had a table of its own, the
+ * child (a copy of the forking thread's table) has none of its descriptors; else close
+ * what it inherited (the parent's listening socket, its connections, the wake-up
+ * descriptor; MHD's epoll stays close-on-exec and is left). Then forget the parent's
+ * state, and serve on its own when it can bind. */
 static void http_fork_child(void)
 {
     if (!__atomic_load_n(&http.started, __ATOMIC_ACQUIRE))
         return;
-    if (http.listen_fd >= 0)
-        close(http.listen_fd);
+    if (!http.private_fds) {
+        if (http.listen_fd >= 0)
+            close(http.listen_fd);
+        for (int i = 0; i < HS_HTTP_MAX_CONN; i++)
+            if (http.conn_fds[i] >= 0)
+                close(http.conn_fds[i]);
+        if (http.wake_fd >= 0)
+            close(http.wake_fd);
+    }
     for (int i = 0; i < HS_HTTP_MAX_CONN; i++)
-        if (http.conn_fds[i] >= 0)
-            close(http.conn_fds[i]);
-    if (http.wake_fd >= 0)
-        close(http.wake_fd);
-    http.listen_fd = http.wake_fd = -1;
+        http.conn_fds[i] = -1;
+    http.listen_fd = http.wake_fd = http.wake_wr = -1;
+    http.private_fds = 0;
     http.d = NULL; /* the parent's: leaked, never touched */
     hs_http_routes_forget();
     if (__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE))
