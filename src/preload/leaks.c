@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define HS_LEAKS_STATUS 23      /* LeakSanitizer's exit status, so CI scripts carry over */
@@ -31,6 +32,50 @@ static hs_supp_t leaks_supp;
 static char leaks_path[4096];
 static char leaks_error[160]; /* why the user's file is not applied; "" = it is */
 static bool leaks_loaded, leaks_found;
+
+/* A copy of stderr taken before main, for a program that closes its stderr before it
+ * exits (GNU tools do, in an atexit handler: the report and the error status would come
+ * without a word). Used only when descriptor 2 is closed and the copy still refers to the
+ * file it was taken from (a program closing every descriptor closes it too, and its
+ * number may then be one of the program's files). */
+static struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+} leaks_err = {.fd = -1};
+
+#define HS_LEAKS_ERR_FD 1000 /* above the numbers a program takes first */
+
+static void leaks_keep_stderr(void)
+{
+    struct stat st;
+    int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, HS_LEAKS_ERR_FD);
+    if (fd < 0 && errno == EINVAL) /* a descriptor limit under 1000 */
+        fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 64);
+    if (fd < 0)
+        return;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return;
+    }
+    leaks_err.fd = fd;
+    leaks_err.dev = st.st_dev;
+    leaks_err.ino = st.st_ino;
+}
+
+/* Descriptor 2 when it is open for writing; else the copy, if it is still the same file.
+ * (Once the program has closed 2, the number may be a file heapsift itself has open for
+ * reading while it writes the exit profile: libdw's copy of an ELF file.) */
+static int leaks_stderr(void)
+{
+    struct stat st;
+    int fl = fcntl(STDERR_FILENO, F_GETFL);
+    if ((fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) || leaks_err.fd < 0)
+        return STDERR_FILENO;
+    if (fstat(leaks_err.fd, &st) != 0 || st.st_dev != leaks_err.dev || st.st_ino != leaks_err.ino)
+        return STDERR_FILENO;
+    return leaks_err.fd;
+}
 
 bool hs_leaks_on(void)
 {
@@ -125,13 +170,15 @@ __attribute__((constructor)) static void leaks_ctor(void)
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
     leaks_load();
+    leaks_keep_stderr();
     hs_guard_exit(t);
 }
 
 static void leaks_write(const char *p, size_t n)
 {
+    int fd = leaks_stderr();
     while (n > 0) {
-        ssize_t w = write(STDERR_FILENO, p, n);
+        ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)

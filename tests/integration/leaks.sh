@@ -16,7 +16,8 @@
 #   run's wording, and a C++ program that frees everything (no site reported);
 # - HEAPSIFT_SYMBOLIZE=none/names: the report still named, suppressions applied;
 # - bash running the program: one summary per process, each naming its program and pid;
-# - a full stack table: its site shows the made-up frame by name, with no 0x0 address.
+# - a full stack table: its site shows the made-up frame by name, with no 0x0 address;
+# - GNU cat, which closes stderr in an atexit handler: the report still reaches stderr.
 # usage: leaks.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -202,6 +203,17 @@ if [ -x "$SEM" ]; then
 else
     fail "$SEM not built"
 fi
+
+# A program that closes its stderr before it exits (GNU cat does, in an atexit handler):
+# the report still reaches the stderr it started with, and names the program. The library
+# before the saved copy printed nothing and exited 23 without a word.
+st=0
+printf 'x\n' >"$T/cat.in"
+HEAPSIFT_RATE=1 HEAPSIFT_LEAKS=error HEAPSIFT_OUT="$T/cat.pb.gz" LD_PRELOAD="$LIB" \
+    cat "$T/cat.in" >"$T/cat.out" 2>"$T/cat.err" || st=$?
+[ "$st" = 23 ] && grep -q "still allocated at exit from .* in cat (pid" "$T/cat.err" ||
+    { fail "cat (stderr closed at exit): status $st, want 23 and the summary line"; show "$T/cat.err" 5; }
+cmp -s "$T/cat.in" "$T/cat.out" || fail "cat: its output changed"
 
 [ "$FAILS" -eq 0 ] && echo "leaks: ok ($tb bytes in $to objects from 3 sites, $nsupp suppressed)"
 exit "$FAILS"
