@@ -4,9 +4,11 @@
  * (packed or unpacked repeated scalars, fields in any order, unknown fields skipped) and
  * rejects the rest with a one-line reason, never reading out of bounds and allocating at
  * most a small multiple of the input size. Also the file-level helpers: gzip (zlib),
- * reading whole files and atomic replacement. Called by the dump path inside the profiled
- * process (guard held, so malloc is fine; no stdio FILE*) and by the CLI.
+ * reading whole files and atomic replacement (through an unnamed file where the
+ * filesystem has them, so that a writer that dies leaves nothing). Called by the dump path inside
+ * the profiled process (guard held, so malloc is fine; no stdio FILE*) and by the CLI.
  */
+#define _GNU_SOURCE
 #include "pprof.h"
 #include "pb.h"
 
@@ -761,6 +763,42 @@ static int pprof_write_special(const char *path, const void *data, size_t len)
     return rc;
 }
 
+/* The bytes in an unnamed file of path's directory (O_TMPFILE), given the name tmp only
+ * once complete: a process that ends while writing (a forked child's _exit in the middle
+ * of a trigger dump) leaves nothing behind. 1: named path; 0: named tmp; -errno when the
+ * filesystem or kernel has no unnamed files, or /proc is not there to name one. */
+static int pprof_write_unnamed(const char *path, const char *tmp, const void *data, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir)
+        return -ENOMEM;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    free(dir);
+    if (fd < 0)
+        return -errno;
+    int rc = pprof_write_all(fd, data, len);
+    if (!rc && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
+        rc = -errno;
+    if (!rc) {
+        /* Named path straight away when it is new (a trigger's numbered file); else tmp,
+         * which the caller renames over path. */
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/thread-self/fd/%d", fd);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) {
+            rc = 1;
+        } else if (errno != EEXIST) {
+            rc = -errno;
+        } else {
+            unlink(tmp); /* a leftover of an earlier process with this pid */
+            if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0)
+                rc = -errno;
+        }
+    }
+    close(fd);
+    return rc;
+}
+
 int hs_write_file_atomic(const char *path, const void *data, size_t len)
 {
     struct stat st;
@@ -774,7 +812,17 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
     if (!tmp)
         return -ENOMEM;
     snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int rc = 0;
+    int rc = pprof_write_unnamed(path, tmp, data, len);
+    if (rc >= 0) {
+        if (rc == 0 && rename(tmp, path) < 0) {
+            rc = -errno;
+            unlink(tmp);
+        }
+        rc = rc > 0 ? 0 : rc;
+        goto out;
+    }
+    /* No unnamed file here: a named one, written in place. */
+    rc = 0;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = -errno;

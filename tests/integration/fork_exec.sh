@@ -6,6 +6,8 @@
 #  - fork + exec: the exec'd child is profiled (two files) unless HEAPSIFT_CHILDREN=0 or
 #    `heapsift run --no-children` (one file, the parent's);
 #  - heapsift_dump(path) writes the named file, holding site_dump.
+#  - 300 children ending with _exit in the middle of their trigger dumps leave no temporary
+#    file behind.
 # usage: fork_exec.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -168,6 +170,23 @@ fi
 rc=0
 "$PROG" dump "$T/dump/none.pb.gz" >"$T/dump0.out" 2>&1 || rc=$?
 [ $rc -eq 2 ] || fail "forker dump without the library: status $rc, want 2"
+
+# 7. 300 children that _exit within 4 ms of their fork, some in the middle of a trigger dump
+# of their own (every millisecond): no half-written file is left behind under any name (the
+# library before unnamed temporary files left about 70 "*.tmp.PID" files), and the
+# profiles that were written are whole.
+mkdir -p "$T/burst"
+rc=0
+HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_SECONDS=0.001 HEAPSIFT_OUT="$T/burst/p.%p.%n.pb.gz" \
+    LD_PRELOAD="$LIB" timeout 120 "$PROG" burst 300 >"$T/burst.out" 2>"$T/burst.err" || rc=$?
+[ $rc -eq 0 ] || fail "forker burst 300: status $rc: $(head -n 2 "$T/burst.err")"
+left=$(find "$T/burst" -name '*.tmp.*' | wc -l)
+[ "$left" -eq 0 ] || fail "forker burst 300: $left temporary files left behind, e.g. $(find "$T/burst" -name '*.tmp.*' | head -n 1)"
+nbad=0
+for f in $(find "$T/burst" -name 'p.*.pb.gz' | head -n 40); do
+    "$CLI" top "$f" >/dev/null 2>&1 || nbad=$((nbad + 1))
+done
+[ "$nbad" -eq 0 ] || fail "forker burst 300: $nbad of the first 40 profiles unreadable"
 
 if [ $FAILS -ne 0 ]; then
     echo "fork_exec: $FAILS check(s) failed" >&2

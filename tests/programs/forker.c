@@ -11,6 +11,8 @@
  *        forker dump PATH   allocates in site_dump, calls heapsift_dump(PATH) and prints its
  *                           return value; exits 0 if it returned 0, 1 if not, 2 if the
  *                           library is not loaded.
+ *        forker burst N     allocates in site_parent, then forks N children one after the
+ *                           other, each ending with _exit 0 to 3.8 ms after its fork.
  * Exit status 0 on success; a child's failure is passed on as the parent's status.
  */
 #define _GNU_SOURCE
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "site.h"
@@ -136,6 +139,24 @@ static int run_dump(const char *path)
     return ret == 0 ? 0 : 1;
 }
 
+/* N children, each gone by _exit 0 to 3.8 ms after its fork (so some end in the middle of
+ * a trigger dump of their own), one after the other. */
+static int run_burst(int n)
+{
+    for (int i = 0; i < n; i++) {
+        pid_t p = fork();
+        if (p < 0)
+            return 1;
+        if (p == 0) {
+            struct timespec ts = {0, (i % 20) * 200000L};
+            nanosleep(&ts, NULL);
+            _exit(0);
+        }
+        waitpid(p, NULL, 0);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "fork";
@@ -147,8 +168,11 @@ int main(int argc, char **argv)
         status = 0;
     } else if (!strcmp(mode, "dump") && argc > 2) {
         status = run_dump(argv[2]);
+    } else if (!strcmp(mode, "burst") && argc > 2) {
+        site_parent();
+        status = run_burst(atoi(argv[2]));
     } else {
-        fprintf(stderr, "usage: forker fork|exec|child|dump PATH\n");
+        fprintf(stderr, "usage: forker fork|exec|child|dump PATH|burst N\n");
         return 64;
     }
     g_sink += 1;
