@@ -113,8 +113,8 @@ static void dump_insert(char *out, size_t cap, size_t *n, const char *text)
     dump_append(out, cap, n, tail);
 }
 
-/* Expands %p, %n, %k and %% of the pattern into out. A pattern without them still
- * names every file apart: ".<pid>" in a child, ".<kind>" unless the kind is heap, and
+/* Expands %p, %n, %k and %% of the pattern into out (any other %X is kept). A pattern without them
+ * still names every file apart: ".<pid>" in a child, ".<kind>" unless the kind is heap, and
  * ".<n>" unless this is an exit dump (final). */
 static void dump_expand(const char *pat, const char *kind, unsigned seq, bool final, char *out,
                         size_t cap)
@@ -139,8 +139,10 @@ static void dump_expand(const char *pat, const char *kind, unsigned seq, bool fi
             snprintf(num, sizeof(num), "%u", seq);
         else if (*c == 'k')
             snprintf(num, sizeof(num), "%s", kind);
-        else
-            snprintf(num, sizeof(num), "%c", *c);
+        else if (*c == '%')
+            snprintf(num, sizeof(num), "%%");
+        else /* unknown: kept as written (options.c said so at start) */
+            snprintf(num, sizeof(num), "%%%c", *c);
         dump_append(out, cap, &n, num);
     }
     num[0] = '\0';

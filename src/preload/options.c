@@ -228,6 +228,13 @@ static int options_own_strings(void)
     }
     memcpy(out, hs_opt.out, n + 1);
     hs_opt.out = out;
+    for (const char *c = out; (c = strchr(c, '%')) != NULL && c[1]; c += 2)
+        if (!strchr("pnk%", c[1])) {
+            hs_log("HEAPSIFT_OUT=%s: %%%c is not an escape (%%p pid, %%n dump number, %%k kind, "
+                   "%%%% a percent sign): kept as written",
+                   out, c[1]);
+            break;
+        }
     return 0;
 }
 

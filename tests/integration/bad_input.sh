@@ -4,6 +4,7 @@
 #  - a bad HEAPSIFT_* value: one stderr line naming the variable and the value; the
 #    program's output and exit status unchanged; no profile written;
 #  - an unwritable HEAPSIFT_OUT: one stderr line naming the path; output and status unchanged;
+#  - an unknown escape (%x) in HEAPSIFT_OUT: one line naming it, the escape kept in the name;
 #  - `heapsift top` of a missing, empty, truncated or non-profile file: one
 #    "heapsift: error: ..." line, nothing on stdout, status non-zero and below 128;
 #  - every verb of `heapsift --help` given an unknown option (long or short), or a value
@@ -73,6 +74,13 @@ for out in /nonexistent/dir/x.pb.gz "$T/regular/x.pb.gz"; do
     preload "HEAPSIFT_OUT=$out" "$out" HEAPSIFT_RATE=65536
     one_line "HEAPSIFT_OUT=$out" "$out"
 done
+
+# 2b. an unknown escape in the pattern: one line naming it; the file is written with the
+# escape kept as written (the previous library dropped the percent sign silently)
+mkdir -p "$T/esc"
+preload "HEAPSIFT_OUT=%x" "$T/esc/a%xb.%p.pb.gz" HEAPSIFT_RATE=65536
+one_line "HEAPSIFT_OUT with %x" "%x is not an escape"
+ls "$T/esc" | grep -q '^a%xb\.[0-9]*\.pb\.gz$' || fail "HEAPSIFT_OUT with %x: files $(ls "$T/esc" | tr '\n' ' ')"
 
 # 3. heapsift top of bad files
 rc=0
