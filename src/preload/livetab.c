@@ -70,9 +70,7 @@ void hs_filter_mark(uintptr_t p)
     else {
         __atomic_store_n(&hs_live_grow_failed, 1, __ATOMIC_RELAXED);
         hs_log_once(hs_live_pins_full,
-                    "more than %d bootstrap blocks: the live filter stops "
-                    "growing",
-                    HS_LIVE_PINS);
+                    "more than %d bootstrap blocks: the live filter stops growing", HS_LIVE_PINS);
     }
     pthread_mutex_unlock(&hs_live_pins.lock);
     pthread_mutex_unlock(&s->lock);
