@@ -8,21 +8,8 @@
 # usage: sh bench/bigheap.sh BUILD [--before LIB] [--record]
 # env: ROUNDS (5), OPS (20000000), LIVES ("0 16384 65536 262144"), CC (gcc)
 set -eu
-usage() {
-    echo "usage: sh bench/bigheap.sh BUILD [--before LIB] [--record]" >&2
-    exit 1
-}
-build="" before="" record=0
-while [ $# -gt 0 ]; do
-    case $1 in
-    --before) [ $# -ge 2 ] || usage; before=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
-    --record) record=1 ;;
-    -*) usage ;;
-    *) [ -z "$build" ] || usage; build=$(cd "$1" && pwd) ;;
-    esac
-    shift
-done
-[ -n "$build" ] || usage
+. "$(dirname "$0")/common.sh"
+bench_args "sh bench/bigheap.sh BUILD [--before LIB] [--record]" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 lib=$build/libheapsift.so
@@ -70,9 +57,7 @@ done
     echo
     echo "## $(date -u '+%Y-%m-%d %H:%M UTC'): unsampled pairs beside a big live set (bench/bigheap.sh)"
     echo
-    echo "- machine: $(uname -m), $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
-    echo "- kernel: $(uname -r); load average before the run: $loadavg"
-    echo "- heapsift commit: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown); library: $lib${before:+; before: $before}"
+    bench_machine "$loadavg" "$lib${before:+; before: $before}"
     echo "- workload: \`bigheap LIVE $ops\` ($rounds rounds, interleaved): LIVE sampled 2 KiB blocks kept, then unsampled free+malloc of 16..271 bytes on a ring of 4096"
     echo
     echo "| live samples | configuration | ns per operation (median) | ratio to no profiler (median of the rounds' ratios) |"

@@ -9,20 +9,9 @@
 # usage: sh bench/floor.sh BUILD [--record]
 # env: ROUNDS (9), THREADS (2), OPS (8000000 per thread), CC (gcc)
 set -eu
-usage() {
-    echo "usage: sh bench/floor.sh BUILD [--record]" >&2
-    exit 1
-}
-build="" record=0
-while [ $# -gt 0 ]; do
-    case $1 in
-    --record) record=1 ;;
-    -*) usage ;;
-    *) [ -z "$build" ] || usage; build=$(cd "$1" && pwd) ;;
-    esac
-    shift
-done
-[ -n "$build" ] || usage
+BENCH_NO_BEFORE=1
+. "$(dirname "$0")/common.sh"
+bench_args "sh bench/floor.sh BUILD [--record]" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 lib=$build/libheapsift.so
@@ -67,9 +56,7 @@ done
     echo
     echo "## $(date -u '+%Y-%m-%d %H:%M UTC'): the interposition floor on churn (bench/floor.sh)"
     echo
-    echo "- machine: $(uname -m), $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
-    echo "- kernel: $(uname -r); load average before the run: $loadavg"
-    echo "- heapsift commit: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown); library: $lib"
+    bench_machine "$loadavg" "$lib"
     echo "- workload: \`churn $threads $ops\`, $rounds interleaved rounds; loop time (churn's own, without start-up and exit)"
     echo
     echo "| configuration | loop ratio to no profiler (median) | range | median loop (s) |"

@@ -10,21 +10,8 @@
 # usage: sh bench/labels_cost.sh BUILD [--before LIB] [--record]
 # env: ROUNDS (5), N (200000), CC (gcc)
 set -eu
-usage() {
-    echo "usage: sh bench/labels_cost.sh BUILD [--before LIB] [--record]" >&2
-    exit 1
-}
-build="" before="" record=0
-while [ $# -gt 0 ]; do
-    case $1 in
-    --before) [ $# -ge 2 ] || usage; before=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
-    --record) record=1 ;;
-    -*) usage ;;
-    *) [ -z "$build" ] || usage; build=$(cd "$1" && pwd) ;;
-    esac
-    shift
-done
-[ -n "$build" ] || usage
+. "$(dirname "$0")/common.sh"
+bench_args "sh bench/labels_cost.sh BUILD [--before LIB] [--record]" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 lib=$build/libheapsift.so
@@ -81,9 +68,7 @@ fi
     echo
     echo "## $(date -u '+%Y-%m-%d %H:%M UTC'): labels and trackers on the sampled path (bench/labels_cost.sh)"
     echo
-    echo "- machine: $(uname -m), $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
-    echo "- kernel: $(uname -r); load average before the run: $loadavg"
-    echo "- heapsift commit: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown); library: $lib"
+    bench_machine "$loadavg" "$lib"
     echo "- workload: \`sample_cost $n 64 64\` (every malloc sampled, 64 frames), $rounds rounds;" \
         "labelsK: K labels on the thread, trackersT: T trackers on the timed function" \
         "(each sample counted T times)${before:+; before: $before}"
