@@ -736,10 +736,23 @@ out:
     return rc;
 }
 
-static int pprof_write_all(int fd, const uint8_t *p, size_t len)
+/* Whether fd is still the file fstat gave *was (a regular file's inode is its own). A
+ * thread sharing the program's descriptor table can have its descriptor closed by the
+ * program and the number reused for the program's own file between two calls. */
+static bool pprof_same_file(int fd, const struct stat *was)
+{
+    struct stat now;
+    return fstat(fd, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino;
+}
+
+/* Writes in chunks of at most 1 MiB, each after checking fd is still the file *st (NULL:
+ * not checked): -EBADF, and nothing written, once it is not. */
+static int pprof_write_all_checked(int fd, const uint8_t *p, size_t len, const struct stat *st)
 {
     while (len) {
-        ssize_t n = write(fd, p, len);
+        if (st && !pprof_same_file(fd, st))
+            return -EBADF;
+        ssize_t n = write(fd, p, len < (1u << 20) ? len : (1u << 20));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -748,6 +761,11 @@ static int pprof_write_all(int fd, const uint8_t *p, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+static int pprof_write_all(int fd, const uint8_t *p, size_t len)
+{
+    return pprof_write_all_checked(fd, p, len, NULL);
 }
 
 /* Writes straight into path, which exists and is not a regular file (a device such as
@@ -777,9 +795,18 @@ static int pprof_write_unnamed(const char *path, const char *tmp, const void *da
     free(dir);
     if (fd < 0)
         return -errno;
-    int rc = pprof_write_all(fd, data, len);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return -EIO;
+    }
+    int rc = pprof_write_all_checked(fd, data, len, &st);
+    if (rc == -EBADF)
+        return rc; /* the number is someone else's now: not ours to close */
     if (!rc && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
         rc = -errno;
+    if (!rc && !pprof_same_file(fd, &st))
+        return -EBADF;
     if (!rc) {
         /* Named path straight away when it is new (a trigger's numbered file); else tmp,
          * which the caller renames over path. */
@@ -795,7 +822,8 @@ static int pprof_write_unnamed(const char *path, const char *tmp, const void *da
                 rc = -errno;
         }
     }
-    close(fd);
+    if (pprof_same_file(fd, &st))
+        close(fd);
     return rc;
 }
 
@@ -821,6 +849,8 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
         rc = rc > 0 ? 0 : rc;
         goto out;
     }
+    if (rc == -EBADF)
+        goto out;
     /* No unnamed file here: a named one, written in place. */
     rc = 0;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -828,11 +858,18 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
         rc = -errno;
         goto out;
     }
-    rc = pprof_write_all(fd, data, len);
-    if (!rc && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
+    struct stat fst;
+    if (fstat(fd, &fst) != 0) {
         rc = -errno;
-    if (close(fd) < 0 && !rc)
-        rc = -errno;
+        close(fd);
+    } else {
+        rc = pprof_write_all_checked(fd, data, len, &fst);
+        if (!rc && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
+            rc = -errno;
+        /* Closed only while still ours (see pprof_same_file). */
+        if (rc != -EBADF && pprof_same_file(fd, &fst) && close(fd) < 0 && !rc)
+            rc = -errno;
+    }
     if (!rc && rename(tmp, path) < 0)
         rc = -errno;
     if (rc)

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,10 +47,30 @@ static struct {
     int stop, running, started, loaded;
     int loading;     /* the thread may be inside dlopen */
     int private_fds; /* the thread has a descriptor table of its own (fdtable.c) */
+    int abandoned;   /* the program closed the server's descriptors (shared table) */
+    pthread_t thread;
+    struct stat listen_st;
     pid_t tid;
 } http = {.listen_fd = -1, .wake_fd = -1, .wake_wr = -1};
 
 static const char *const http_lib = "libmicrohttpd.so.12";
+
+/* libmicrohttpd's panic, when the library is heapsift's alone: on the serving thread, the
+ * endpoint stops (the thread ends, the daemon is left as it is); elsewhere, what the
+ * library would have done. */
+static void http_panic(void *cls, const char *file, unsigned int line, const char *reason)
+{
+    (void)cls;
+    int n = reason ? (int)strcspn(reason, "\n") : 1;
+    hs_log("HEAPSIFT_HTTP: libmicrohttpd failed (%s:%u: %.*s); the endpoint stops, profiling "
+           "goes on",
+           file ? file : "?", line, n, reason ? reason : "?");
+    if (!pthread_equal(pthread_self(), http.thread))
+        abort();
+    __atomic_store_n(&http.abandoned, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
+    pthread_exit(NULL);
+}
 
 int64_t hs_http_now_ms(void)
 {
@@ -115,7 +136,21 @@ static int http_listen(void)
         return -e;
     }
     http.listen_fd = fd;
+    fstat(fd, &http.listen_st);
     return 0;
+}
+
+/* With a shared table, whether the listening socket is still the one it made (a socket's
+ * inode is its own): a program that closes every descriptor closes it with the rest, and
+ * the numbers of the server's descriptors may then be the program's files. Always true
+ * with a table of its own. */
+static bool http_fds_ours(void)
+{
+    struct stat st;
+    if (http.private_fds)
+        return true;
+    return http.listen_fd >= 0 && fstat(http.listen_fd, &st) == 0 &&
+           st.st_dev == http.listen_st.st_dev && st.st_ino == http.listen_st.st_ino;
 }
 
 /* HEAPSIFT_HTTP_PORTFILE (%p: the pid), written atomically. */
@@ -150,6 +185,9 @@ static int http_load(void)
 {
     if (http.loaded)
         return 0;
+    void *mine = dlopen(http_lib, RTLD_LAZY | RTLD_NOLOAD); /* the program's own copy? */
+    if (mine)
+        dlclose(mine);
     void *h = dlopen(http_lib, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!h) {
         hs_log("HEAPSIFT_HTTP: cannot load %s (%s; Debian: apt-get install libmicrohttpd12); "
@@ -183,6 +221,12 @@ static int http_load(void)
             return -ENOENT;
         }
     }
+    /* libmicrohttpd aborts the process on an internal failure (a close that fails, say);
+     * when the library is heapsift's alone, its failure stops the endpoint instead. */
+    void (*set_panic)(MHD_PanicCallback, void *) =
+        (void (*)(MHD_PanicCallback, void *))dlsym(h, "MHD_set_panic_func");
+    if (!mine && set_panic)
+        set_panic(http_panic, NULL);
     http.loaded = 1;
     return 0;
 }
@@ -297,11 +341,20 @@ static void http_loop(void)
     http_budget_t budget;
     http_budget_init(&budget);
     while (!__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE)) {
+        if (!http_fds_ours()) {
+            /* Never call libmicrohttpd again: it would read, write and close numbers
+             * that are now the program's (and abort when a close fails). */
+            hs_log("HEAPSIFT_HTTP: the program closed the endpoint's descriptors (pid %ld); "
+                   "the endpoint stops, profiling goes on",
+                   (long)getpid());
+            __atomic_store_n(&http.abandoned, 1, __ATOMIC_RELEASE);
+            return;
+        }
         hs_mhd.run(http.d);
         /* After the run: a window it opened must count in this round's timeout. */
         int64_t due = hs_http_tick(hs_http_now_ms());
         http_throttle(&budget);
-        if (poll(p, 2, http_timeout(due)) > 0 && (p[1].revents & POLLIN)) {
+        if (poll(p, 2, http_timeout(due)) > 0 && (p[1].revents & POLLIN) && http_fds_ours()) {
             uint64_t v[8];
             if (read(http.wake_fd, v, sizeof(v)) < 0) {
                 /* nothing to do: the flag is what counts */
@@ -382,6 +435,7 @@ static void *http_main(void *arg)
 {
     (void)arg;
     hs_guard_enter(&hs_tls); /* for life: what this thread allocates is the profiler's */
+    http.thread = pthread_self();
     pthread_setname_np(pthread_self(), "heapsift-http");
     http.private_fds = hs_fd_private() == 0;
     if (!http.private_fds && hs_opt.verbose)
@@ -434,7 +488,7 @@ static void http_wake(void)
         }
         if (fd >= 0)
             close(fd);
-    } else if (write(w, &one, sizeof(one)) < 0) {
+    } else if (http_fds_ours() && write(w, &one, sizeof(one)) < 0) {
         /* the counter is full: the thread is awake anyway */
     }
 }
@@ -471,7 +525,7 @@ static void http_fork_child(void)
 {
     if (!__atomic_load_n(&http.started, __ATOMIC_ACQUIRE))
         return;
-    if (!http.private_fds) {
+    if (!http.private_fds && http_fds_ours()) {
         if (http.listen_fd >= 0)
             close(http.listen_fd);
         for (int i = 0; i < HS_HTTP_MAX_CONN; i++)

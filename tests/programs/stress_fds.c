@@ -10,6 +10,8 @@
  *   fork LOG          wait until the HTTP server is up (its port file, argv[3]), close
  *                     3..1023, open LOG, fork: the child writes "child", the parent
  *                     "parent" after it; LOG must hold exactly those two lines
+ *   closeall GO       wait for the file GO, close 3..1023, sleep 1 s, exit 0 (while a
+ *                     client holds a request open on the HTTP server)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -79,6 +81,15 @@ static int forked(const char *log, const char *portfile)
     return 0;
 }
 
+static int closeall(const char *go)
+{
+    for (int i = 0; i < 1000 && access(go, R_OK) != 0; i++)
+        usleep(10000);
+    close_from(3, 1024);
+    sleep(1);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && strcmp(argv[1], "closeloop") == 0)
@@ -87,6 +98,9 @@ int main(int argc, char **argv)
         return steal(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "fork") == 0)
         return forked(argv[2], argv[3]);
-    fprintf(stderr, "usage: stress_fds closeloop N FILE | steal FILE | fork LOG PORTFILE\n");
+    if (argc >= 3 && strcmp(argv[1], "closeall") == 0)
+        return closeall(argv[2]);
+    fprintf(stderr,
+            "usage: stress_fds closeloop N FILE | steal FILE | fork LOG PORTFILE | closeall GO\n");
     return 2;
 }
