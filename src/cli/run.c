@@ -2,8 +2,9 @@
  * `heapsift run [options] [--] CMD [ARGS...]`: starts CMD with libheapsift.so preloaded.
  * Every option mirrors one HEAPSIFT_* variable (the library reads and validates them);
  * the program's exit status is passed through (128 + N when killed by signal N, 127 when
- * CMD cannot be found, 126 when it cannot be executed), and the library says on stderr
- * where each profile went.
+ * CMD cannot be found, 126 when it cannot be executed), the signals a supervisor sends
+ * (TERM, HUP, USR1, USR2, ALRM, WINCH) are passed on to it, relative paths given as
+ * options are made absolute, and the library says on stderr where each profile went.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -115,6 +116,28 @@ static void run_set_preload(const char *lib)
     free(v);
 }
 
+/* Sets env to value; a relative path among the path options is made absolute here, so
+ * that a program started in another directory (a child that changed directory before
+ * exec) writes and reads where the command line meant. 0, or -1 (reported). */
+static int run_set_path(const char *env, const char *value)
+{
+    static const char *const paths[] = {"HEAPSIFT_OUT", "HEAPSIFT_HTTP_PORTFILE",
+                                        "HEAPSIFT_SUPPRESSIONS"};
+    bool path = false;
+    for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++)
+        path = path || strcmp(env, paths[k]) == 0;
+    char cwd[PATH_MAX], *abs = NULL;
+    if (path && value[0] != '/' && value[0] != '\0') {
+        if (!getcwd(cwd, sizeof(cwd)) || asprintf(&abs, "%s/%s", cwd, value) < 0) {
+            hs_cli_error("run: cannot make %s absolute: %s", value, strerror(errno));
+            return -1;
+        }
+    }
+    setenv(env, abs ? abs : value, 1);
+    free(abs);
+    return 0;
+}
+
 /* Parses options into the environment. Returns the index of CMD, or -1 (help) or -2
  * (a bad option, reported). */
 static int run_parse(int argc, char **argv, const char **lib)
@@ -157,7 +180,10 @@ static int run_parse(int argc, char **argv, const char **lib)
             hs_cli_bad_option("run", c, argv);
             return -2;
         }
-        setenv(run_opts[i].env, run_opts[i].fixed ? run_opts[i].fixed : optarg, 1);
+        if (run_opts[i].fixed)
+            setenv(run_opts[i].env, run_opts[i].fixed, 1);
+        else if (run_set_path(run_opts[i].env, optarg) != 0)
+            return -2;
     }
     return optind;
 }
@@ -176,6 +202,32 @@ static void run_exec_child(char **cmd)
     else
         fprintf(stderr, "heapsift: %s: %s\n", cmd[0], strerror(err));
     _exit(err == ENOENT ? 127 : 126);
+}
+
+/* The child, for the signals passed on to it. */
+static volatile pid_t run_child;
+
+static void run_forward(int sig)
+{
+    if (run_child > 0)
+        kill(run_child, sig);
+}
+
+/* A supervisor stopping a service signals the process it started (`docker stop`, systemd,
+ * a shell's kill): passed on to CMD, which decides, so that it ends (and writes its exit
+ * profile) instead of being orphaned. HEAPSIFT_SIGNAL's dump signal reaches it the same
+ * way. Set after the fork: the child never has these handlers. */
+static void run_forward_signals(pid_t child)
+{
+    static const int sigs[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGWINCH};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = run_forward;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    run_child = child;
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        sigaction(sigs[i], &sa, NULL);
 }
 
 static int run_wait(pid_t child, const char *name)
@@ -229,5 +281,6 @@ int hs_cmd_run(int argc, char **argv)
     }
     if (child == 0)
         run_exec_child(argv + first);
+    run_forward_signals(child);
     return run_wait(child, argv[first]);
 }

@@ -2,7 +2,8 @@
 # cli_run: `heapsift run` passes the program's exit status and output through, writes the
 # profile where -o (or the default heapsift.%p.pb.gz in the cwd) says and tells on stderr
 # where it went, honours --rate (the profile's period; 0 = no profile), --seed and --depth,
-# and reports a missing program shell-style with status 127.
+# reports a missing program shell-style with status 127, passes SIGTERM on to the program
+# and makes a relative -o absolute (a program that changes directory still writes there).
 # usage: cli_run.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -127,6 +128,26 @@ rc=0
 "$CLI" run -- "$T/no/such/prog" >"$T/5.out" 2>"$T/5.err" || rc=$?
 [ $rc -eq 127 ] || fail "heapsift run -- $T/no/such/prog: status $rc, want 127"
 grep -q "$T/no/such/prog" "$T/5.err" || { fail "missing path: stderr does not name it:"; show "$T/5.err" 5; }
+
+# 6. SIGTERM sent to `heapsift run` alone (a supervisor stopping it) reaches the program,
+# which decides: here it exits 7, and that is run's status (the previous run died of it and
+# left the program running).
+rc=0
+"$CLI" run -q -- sh -c 'trap "exit 7" TERM; echo started; while :; do sleep 0.05; done' \
+    >"$T/6.out" 2>"$T/6.err" &
+runpid=$!
+for i in $(seq 100); do [ -s "$T/6.out" ] && break; sleep 0.05; done
+kill -TERM "$runpid"
+wait "$runpid" || rc=$?
+[ $rc -eq 7 ] || { fail "SIGTERM to heapsift run: status $rc, want the program's 7"; show "$T/6.err" 5; pkill -f 'trap "exit 7" TERM' || true; }
+
+# 7. -o relative: made absolute by run, so a program that changes directory before exec
+# writes where the command line meant.
+mkdir -p "$T/cwd7/sub"
+(cd "$T/cwd7" && "$CLI" run -q -o rel.%p.pb.gz -- sh -c "cd sub && exec '$PROG'") >"$T/7.out" 2>"$T/7.err" ||
+    fail "run -o rel.%p.pb.gz with cd: status $?"
+[ -n "$(ls "$T/cwd7" | grep '^rel\.[0-9]*\.pb\.gz$')" ] && [ -z "$(ls "$T/cwd7/sub")" ] ||
+    { fail "run -o rel.%p.pb.gz with cd: files in cwd: $(ls "$T/cwd7" | tr '\n' ' '), in sub: $(ls "$T/cwd7/sub" | tr '\n' ' ')"; show "$T/7.err" 5; }
 
 if [ $FAILS -ne 0 ]; then
     echo "cli_run: $FAILS check(s) failed" >&2
