@@ -138,12 +138,15 @@ static int mg_labels(mg_state_t *st, const hs_profile_t *src, const hs_sample_t 
 static int mg_sample(mg_state_t *st, const hs_profile_t *src, const hs_sample_t *s, uint64_t *ids)
 {
     hs_profile_t *dst = st->dst;
+    /* Every location first: each builds its own key (and its mapping's) in st->kb, which
+     * must be empty then; the sample's key comes after. */
     for (size_t k = 0; k < s->nlocs; k++) {
         ids[k] = mg_location(st, src, s->location_ids[k]);
         if (ids[k] == UINT64_MAX)
             return -ENOMEM;
-        hs_buf_printf(&st->kb, "%" PRIu64 ",", ids[k]);
     }
+    for (size_t k = 0; k < s->nlocs; k++)
+        hs_buf_printf(&st->kb, "%" PRIu64 ",", ids[k]);
     for (size_t i = 0; i < s->nlabels; i++)
         hs_buf_printf(&st->kb, "|%s=%s/%" PRId64 "%s", mg_str(src, s->labels[i].key),
                       mg_str(src, s->labels[i].str), s->labels[i].num,
