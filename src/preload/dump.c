@@ -660,12 +660,15 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
 static uint64_t dump_written, dump_failed;
 static bool dump_failing, dump_closed;
 
-/* A failure is reported once, until a dump succeeds again. */
-static void dump_report(int rc, const char *path, uint64_t samples, uint32_t stacks)
+/* A failure is reported once, until a dump succeeds again (the exit profile's always: no
+ * dump comes after it). */
+static void dump_report(int rc, const char *path, uint64_t samples, uint32_t stacks, bool final)
 {
     if (rc != 0) {
         __atomic_add_fetch(&dump_failed, 1, __ATOMIC_RELAXED);
-        if (!dump_failing)
+        if (final)
+            hs_log("cannot write profile %s: %s", path, strerror(-rc));
+        else if (!dump_failing)
             hs_log("cannot write profile %s: %s (reported once; retried at the next dump)", path,
                    strerror(-rc));
         dump_failing = true;
@@ -718,7 +721,7 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
     bool made = rc == 0;
     if (rc == 0)
         rc = hs_pprof_write_file(c.prof, path);
-    dump_report(rc, path, samples, stacks);
+    dump_report(rc, path, samples, stacks, flags & HS_DUMP_FINAL);
     /* The leak report reads the exit profile, written or not. */
     if (made && (flags & HS_DUMP_FINAL) && strcmp(kind, "heap") == 0)
         dump_leaks(&c, kind);
