@@ -208,6 +208,14 @@ void *hs_real_sym(const char *name);
  * thread does). */
 int hs_fd_private(void);
 
+/* --- orphan.c ---------------------------------------------------------------------- */
+
+/* Called by each of heapsift's own threads when it starts (at most 4). */
+void hs_orphan_register(void);
+/* True when the main thread has ended (pthread_exit) and no thread of the program's is
+ * left but heapsift's own: they should end too, and the last one's end exits. */
+bool hs_orphan_program_gone(void);
+
 /* --- log.c: allocation-free, async-signal-safe ------------------------------------ */
 
 /* Writes "heapsift: <formatted>\n" to stderr with one write(2). */

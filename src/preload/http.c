@@ -340,7 +340,14 @@ static void http_loop(void)
                           {.fd = http.wake_fd, .events = POLLIN}};
     http_budget_t budget;
     http_budget_init(&budget);
+    int64_t orphan_at = hs_http_now_ms() + 1000;
     while (!__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE)) {
+        /* The program may have ended but for heapsift's threads (orphan.c). */
+        if (hs_http_now_ms() >= orphan_at) {
+            orphan_at = hs_http_now_ms() + 1000;
+            if (hs_orphan_program_gone())
+                break;
+        }
         if (!http_fds_ours()) {
             /* Never call libmicrohttpd again: it would read, write and close numbers
              * that are now the program's (and abort when a close fails). */
@@ -354,7 +361,9 @@ static void http_loop(void)
         /* After the run: a window it opened must count in this round's timeout. */
         int64_t due = hs_http_tick(hs_http_now_ms());
         http_throttle(&budget);
-        if (poll(p, 2, http_timeout(due)) > 0 && (p[1].revents & POLLIN) && http_fds_ours()) {
+        int to = http_timeout(due);
+        if (poll(p, 2, to < 0 || to > 1000 ? 1000 : to) > 0 && (p[1].revents & POLLIN) &&
+            http_fds_ours()) {
             uint64_t v[8];
             if (read(http.wake_fd, v, sizeof(v)) < 0) {
                 /* nothing to do: the flag is what counts */
@@ -436,6 +445,7 @@ static void *http_main(void *arg)
     (void)arg;
     hs_guard_enter(&hs_tls); /* for life: what this thread allocates is the profiler's */
     http.thread = pthread_self();
+    hs_orphan_register();
     pthread_setname_np(pthread_self(), "heapsift-http");
     http.private_fds = hs_fd_private() == 0;
     if (!http.private_fds && hs_opt.verbose)

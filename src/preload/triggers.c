@@ -486,24 +486,31 @@ static void *trig_main(void *arg)
     trig.next_tick_ms = now + (int64_t)hs_opt.interval_ms;
     trig.oom_armed = true;
     trig.limits_at_ms = now - TRIG_LIMITS_MS;
+    hs_orphan_register();
+    int64_t orphan_at = now + 1000;
     for (;;) {
         unsigned why = __atomic_exchange_n(&trig_pending, 0, __ATOMIC_ACQ_REL);
         if (__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
             break;
-        int timeout = trig_round(why, trig_now_ms());
-        if (timeout < 0) {
-            sem_wait(&trig_sem);
-        } else {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_sec += timeout / 1000;
-            ts.tv_nsec += (long)(timeout % 1000) * 1000000;
-            if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-            }
-            sem_clockwait(&trig_sem, CLOCK_MONOTONIC, &ts);
+        now = trig_now_ms();
+        int timeout = trig_round(why, now);
+        /* At most a second asleep: the program may have ended but for this thread. */
+        if (now >= orphan_at) {
+            orphan_at = now + 1000;
+            if (hs_orphan_program_gone())
+                break;
         }
+        if (timeout < 0 || timeout > 1000)
+            timeout = 1000;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += timeout / 1000;
+        ts.tv_nsec += (long)(timeout % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        sem_clockwait(&trig_sem, CLOCK_MONOTONIC, &ts);
         while (sem_trywait(&trig_sem) == 0)
             ; /* one round serves every wake-up so far */
     }

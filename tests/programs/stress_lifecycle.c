@@ -27,6 +27,9 @@
  *        stress_lifecycle exit-thread MS
  *            8 threads allocate and free in a loop; after MS ms one of them calls exit(0)
  *            while the others are still allocating (the main thread waits in pthread_join).
+ *        stress_lifecycle main-exit
+ *            main calls pthread_exit while a worker allocates for 0.3 s; the process ends
+ *            with status 0 when the worker returns.
  * Exit 0 ok, 1 corruption or a failed call (reason on stderr), 64 usage.
  */
 #define _GNU_SOURCE
@@ -369,6 +372,28 @@ static int run_proctitle(char **argv)
     return 0;
 }
 
+static void *main_exit_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 300; i++) {
+        void *p = malloc(100000);
+        memset(p, 1, 64);
+        free(p);
+        usleep(1000);
+    }
+    return NULL;
+}
+
+/* main ends with pthread_exit while a worker allocates for 0.3 s: the process then ends
+ * as by exit(0) when the worker returns. */
+static int run_main_exit(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, main_exit_worker, NULL) != 0)
+        return 1;
+    pthread_exit(NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "cancel"))
@@ -381,8 +406,10 @@ int main(int argc, char **argv)
         return run_churn(argv[2], atof(argv[3]));
     if (argc == 3 && !strcmp(argv[1], "exit-thread"))
         return run_exit_thread((unsigned)atoi(argv[2]));
+    if (argc == 2 && !strcmp(argv[1], "main-exit"))
+        return run_main_exit();
     fprintf(stderr,
             "usage: stress_lifecycle ctor DUMP | churn DIR SECONDS | cancel DIR | proctitle | "
-            "exit-thread MS\n");
+            "exit-thread MS | main-exit\n");
     return 64;
 }

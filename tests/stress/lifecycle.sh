@@ -11,6 +11,9 @@
 #    holds exactly the bytes the threads handed over.
 #  - exit-thread: exit(0) from a thread while 8 others allocate, 5 times: no hang, status
 #    0, one valid exit profile each time.
+#  - main-exit: main calls pthread_exit, a worker returns 0.3 s later: the process ends
+#    with status 0 (within 15 s; about 1 s) and an exit profile, with the signal, HTTP or
+#    interval trigger's thread running.
 #  - cancel: threads cancelled (deferred) while in heapsift_dump, 10 times: a later dump,
 #    malloc and the exit profile still work (no lock left held by a cancelled dump).
 #  - proctitle: the program overwrites its argv and environment strings as setproctitle()
@@ -131,6 +134,24 @@ for i in 1 2 3 4 5; do
     else
         [ "$RC" -ne 0 ] && [ "$RC" -lt 124 ] && fail "exit-thread #$i: stress_lifecycle exited $RC"
         show "$T/exit$i.err" 10
+    fi
+done
+# main ends with pthread_exit: the process ends when its last thread does, as by exit(0),
+# whatever heapsift threads run (the previous library's blocked every signal and waited
+# for an exit that never came: killed by the timeout), and writes its exit profile
+for opts in "HEAPSIFT_SIGNAL=USR2" "HEAPSIFT_HTTP=127.0.0.1:0" "HEAPSIFT_INTERVAL_SECONDS=0.05 HEAPSIFT_PEAK=1"; do
+    dir=$T/mainexit
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    # shellcheck disable=SC2086
+    if bounded 15 "main-exit ($opts)" env $opts HEAPSIFT_OUT="$dir/exit.%p.pb.gz" LD_PRELOAD="$LIB" \
+        "$PROG" main-exit >"$T/mainexit.out" 2>"$T/mainexit.err"; then
+        f=$(ls "$dir" | grep -E '^exit\.[0-9]+\.pb\.gz$' | head -n 1)
+        [ -n "$f" ] && valid "$dir/$f" "main-exit ($opts): exit profile" ||
+            fail "main-exit ($opts): no exit profile: $(ls "$dir" | tr '\n' ' ')"
+    else
+        [ "$RC" -ne 0 ] && [ "$RC" -lt 124 ] && fail "main-exit ($opts): status $RC"
+        show "$T/mainexit.err" 5
     fi
 done
 # cancellation inside heapsift_dump
