@@ -34,7 +34,8 @@ static void sus_usage(FILE *f)
                "  verdict  growing (beyond sampling noise at 95%%), noise (sampling alone\n"
                "           explains it), flat, shrinking\n"
                "Stacks with growth or a positive slope are listed, growing ones first, then by\n"
-               "slope.\n"
+               "slope. Profiles of more than one process (a program run twice, a parent and its\n"
+               "children, told apart by heapsift's start times) are refused.\n"
                "\n"
                "  -n N                show the top N stacks (default 20)\n"
                "  --all               list every stack, flat and shrinking ones too\n"
@@ -202,12 +203,61 @@ nomem:
     return 3;
 }
 
+/* A profile's process, as far as it tells: heapsift's profiles start their duration when
+ * the process (or forked child) started, so every dump of one process has the same
+ * time_nanos - duration_nanos. 0 when unknown (no duration: Go's, converted ones). */
+static int64_t sus_start(const hs_profile_t *p)
+{
+    return p->duration_nanos > 0 && p->time_nanos > p->duration_nanos
+               ? p->time_nanos - p->duration_nanos
+               : 0;
+}
+
+/* Refuses a series that mixes processes (a directory holding the dumps of a program run
+ * twice, or of a parent and its children): slopes across them mean nothing. The error
+ * names how many profiles each process has and one file of each, to pick them by. */
+static int sus_one_process(char **files, hs_profile_t **p, long n)
+{
+    enum { SUS_SHOWN = 8 };
+    long first[SUS_SHOWN], count[SUS_SHOWN];
+    int64_t start[SUS_SHOWN];
+    int groups = 0;
+    bool more = false;
+    for (long i = 0; i < n; i++) {
+        int64_t s = sus_start(p[i]);
+        int g = 0;
+        while (g < groups && start[g] != s)
+            g++;
+        if (s == 0)
+            continue; /* unknown: taken as the series' */
+        if (g < groups)
+            count[g]++;
+        else if (groups < SUS_SHOWN)
+            start[groups] = s, first[groups] = i, count[groups++] = 1;
+        else
+            more = true;
+    }
+    if (groups <= 1)
+        return -1;
+    char list[1024];
+    size_t len = 0;
+    for (int g = 0; g < groups && len < sizeof(list); g++)
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%ld like %s", g ? ", " : "",
+                                count[g], files[first[g]]);
+    hs_cli_error("suspects: these profiles come from %s%d processes (%s%s); give the files of "
+                 "one process",
+                 more ? "more than " : "", groups, list, more ? ", ..." : "");
+    return 2;
+}
+
 static int sus_run(const hs_viewopts_t *o, char **files, hs_profile_t **p, long n)
 {
     int rc;
     for (long i = 0; i < n; i++)
         if ((rc = hs_view_read(o, files[i], &p[i])) >= 0)
             return rc;
+    if ((rc = sus_one_process(files, p, n)) >= 0)
+        return rc;
     char err[512];
     hs_suspects_t s;
     rc = hs_suspects_find(&s, (const hs_profile_t *const *)p, (size_t)n, &o->r, err, sizeof(err));
