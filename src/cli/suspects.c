@@ -35,7 +35,7 @@ static void sus_usage(FILE *f)
                "           explains it), flat, shrinking\n"
                "Stacks with growth or a positive slope are listed, growing ones first, then by\n"
                "slope. Profiles of more than one process (a program run twice, a parent and its\n"
-               "children, told apart by heapsift's start times) are refused.\n"
+               "children, told apart by heapsift's start times) are analysed with a warning.\n"
                "\n"
                "  -n N                show the top N stacks (default 20)\n"
                "  --all               list every stack, flat and shrinking ones too\n"
@@ -213,10 +213,11 @@ static int64_t sus_start(const hs_profile_t *p)
                : 0;
 }
 
-/* Refuses a series that mixes processes (a directory holding the dumps of a program run
- * twice, or of a parent and its children): slopes across them mean nothing. The error
- * names how many profiles each process has and one file of each, to pick them by. */
-static int sus_one_process(char **files, hs_profile_t **p, long n)
+/* Warns of a series that mixes processes (a directory holding the dumps of a program run
+ * twice, or of a parent and its children): slopes across them compare runs, not growth
+ * within one. The warning names how many profiles each process has and one file of
+ * each, to pick them by; the analysis goes on, as the web UI's does. */
+static void sus_one_process(char **files, hs_profile_t **p, long n)
 {
     enum { SUS_SHOWN = 8 };
     long first[SUS_SHOWN], count[SUS_SHOWN];
@@ -238,16 +239,16 @@ static int sus_one_process(char **files, hs_profile_t **p, long n)
             more = true;
     }
     if (groups <= 1)
-        return -1;
+        return;
     char list[1024];
     size_t len = 0;
     for (int g = 0; g < groups && len < sizeof(list); g++)
         len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%ld like %s", g ? ", " : "",
                                 count[g], files[first[g]]);
-    hs_cli_error("suspects: these profiles come from %s%d processes (%s%s); give the files of "
-                 "one process",
-                 more ? "more than " : "", groups, list, more ? ", ..." : "");
-    return 2;
+    fprintf(stderr,
+            "heapsift: warning: suspects: these profiles come from %s%d processes (%s%s): "
+            "slopes across them compare runs; give the files of one process for its growth\n",
+            more ? "more than " : "", groups, list, more ? ", ..." : "");
 }
 
 static int sus_run(const hs_viewopts_t *o, char **files, hs_profile_t **p, long n)
@@ -256,8 +257,7 @@ static int sus_run(const hs_viewopts_t *o, char **files, hs_profile_t **p, long 
     for (long i = 0; i < n; i++)
         if ((rc = hs_view_read(o, files[i], &p[i])) >= 0)
             return rc;
-    if ((rc = sus_one_process(files, p, n)) >= 0)
-        return rc;
+    sus_one_process(files, p, n);
     char err[512];
     hs_suspects_t s;
     rc = hs_suspects_find(&s, (const hs_profile_t *const *)p, (size_t)n, &o->r, err, sizeof(err));
