@@ -16,7 +16,10 @@
  * Environment: SAMPLE_COST_LABELS=K sets K labels on the thread first, and
  * SAMPLE_COST_TRACKERS=T registers T trackers on measure() (so every sample is counted
  * by T trackers), to time those features (bench/labels_cost.sh); without the library they
- * do nothing (HEAPSIFT_WEAK).
+ * do nothing (HEAPSIFT_WEAK). SAMPLE_COST_EVICT=BYTES writes one byte per 64-byte line of a
+ * BYTES buffer before each timed pair (after the warm-up, outside the timed window), so
+ * that each pair starts with the caches full of other data, as a sample in a program
+ * whose working set is larger than the caches does (bench/targets.sh: "cold" rows).
  */
 #define _GNU_SOURCE
 #define HEAPSIFT_WEAK
@@ -37,6 +40,8 @@ static unsigned long n_ops = 200000;
 static size_t alloc_size = 64;
 static uint32_t *lat_malloc, *lat_free, *lat_pair;
 static void *volatile sink;
+static unsigned char *evict_buf;
+static size_t evict_bytes;
 
 static inline uint64_t now_ns(void)
 {
@@ -51,9 +56,19 @@ static uint32_t clamp32(uint64_t v)
     return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* SAMPLE_COST_EVICT: one write per line of the buffer, so each line is fetched anew. */
+static void evict(void)
+{
+    for (size_t j = 0; j < evict_bytes; j += 64)
+        evict_buf[j]++;
+    __asm__ volatile("" ::: "memory");
+}
+
 static NOINLINE void measure(void)
 {
     for (unsigned long i = 0; i < n_ops + WARMUP; i++) {
+        if (evict_buf && i >= WARMUP)
+            evict();
         uint64_t t0 = now_ns();
         void *p = malloc(alloc_size);
         uint64_t t1 = now_ns();
@@ -144,14 +159,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "sample_cost: out of memory\n");
         return 3;
     }
+    const char *ev = getenv("SAMPLE_COST_EVICT");
+    if (ev && (evict_bytes = strtoul(ev, NULL, 10)) > 0 && !(evict_buf = calloc(1, evict_bytes))) {
+        fprintf(stderr, "sample_cost: out of memory for SAMPLE_COST_EVICT\n");
+        return 3;
+    }
     set_features();
     recurse_a(depth);
-    printf("sample_cost: %lu x malloc(%zu)+free at recursion depth %d\n", n_ops, alloc_size, depth);
+    printf("sample_cost: %lu x malloc(%zu)+free at recursion depth %d, %zu bytes evicted before "
+           "each\n",
+           n_ops, alloc_size, depth, evict_bytes);
     report("malloc", lat_malloc);
     report("free", lat_free);
     report("pair", lat_pair);
     free(lat_malloc);
     free(lat_free);
     free(lat_pair);
+    free(evict_buf);
     return 0;
 }
