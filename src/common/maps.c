@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "maps.h"
+#include "fdhigh.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -236,7 +237,7 @@ static bool maps_build_id_fd(int fd, char *hex, size_t hexlen)
 
 bool hs_elf_build_id(const char *path, char *hex, size_t hexlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hs_open_high(path, O_RDONLY, 0);
     if (fd < 0)
         return false;
     bool found = maps_build_id_fd(fd, hex, hexlen);
@@ -259,7 +260,7 @@ typedef struct {
 /* Reads the whole file at path with read() into a NUL-terminated malloc'd buffer. */
 static int maps_slurp(const char *path, char **out, size_t *outlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hs_open_high(path, O_RDONLY, 0);
     if (fd < 0)
         return -errno;
     size_t cap = 64 * 1024, len = 0;
@@ -402,7 +403,7 @@ static int maps_open_mapped(pid_t pid, const hs_map_t *m)
     else
         snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", (int)pid,
                  (unsigned long)m->start, (unsigned long)m->limit);
-    return open(path, O_RDONLY | O_CLOEXEC);
+    return hs_open_high(path, O_RDONLY, 0);
 }
 
 /*
@@ -417,7 +418,7 @@ static void maps_build_id_of(pid_t pid, hs_map_t *m, const hs_maps_line_t *x)
         return;
     if (!maps_is_deleted(m->path)) {
         struct stat st;
-        fd = open(m->path, O_RDONLY | O_CLOEXEC);
+        fd = hs_open_high(m->path, O_RDONLY, 0);
         if (fd >= 0 && x->inode != 0 && fstat(fd, &st) == 0 && st.st_ino != x->inode &&
             st.st_dev == x->dev) {
             close(fd);

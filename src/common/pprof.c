@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "pprof.h"
+#include "fdhigh.h"
 #include "pb.h"
 
 #include <errno.h>
@@ -800,6 +801,8 @@ static int pprof_write_unnamed(const char *path, const char *tmp, const void *da
         close(fd);
         return -EIO;
     }
+    if ((fd = hs_fd_high(fd, st.st_dev, st.st_ino)) < 0)
+        return -EBADF; /* the number changed hands: what is left open is not ours */
     int rc = pprof_write_all_checked(fd, data, len, &st);
     if (rc == -EBADF)
         return rc; /* the number is someone else's now: not ours to close */
@@ -862,6 +865,8 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
     if (fstat(fd, &fst) != 0) {
         rc = -errno;
         close(fd);
+    } else if ((fd = hs_fd_high(fd, fst.st_dev, fst.st_ino)) < 0) {
+        rc = -EBADF;
     } else {
         rc = pprof_write_all_checked(fd, data, len, &fst);
         if (!rc && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "symbolize_int.h"
+#include "fdhigh.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdw.h>
@@ -488,7 +489,7 @@ int hs_symbolizer_add_file(hs_symbolizer_t *s, const char *path, uint64_t start,
     if (s == NULL || s->dwfl == NULL || path == NULL || start >= limit)
         return -EINVAL;
     elf_version(EV_CURRENT);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hs_open_high(path, O_RDONLY, 0);
     if (fd < 0)
         return -errno;
     int rc = -EINVAL;

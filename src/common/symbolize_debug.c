@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "maps.h"
+#include "fdhigh.h"
 #include "symbolize_int.h"
 
 #include <errno.h>
@@ -50,7 +51,7 @@ static int sym_debug_open_checked(Dwfl_Module *mod, const char *path, GElf_Word 
     const unsigned char *bits = NULL;
     GElf_Addr vaddr;
     char want[65], have[65];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hs_open_high(path, O_RDONLY, 0);
     if (fd < 0)
         return -1;
     int len = dwfl_module_build_id(mod, &bits, &vaddr);

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "fdhigh.h"
 #include "labels.h"
 #include "livetab.h"
 #include "stacktab.h"
@@ -79,7 +80,7 @@ static bool acct_kb(const char *line, const char *key, uint64_t *out)
 
 static void acct_rollup(hs_acct_t *a)
 {
-    acct_reader_t r = {.fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC)};
+    acct_reader_t r = {.fd = hs_open_high("/proc/self/smaps_rollup", O_RDONLY, 0)};
     char *line;
     if (r.fd < 0)
         return;
@@ -155,7 +156,7 @@ static void acct_classify(hs_acct_t *a, const acct_map_t *m, bool prev_guard)
 
 static void acct_smaps(hs_acct_t *a)
 {
-    acct_reader_t r = {.fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC)};
+    acct_reader_t r = {.fd = hs_open_high("/proc/self/smaps", O_RDONLY, 0)};
     acct_map_t cur, next;
     bool have = false, prev_guard = false, cur_guard = false;
     char *line;
@@ -295,7 +296,7 @@ int hs_acct_format(const hs_acct_t *a, char lines[][200], int max)
 uint64_t hs_acct_rss_fast(void)
 {
     char buf[128];
-    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    int fd = hs_open_high("/proc/self/statm", O_RDONLY, 0);
     if (fd < 0)
         return 0;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);

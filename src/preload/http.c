@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "fdhigh.h"
 #include "http.h"
 
 #include <arpa/inet.h>
@@ -169,7 +170,7 @@ static void http_write_portfile(uint16_t port)
     path[n] = '\0';
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
     int len = snprintf(line, sizeof(line), "%u\n", port);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = hs_open_high(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     bool ok = fd >= 0 && write(fd, line, (size_t)len) == len;
     if (fd >= 0)
         ok = close(fd) == 0 && ok;
@@ -492,7 +493,7 @@ static void http_wake(void)
     if (http.private_fds) {
         char path[64];
         snprintf(path, sizeof(path), "/proc/self/task/%ld/fd/%d", (long)http.tid, w);
-        int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        int fd = hs_open_high(path, O_WRONLY | O_NONBLOCK, 0);
         if (fd >= 0 && write(fd, &one, 1) < 0) {
             /* the pipe is full: the thread is awake anyway */
         }

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "leaks.h"
+#include "fdhigh.h"
 
 #include "core.h"
 #include "leakreport.h"
@@ -85,7 +86,7 @@ bool hs_leaks_on(void)
 /* Reads the whole file (a pipe too: `<(...)` works) into a malloc'd buffer. 0 or -errno. */
 static int leaks_read(const char *path, char **text, size_t *len)
 {
-    int rc = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = 0, fd = hs_open_high(path, O_RDONLY, 0);
     char *buf = NULL;
     size_t n = 0, cap = 0;
     if (fd < 0)

@@ -6,6 +6,7 @@
  * descriptor 2 is /dev/null (fdtable.c), reach the program's stderr through /proc.
  */
 #include "core.h"
+#include "fdhigh.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,7 @@ void hs_log(const char *fmt, ...)
     line[n++] = '\n';
     int fd = STDERR_FILENO;
     if (hs_tls.private_fds) /* the program's stderr, not the thread's /dev/null */
-        fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+        fd = hs_open_high("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NOCTTY, 0);
     ssize_t w = fd >= 0 ? write(fd, line, n) : -1;
     (void)w;
     if (fd != STDERR_FILENO && fd >= 0)

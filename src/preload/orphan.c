@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "fdhigh.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -36,7 +37,7 @@ static char orphan_state(long tid)
 {
     char path[64], buf[512];
     snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hs_open_high(path, O_RDONLY, 0);
     if (fd < 0)
         return '?';
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -62,9 +63,13 @@ bool hs_orphan_program_gone(void)
     char s = orphan_state(pid);
     if (s != 'Z' && s != 'X')
         return false; /* the main thread runs: the common case, one small read */
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
+    int dfd = hs_open_high("/proc/self/task", O_RDONLY | O_DIRECTORY, 0);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
         return false;
+    }
     bool gone = true;
     struct dirent *e;
     while (gone && (e = readdir(d)) != NULL) {

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "fdhigh.h"
 #include "livetab.h"
 #include "stacktab.h"
 
@@ -272,7 +273,7 @@ static struct {
 /* Reads a small file into buf, NUL-terminated. Returns its length or -1. */
 static ssize_t trig_read(const char *path, char *buf, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hs_open_high(path, O_RDONLY, 0);
     ssize_t n = -1;
     if (fd < 0)
         return -1;

@@ -1,0 +1,60 @@
+/*
+ * Descriptors above the numbers a program takes first (fdhigh.h): the move right after
+ * open, and the identity checks that keep it from closing or keeping a program's file.
+ */
+#define _GNU_SOURCE
+#include "fdhigh.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HS_FD_HIGH 1000 /* above the numbers a program takes first */
+#define HS_FD_HIGH_LOW_LIMIT 64
+
+static bool fdhigh_is(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+int hs_fd_high(int fd, dev_t dev, ino_t ino)
+{
+    if (fd >= HS_FD_HIGH)
+        return fd;
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, HS_FD_HIGH);
+    if (hi < 0 && errno == EINVAL) /* a descriptor limit under 1000 */
+        hi = fcntl(fd, F_DUPFD_CLOEXEC, HS_FD_HIGH_LOW_LIMIT);
+    if (hi < 0)
+        return fdhigh_is(fd, dev, ino) ? fd : (errno = EBADF, -1);
+    if (!fdhigh_is(hi, dev, ino)) {
+        close(hi); /* a copy of someone else's file: the copy is ours, the original not */
+        errno = EBADF;
+        return -1;
+    }
+    if (fdhigh_is(fd, dev, ino))
+        close(fd);
+    return hi;
+}
+
+int hs_open_high(const char *path, int flags, mode_t mode)
+{
+    struct stat before, st;
+    bool named = (flags & O_TMPFILE) != O_TMPFILE && stat(path, &before) == 0;
+    int fd = open(path, flags | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return -1;
+    }
+    /* The file at path before the open is the one the number must hold (a new file or an
+     * unnamed one: only what fstat says right after the open). */
+    if (named && (st.st_dev != before.st_dev || st.st_ino != before.st_ino) && !(flags & O_CREAT)) {
+        errno = EBADF;
+        return -1; /* the number changed hands at once: not ours to close */
+    }
+    return hs_fd_high(fd, st.st_dev, st.st_ino);
+}

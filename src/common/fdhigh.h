@@ -1,0 +1,24 @@
+/*
+ * Descriptors above the numbers a program takes first. heapsift's threads share the
+ * program's descriptor table where they cannot have one of their own (fdtable.c: a
+ * seccomp filter refusing unshare): a program that closes its low numbers and opens
+ * files of its own could then close a file heapsift reads or writes, or hand its number
+ * to one of its own files, which heapsift would read, write or close in turn. A file
+ * opened here is moved to 1000 or above (64 under a lower limit) at once.
+ */
+#ifndef HS_FDHIGH_H
+#define HS_FDHIGH_H
+
+#include <sys/types.h>
+
+/* open(path, flags | O_CLOEXEC, mode), the descriptor moved above the low numbers when it
+ * can be: -1 with errno as open's, or EBADF when the file changed hands before the move
+ * (what is left open is not ours to close). */
+int hs_open_high(const char *path, int flags, mode_t mode);
+
+/* Moves fd, opened on path's file whose identity fstat gave (dev, ino), above the low
+ * numbers: the new descriptor, fd itself when no number is free up there, or -1 (EBADF)
+ * when fd is no longer that file. The low number is closed only while still the file. */
+int hs_fd_high(int fd, dev_t dev, ino_t ino);
+
+#endif
