@@ -14,27 +14,33 @@
 #define HS_FD_HIGH 1000 /* above the numbers a program takes first */
 #define HS_FD_HIGH_LOW_LIMIT 64
 
-static bool fdhigh_is(int fd, dev_t dev, ino_t ino)
+bool hs_fd_is(int fd, dev_t dev, ino_t ino)
 {
     struct stat st;
     return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+int hs_fd_dup_high(int fd)
+{
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, HS_FD_HIGH);
+    if (hi < 0 && errno == EINVAL) /* a descriptor limit under 1000 */
+        hi = fcntl(fd, F_DUPFD_CLOEXEC, HS_FD_HIGH_LOW_LIMIT);
+    return hi;
 }
 
 int hs_fd_high(int fd, dev_t dev, ino_t ino)
 {
     if (fd >= HS_FD_HIGH)
         return fd;
-    int hi = fcntl(fd, F_DUPFD_CLOEXEC, HS_FD_HIGH);
-    if (hi < 0 && errno == EINVAL) /* a descriptor limit under 1000 */
-        hi = fcntl(fd, F_DUPFD_CLOEXEC, HS_FD_HIGH_LOW_LIMIT);
+    int hi = hs_fd_dup_high(fd);
     if (hi < 0)
-        return fdhigh_is(fd, dev, ino) ? fd : (errno = EBADF, -1);
-    if (!fdhigh_is(hi, dev, ino)) {
+        return hs_fd_is(fd, dev, ino) ? fd : (errno = EBADF, -1);
+    if (!hs_fd_is(hi, dev, ino)) {
         close(hi); /* a copy of someone else's file: the copy is ours, the original not */
         errno = EBADF;
         return -1;
     }
-    if (fdhigh_is(fd, dev, ino))
+    if (hs_fd_is(fd, dev, ino))
         close(fd);
     return hi;
 }

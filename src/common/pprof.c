@@ -737,13 +737,12 @@ out:
     return rc;
 }
 
-/* Whether fd is still the file fstat gave *was (a regular file's inode is its own). A
- * thread sharing the program's descriptor table can have its descriptor closed by the
- * program and the number reused for the program's own file between two calls. */
+/* Whether fd is still the file fstat gave *was: a thread sharing the program's
+ * descriptor table can have its descriptor closed by the program and the number reused
+ * for the program's own file between two calls (fdhigh.h). */
 static bool pprof_same_file(int fd, const struct stat *was)
 {
-    struct stat now;
-    return fstat(fd, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino;
+    return hs_fd_is(fd, was->st_dev, was->st_ino);
 }
 
 /* Writes in chunks of at most 1 MiB, each after checking fd is still the file *st (NULL:

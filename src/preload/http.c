@@ -147,11 +147,10 @@ static int http_listen(void)
  * with a table of its own. */
 static bool http_fds_ours(void)
 {
-    struct stat st;
     if (http.private_fds)
         return true;
-    return http.listen_fd >= 0 && fstat(http.listen_fd, &st) == 0 &&
-           st.st_dev == http.listen_st.st_dev && st.st_ino == http.listen_st.st_ino;
+    return http.listen_fd >= 0 &&
+           hs_fd_is(http.listen_fd, http.listen_st.st_dev, http.listen_st.st_ino);
 }
 
 /* HEAPSIFT_HTTP_PORTFILE (%p: the pid), written atomically. */

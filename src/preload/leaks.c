@@ -45,14 +45,10 @@ static struct {
     ino_t ino;
 } leaks_err = {.fd = -1};
 
-#define HS_LEAKS_ERR_FD 1000 /* above the numbers a program takes first */
-
 static void leaks_keep_stderr(void)
 {
     struct stat st;
-    int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, HS_LEAKS_ERR_FD);
-    if (fd < 0 && errno == EINVAL) /* a descriptor limit under 1000 */
-        fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 64);
+    int fd = hs_fd_dup_high(STDERR_FILENO); /* above the numbers a program takes first */
     if (fd < 0)
         return;
     if (fstat(fd, &st) != 0) {
@@ -69,11 +65,10 @@ static void leaks_keep_stderr(void)
  * reading while it writes the exit profile: libdw's copy of an ELF file.) */
 static int leaks_stderr(void)
 {
-    struct stat st;
     int fl = fcntl(STDERR_FILENO, F_GETFL);
     if ((fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) || leaks_err.fd < 0)
         return STDERR_FILENO;
-    if (fstat(leaks_err.fd, &st) != 0 || st.st_dev != leaks_err.dev || st.st_ino != leaks_err.ino)
+    if (!hs_fd_is(leaks_err.fd, leaks_err.dev, leaks_err.ino))
         return STDERR_FILENO;
     return leaks_err.fd;
 }
