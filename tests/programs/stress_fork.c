@@ -158,19 +158,19 @@ static void reap(pid_t pid, const char *what, int want)
         nanosleep(&ts, NULL);
     }
     pthread_mutex_lock(&g_out_lock);
-    printf("hung %d\n", (int)pid);
-    fflush(stdout);
+    dprintf(STDOUT_FILENO, "hung %d\n", (int)pid);
     pthread_mutex_unlock(&g_out_lock);
     bad("%s child %ld hung for 20 s; killed", what, (long)pid);
     kill(pid, SIGKILL);
     waitpid(pid, &st, 0);
 }
 
+/* Straight to descriptor 1, not through stdout's buffer: a child forked by another thread
+ * between a printf and its fflush would inherit the line and print it again at exit. */
 static void say(const char *what, pid_t pid)
 {
     pthread_mutex_lock(&g_out_lock);
-    printf("%s %d\n", what, (int)pid);
-    fflush(stdout);
+    dprintf(STDOUT_FILENO, "%s %d\n", what, (int)pid);
     pthread_mutex_unlock(&g_out_lock);
 }
 
