@@ -203,16 +203,6 @@ nomem:
     return 3;
 }
 
-/* A profile's process, as far as it tells: heapsift's profiles start their duration when
- * the process (or forked child) started, so every dump of one process has the same
- * time_nanos - duration_nanos. 0 when unknown (no duration: Go's, converted ones). */
-static int64_t sus_start(const hs_profile_t *p)
-{
-    return p->duration_nanos > 0 && p->time_nanos > p->duration_nanos
-               ? p->time_nanos - p->duration_nanos
-               : 0;
-}
-
 /* Warns of a series that mixes processes (a directory holding the dumps of a program run
  * twice, or of a parent and its children): slopes across them compare runs, not growth
  * within one. The warning names how many profiles each process has and one file of
@@ -225,7 +215,7 @@ static void sus_one_process(char **files, hs_profile_t **p, long n)
     int groups = 0;
     bool more = false;
     for (long i = 0; i < n; i++) {
-        int64_t s = sus_start(p[i]);
+        int64_t s = hs_suspects_process_start(p[i]);
         int g = 0;
         while (g < groups && start[g] != s)
             g++;

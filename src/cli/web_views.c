@@ -352,8 +352,9 @@ int hs_web_view_suspects(hs_web_req_t *q)
         hs_suspects_free(&s);
         return hs_web_error(q, rc == -ENOMEM ? 500 : 400, err);
     }
-    hs_buf_printf(q->out, ",\"span\":%.3f,\"timed\":%s,\"sample_type\":", s.t[s.nprofiles - 1],
-                  s.timed ? "true" : "false");
+    hs_buf_printf(q->out, ",\"span\":%.3f,\"timed\":%s,\"processes\":%zu,\"sample_type\":",
+                  s.t[s.nprofiles - 1], s.timed ? "true" : "false",
+                  hs_suspects_processes(profs, n));
     hs_json_str(q->out, s.rep.sample_type);
     hs_buf_printf(q->out, ",\"stacks\":%zu,\"growing\":%zu,\"suspects\":[", s.n, s.ngrowing);
     for (size_t i = 0; i < s.n && shown < (max > 0 ? max : 20); i++) {

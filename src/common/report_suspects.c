@@ -257,3 +257,23 @@ void hs_suspects_free(hs_suspects_t *s)
     hs_report_free(&s->rep);
     memset(s, 0, sizeof(*s));
 }
+
+int64_t hs_suspects_process_start(const hs_profile_t *p)
+{
+    return p->duration_nanos > 0 && p->time_nanos > p->duration_nanos
+               ? p->time_nanos - p->duration_nanos
+               : 0;
+}
+
+size_t hs_suspects_processes(const hs_profile_t *const *profs, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = hs_suspects_process_start(profs[i]);
+        size_t j = 0;
+        while (j < i && (s == 0 || hs_suspects_process_start(profs[j]) != s))
+            j++;
+        count += s != 0 && j == i; /* the first profile of its process */
+    }
+    return count ? count : 1;
+}

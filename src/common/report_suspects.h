@@ -46,4 +46,13 @@ int hs_suspects_find(hs_suspects_t *out, const hs_profile_t *const *profs, size_
                      const hs_report_opts_t *o, char *err, size_t errlen);
 void hs_suspects_free(hs_suspects_t *s);
 
+/* The start of the process a profile came from, as far as it tells: heapsift's profiles
+ * count their duration from the process's (or forked child's) start, so every dump of
+ * one process has the same time_nanos - duration_nanos. 0 when unknown (no duration:
+ * Go's profiles, converted ones). */
+int64_t hs_suspects_process_start(const hs_profile_t *p);
+/* How many processes the n profiles come from (those whose start is unknown counted with
+ * the rest): more than 1 means the series' slopes compare runs. */
+size_t hs_suspects_processes(const hs_profile_t *const *profs, size_t n);
+
 #endif

@@ -137,7 +137,8 @@ cat >"$T/want.json" <<EOF
   "flame": {"frames": ["all", "main", "site_grow", "site_steady", "site_small"]},
   "series": {"inuse": [$(inuse "$T/dumps/a.pb.gz"), $IN_B],
              "rss": [$(rss "$T/dumps/a.pb.gz"), $(rss "$T/dumps/b.pb.gz")]},
-  "suspects": {"site": "site_grow", "growth": "${SUS% *}", "verdict": "${SUS#* }"},
+  "suspects": {"site": "site_grow", "growth": "${SUS% *}", "verdict": "${SUS#* }",
+               "processes": 2},
   "new_src": "$T/c.pb.gz", "new_dst": "$T/dumps/c.pb.gz", "new_label": "c.pb.gz",
   "bad_target": 3
 }

@@ -55,6 +55,8 @@ await run(ctx, shots, async () => {
         `Suspects: the ${want.leak} stack ranked first, growing`, JSON.stringify(rows[0]));
   const flat = rows.find((r) => r[1].includes("< " + want.flat + " <"));
   check(!flat || flat[0] !== "growing", `Suspects: ${want.flat} not growing`, JSON.stringify(flat));
+  check((await page.locator("#suspects-processes").count()) === 0,
+        "Suspects: one process's profiles, no note of several", "");
   await page.screenshot({ path: shots + "-suspects.png", fullPage: true });
   check(pageErrors.length === 0, "no JavaScript error", pageErrors.join(" | "));
 });

@@ -116,6 +116,11 @@ await run(ctx, shots, async () => {
           `Suspects: ${want.suspects.site} growth ${want.suspects.growth}`, cells[2]);
     const firstRow = await page.locator("#suspects-table tbody tr").first().getAttribute("data-name");
     check(firstRow === want.suspects.site, "Suspects: ranked first", firstRow);
+    const mixed = await page.locator("#suspects-processes").count() ?
+      await page.locator("#suspects-processes").innerText() : "";
+    check(want.suspects.processes > 1 ? mixed.includes(want.suspects.processes + " processes")
+                                      : mixed === "",
+          `Suspects: profiles from ${want.suspects.processes} process(es) said`, mixed);
   } else {
     check(/pending/i.test(sus) && (await page.locator("#suspects-pending").count()) === 1,
           "Suspects: marked pending", sus);
