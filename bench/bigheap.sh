@@ -62,12 +62,7 @@ done
     echo
     echo "| live samples | configuration | ns per operation (median) | ratio to no profiler (median of the rounds' ratios) |"
     echo "| --- | --- | --- | --- |"
-    awk -v lives="$lives" -v configs="$configs" '
-        function median(list,    k, a, i, j, t) {
-            k = split(list, a, " ")
-            for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-            return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-        }
+    awk -v lives="$lives" -v configs="$configs" "$awk_lib"'
         { ns[$1 " " $2] = ns[$1 " " $2] " " $3; ra[$1 " " $2] = ra[$1 " " $2] " " ($3 / $4) }
         END {
             nl = split(lives, ls, " "); nc = split(configs, cs, " ")

@@ -61,19 +61,13 @@ done
     echo
     echo "| configuration | loop ratio to no profiler (median) | range | median loop (s) |"
     echo "| --- | --- | --- | --- |"
-    awk -v configs="$configs" '
-        function sort(list, a,    k, i, j, t) {
-            k = split(list, a, " ")
-            for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-            return k
-        }
-        function median(list,    k, a) { k = sort(list, a); return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+    awk -v configs="$configs" "$awk_lib"'
         { s[$1] = s[$1] " " $2; ra[$1] = ra[$1] " " ($2 / $3) }
         END {
             n = split(configs, cs, " ")
             for (i = 1; i <= n; i++) {
-                k = sort(ra[cs[i]], a)
-                printf "| %s | %.3f | %.3f..%.3f | %.3f |\n", cs[i], median(ra[cs[i]]), a[1], a[k], median(s[cs[i]])
+                printf "| %s | %.3f | %.3f..%.3f | %.3f |\n", cs[i], median(ra[cs[i]]),
+                    extreme(ra[cs[i]], 0), extreme(ra[cs[i]], 1), median(s[cs[i]])
             }
         }' "$tmp/res"
 } >"$tmp/report"

@@ -75,12 +75,7 @@ fi
     echo
     echo "| configuration | pair p50 (ns, median) | cost per sample (ns) |"
     echo "| --- | --- | --- |"
-    awk -v configs="$configs" '
-        function median(list,    k, a, i, j, t) {
-            k = split(list, a, " ")
-            for (i = 2; i <= k; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-            return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-        }
+    awk -v configs="$configs" "$awk_lib"'
         { v[$1] = v[$1] " " $2 }
         END {
             z = median(v["rate0"])

@@ -126,26 +126,9 @@ loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
 report=$tmp/report.md
 : >"$report"
 
-# The awk median of a space-separated list, shared by both parts.
-awk_lib='
-function median(list,    n, a, i, j, t) {
-    n = split(list, a, " ")
-    if (n == 0) return ""
-    for (i = 2; i <= n; i++)
-        for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-            t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-        }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
-function extreme(list, want_max,    n, a, i, m) {
-    n = split(list, a, " ")
-    m = a[1]
-    for (i = 2; i <= n; i++)
-        if ((want_max && a[i] + 0 > m + 0) || (!want_max && a[i] + 0 < m + 0))
-            m = a[i]
-    return m
-}'
 
+# shellcheck source=bench/common.sh
+. "$here/common.sh" # awk_lib: median and extreme
 # shellcheck source=bench/peers.sh
 . "$here/peers.sh"
 # shellcheck source=bench/targets.sh
