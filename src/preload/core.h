@@ -212,6 +212,9 @@ int hs_fd_private(void);
 
 /* Called by each of heapsift's own threads when it starts (at most 4). */
 void hs_orphan_register(void);
+/* In a forked child, before its own threads start: the parent's threads are not there,
+ * and their slots would leave none for the child's (nor a grandchild's). */
+void hs_orphan_after_fork(void);
 /* True when the main thread has ended (pthread_exit) and no thread of the program's is
  * left but heapsift's own: they should end too, and the last one's end exits. */
 bool hs_orphan_program_gone(void);

@@ -57,6 +57,12 @@ static bool orphan_own(long tid)
     return false;
 }
 
+void hs_orphan_after_fork(void)
+{
+    for (int i = 0; i < HS_OWN_MAX; i++)
+        __atomic_store_n(&own_tids[i], 0, __ATOMIC_RELAXED);
+}
+
 bool hs_orphan_program_gone(void)
 {
     long pid = (long)getpid();

@@ -99,6 +99,7 @@ static void recorder_fork_child(void)
     hs_stacktab_unlock();
     hs_trackers_unlock();
     hs_dump_after_fork();
+    hs_orphan_after_fork();
     hs_triggers_fork_child();
 }
 

@@ -27,9 +27,12 @@
  *        stress_lifecycle exit-thread MS
  *            8 threads allocate and free in a loop; after MS ms one of them calls exit(0)
  *            while the others are still allocating (the main thread waits in pthread_join).
- *        stress_lifecycle main-exit
+ *        stress_lifecycle main-exit [LEVELS]
  *            main calls pthread_exit while a worker allocates for 0.3 s; the process ends
- *            with status 0 when the worker returns.
+ *            with status 0 when the worker returns. With LEVELS, that is done by the
+ *            LEVELS-th descendant (each process forks the next 0.2 s after it starts and
+ *            waits for it, exiting with its status): heapsift's threads of the processes
+ *            before must not count in it.
  * Exit 0 ok, 1 corruption or a failed call (reason on stderr), 64 usage.
  */
 #define _GNU_SOURCE
@@ -39,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -386,8 +390,20 @@ static void *main_exit_worker(void *arg)
 
 /* main ends with pthread_exit while a worker allocates for 0.3 s: the process then ends
  * as by exit(0) when the worker returns. */
-static int run_main_exit(void)
+static int run_main_exit(int levels)
 {
+    for (int i = 0; i < levels; i++) {
+        usleep(200000); /* this process's heapsift threads start meanwhile */
+        pid_t pid = fork();
+        if (pid < 0)
+            return 1;
+        if (pid > 0) {
+            int st = 0;
+            if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+                return 1;
+            return WEXITSTATUS(st);
+        }
+    }
     pthread_t t;
     if (pthread_create(&t, NULL, main_exit_worker, NULL) != 0)
         return 1;
@@ -406,10 +422,10 @@ int main(int argc, char **argv)
         return run_churn(argv[2], atof(argv[3]));
     if (argc == 3 && !strcmp(argv[1], "exit-thread"))
         return run_exit_thread((unsigned)atoi(argv[2]));
-    if (argc == 2 && !strcmp(argv[1], "main-exit"))
-        return run_main_exit();
+    if ((argc == 2 || argc == 3) && !strcmp(argv[1], "main-exit"))
+        return run_main_exit(argc == 3 ? atoi(argv[2]) : 0);
     fprintf(stderr,
             "usage: stress_lifecycle ctor DUMP | churn DIR SECONDS | cancel DIR | proctitle | "
-            "exit-thread MS | main-exit\n");
+            "exit-thread MS | main-exit [LEVELS]\n");
     return 64;
 }

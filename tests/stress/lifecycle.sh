@@ -13,7 +13,8 @@
 #    0, one valid exit profile each time.
 #  - main-exit: main calls pthread_exit, a worker returns 0.3 s later: the process ends
 #    with status 0 (within 15 s; about 1 s) and an exit profile, with the signal, HTTP or
-#    interval trigger's thread running.
+#    interval trigger's thread running; and in the 5th descendant of a process with the
+#    signal trigger and the HTTP endpoint (6 exit profiles).
 #  - cancel: threads cancelled (deferred) while in heapsift_dump, 10 times: a later dump,
 #    malloc and the exit profile still work (no lock left held by a cancelled dump).
 #  - proctitle: the program overwrites its argv and environment strings as setproctitle()
@@ -154,6 +155,21 @@ for opts in "HEAPSIFT_SIGNAL=USR2" "HEAPSIFT_HTTP=127.0.0.1:0" "HEAPSIFT_INTERVA
         show "$T/mainexit.err" 5
     fi
 done
+# the same in the 5th descendant of a process with the signal trigger and the HTTP
+# endpoint (two threads of heapsift's in each process): the previous library counted its
+# forebears' threads as its own and ran out of room for the descendant's, which then hung
+dir=$T/mainexit
+rm -rf "$dir"
+mkdir -p "$dir"
+if bounded 30 "main-exit 5 levels" env HEAPSIFT_SIGNAL=USR2 HEAPSIFT_HTTP=127.0.0.1:0 \
+    HEAPSIFT_OUT="$dir/exit.%p.pb.gz" LD_PRELOAD="$LIB" "$PROG" main-exit 5 \
+    >"$T/mainexit.out" 2>"$T/mainexit.err"; then
+    n=$(ls "$dir" | grep -cE '^exit\.[0-9]+\.pb\.gz$' || true)
+    [ "$n" -eq 6 ] || fail "main-exit 5 levels: $n exit profiles, want 6"
+else
+    [ "$RC" -ne 0 ] && [ "$RC" -lt 124 ] && fail "main-exit 5 levels: status $RC"
+    show "$T/mainexit.err" 5
+fi
 # cancellation inside heapsift_dump
 dir=$T/cancel
 mkdir -p "$dir"
