@@ -56,7 +56,8 @@ peer_describe() {
     esac
 }
 
-# Runs workload $1, round $2, configuration $3; appends one line to $tmp/peers:
+# Runs workload $1, round $2, configuration $3; appends one line to $peer_out ($tmp/peers
+# unless set):
 # "workload round config status wall_s maxrss_kib throughput live_samples stacks same cpu_s".
 peer_run() {
     w=$1 r=$2 c=$3
@@ -120,7 +121,7 @@ peer_run() {
         if cmp -s "$tmp/out.cmp" "$tmp/ref.$w"; then same=yes; else same=NO; fi
     fi
     echo "$w $r $c $st $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')" \
-        "$rss ${tput:--} ${samples:--} ${stacks:--} $same $cpu" >>"$tmp/peers"
+        "$rss ${tput:--} ${samples:--} ${stacks:--} $same $cpu" >>"${peer_out:-$tmp/peers}"
     [ "$st" = timeout ] && echo "$w $c" >>"$tmp/timed_out"
     rm -f "$tmp"/prof.*.pb.gz "$tmp"/gperf.* "$tmp"/heaptrack.* "$tmp/rss"
     return 0
@@ -181,6 +182,17 @@ END {
 }' "$tmp/peers"
 }
 
+# Writes $tmp/sqlite.sql when sqlite is among the workloads and it is not there yet.
+peer_sqlite_script() {
+    sqlite_rows=$([ "$quick" -eq 1 ] && echo 6000 || echo 60000)
+    case " $workloads " in
+    *" sqlite "*)
+        [ -s "$tmp/sqlite.sql" ] ||
+            awk -v rows="$sqlite_rows" -f "$here/gen_sql.awk" >"$tmp/sqlite.sql"
+        ;;
+    esac
+}
+
 peers_main() {
     peer_configs=""
     for kv in $peer_configs_all; do
@@ -189,10 +201,7 @@ peers_main() {
         fi
     done
     n=$(echo $peer_configs | wc -w)
-    sqlite_rows=$([ "$quick" -eq 1 ] && echo 6000 || echo 60000)
-    case " $workloads " in
-    *" sqlite "*) awk -v rows="$sqlite_rows" -f "$here/gen_sql.awk" >"$tmp/sqlite.sql" ;;
-    esac
+    peer_sqlite_script
     : >"$tmp/peers"
     : >"$tmp/timed_out"
     echo "heapsift bench, peers: $rounds rounds of [$workloads] x $n configurations," \

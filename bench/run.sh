@@ -131,6 +131,8 @@ report=$tmp/report.md
 . "$here/common.sh" # awk_lib: median and extreme
 # shellcheck source=bench/peers.sh
 . "$here/peers.sh"
+# shellcheck source=bench/jpairs.sh
+. "$here/jpairs.sh"
 # shellcheck source=bench/targets.sh
 . "$here/targets.sh"
 

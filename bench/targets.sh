@@ -35,6 +35,8 @@
 #                 targets are judged on the median of these; the peers part's rotating
 #                 rounds, where a configuration and its none run can be a minute apart, are
 #                 shown beside them.
+#   jemalloc      every workload against jemalloc's profiler in palindromic rounds
+#                 (bench/jpairs.sh); one row per workload.
 # The memory and peer targets are read from the peers part's results.
 
 targets_callgrind() {
@@ -408,6 +410,7 @@ targets_main() {
     targets_callgrind
     targets_churn_ir
     targets_churn_pairs
+    jpairs_main
     targets_sample_cost
     targets_dump
     # Budget rows from the tables just written (the figures are in $tmp/cg, sc, dl).
@@ -478,6 +481,7 @@ targets_main() {
             }
         }' "$tmp/ci" >>"$tmp/targets"
     fi
+    [ -s "$tmp/jp.rows" ] && sort "$tmp/jp.rows" >>"$tmp/targets"
     targets_from_peers
     {
         echo

@@ -1,0 +1,104 @@
+# bench/jpairs.sh: heapsift against jemalloc's profiler in palindromic rounds, sourced by
+# bench/run.sh after peers.sh (whose peer_run it uses); defines jpairs_main and nothing
+# runs on sourcing. POSIX sh.
+#
+# The peers part rotates the order of twelve configurations, so a configuration and the
+# allocator it is measured against can run a minute apart on a shared machine, and a
+# difference of 1% between two profilers is inside its noise. Here every workload runs,
+# PAIR_ROUNDS (9) times, the five configurations the comparison needs in a palindrome:
+# none, hs-default, jemalloc, jemalloc-prof, hs-on-jemalloc, then the same backwards (the
+# reverse order in even rounds). Each configuration's two runs are symmetric about the
+# middle of the round, so a linear drift of the machine's speed cancels from the sum of
+# its two wall times. In each round:
+#   heapsift        (hs-default sum) / (none sum)            its overhead on glibc
+#   jemalloc-prof   (jemalloc-prof sum) / (jemalloc sum)     its overhead on jemalloc
+#   hs-on-jemalloc  (hs-on-jemalloc sum) / (jemalloc sum)    heapsift on the same allocator
+# and the two differences the target is about: heapsift - jemalloc-prof (each against its
+# own allocator) and hs-on-jemalloc - jemalloc-prof (both on jemalloc). The target row is
+# PASS when the median of both differences over the rounds is below zero; the rounds
+# heapsift won are counted beside it.
+
+jpairs_configs="none hs-default jemalloc jemalloc-prof hs-on-jemalloc"
+
+jpairs_run_round() {
+    w=$1 r=$2
+    fwd=$jpairs_configs
+    bwd=$(echo $jpairs_configs | tr ' ' '\n' | awk '{ l[NR] = $0 } END { for (i = NR; i; i--) print l[i] }')
+    if [ $((r % 2)) -eq 0 ]; then
+        order="$bwd $fwd"
+    else
+        order="$fwd $bwd"
+    fi
+    for c in $order; do
+        peer_run "$w" "$r" "$c"
+    done
+}
+
+# The table, one row per workload, from $tmp/jp; and the target rows into $tmp/jp.rows.
+jpairs_table() {
+    awk "$awk_lib"'
+    { if ($4 != "ok") bad[$1, $2] = 1; sum[$1, $2, $3] += $5; n[$1, $2, $3]++; w[$1] = 1; rs[$2] = 1 }
+    function r3(x) { return sprintf("%.3f", x) }
+    function span(l) { return sprintf("%+.3f..%+.3f", extreme(l, 0), extreme(l, 1)) }
+    END {
+        for (wl in w) {
+            hs = jp = hj = d1 = d2 = ""; won1 = won2 = k = 0
+            for (r in rs) {
+                if ((wl, r) in bad || n[wl, r, "none"] != 2 || n[wl, r, "hs-on-jemalloc"] != 2)
+                    continue
+                a = sum[wl, r, "hs-default"] / sum[wl, r, "none"]
+                b = sum[wl, r, "jemalloc-prof"] / sum[wl, r, "jemalloc"]
+                c = sum[wl, r, "hs-on-jemalloc"] / sum[wl, r, "jemalloc"]
+                hs = hs " " a; jp = jp " " b; hj = hj " " c
+                d1 = d1 " " (a - b); d2 = d2 " " (c - b); k++
+                won1 += a < b; won2 += c < b
+            }
+            if (k == 0) {
+                printf "| %s | no complete round | | | | | |\n", wl
+                printf "| %s: overhead below jemalloc-prof, palindromic rounds | no complete round | below 0 | - |\n", wl >> rows
+                continue
+            }
+            m1 = median(d1); m2 = median(d2)
+            printf "| %s | %d | %s | %s | %s | %+.3f (%s), %d of %d | %+.3f (%s), %d of %d |\n",
+                wl, k, r3(median(hs)), r3(median(jp)), r3(median(hj)),
+                m1, span(d1), won1, k, m2, span(d2), won2, k
+            lost = (m1 < 0 ? "" : ", heapsift vs jemalloc-prof") (m2 < 0 ? "" : ", hs-on-jemalloc vs jemalloc-prof")
+            printf "| %s: overhead below jemalloc-prof, palindromic rounds (median difference of wall ratios; heapsift / hs-on-jemalloc) | %+.3f / %+.3f | below 0 | %s |\n",
+                wl, m1, m2, lost == "" ? "PASS" : "FAIL (" substr(lost, 3) ")" >> rows
+        }
+    }' rows="$tmp/jp.rows" "$tmp/jp"
+}
+
+jpairs_main() {
+    pr=${PAIR_ROUNDS:-$([ "$quick" -eq 1 ] && echo 1 || echo 9)}
+    peer_sqlite_script
+    : >"$tmp/jp"
+    : >"$tmp/jp.rows"
+    peer_out=$tmp/jp # where peer_run appends
+    echo "heapsift bench, targets: [$workloads] against jemalloc's profiler," \
+        "$pr palindromic rounds of 10 runs" >&2
+    for w in $workloads; do
+        printf "  %s:" "$w" >&2
+        r=1
+        while [ "$r" -le "$pr" ]; do
+            printf " %d" "$r" >&2
+            jpairs_run_round "$w" "$r"
+            r=$((r + 1))
+        done
+        echo >&2
+    done
+    unset peer_out
+    {
+        echo
+        echo "### Against jemalloc's profiler in palindromic rounds ($pr rounds)"
+        echo
+        echo "Each round runs none, hs-default, jemalloc, jemalloc-prof, hs-on-jemalloc and" \
+            "then the same backwards; a configuration's figure is the sum of its two wall" \
+            "times. Ratios and differences are medians over the rounds; the range and the" \
+            "rounds in which heapsift's overhead was the lower follow each difference."
+        echo
+        echo "| workload | rounds | heapsift / none | jemalloc-prof / jemalloc | hs-on-jemalloc / jemalloc | heapsift - jemalloc-prof (range), rounds won | hs-on-jemalloc - jemalloc-prof (range), rounds won |"
+        echo "| --- | --- | --- | --- | --- | --- | --- |"
+        jpairs_table | sort
+    } >>"$report"
+}
