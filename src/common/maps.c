@@ -249,14 +249,6 @@ bool hs_elf_build_id(const char *path, char *hex, size_t hexlen)
 
 /* ------------------------------------------------------------ /proc/PID/maps ---- */
 
-/* What a maps line holds beyond hs_map_t: identity of the file, path before copying. */
-typedef struct {
-    uint64_t inode;
-    dev_t dev;
-    const char *path;
-    size_t pathlen;
-} hs_maps_line_t;
-
 /* Reads the whole file at path with read() into a NUL-terminated malloc'd buffer. */
 static int maps_slurp(const char *path, char **out, size_t *outlen)
 {
@@ -329,7 +321,7 @@ static const char *maps_skip_spaces(const char *p, const char *end)
 }
 
 /* Parses "start-limit perms offset major:minor inode   path" in [p, end). */
-static bool maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps_line_t *x)
+bool hs_maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps_line_t *x)
 {
     uint64_t major, minor, inode = 0;
     memset(m, 0, sizeof(*m));
@@ -340,6 +332,8 @@ static bool maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps
     m->readable = p[0] == 'r';
     m->writable = p[1] == 'w';
     m->executable = p[2] == 'x';
+    memcpy(x->perms, p, 4);
+    x->perms[4] = '\0';
     p = maps_skip_spaces(p + 4, end);
     if ((p = maps_hexnum(p, end, &m->offset)) == NULL)
         return false;
@@ -371,7 +365,7 @@ static size_t maps_parse_all(const char *buf, size_t len, hs_map_t *maps, hs_map
         const char *eol = nl ? nl : end;
         hs_map_t m;
         hs_maps_line_t x;
-        if (maps_parse_line(p, eol, &m, &x)) {
+        if (hs_maps_parse_line(p, eol, &m, &x)) {
             if (maps != NULL) {
                 maps[n] = m;
                 lines[n] = x;

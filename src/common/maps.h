@@ -24,6 +24,21 @@ typedef struct {
     size_t n;
 } hs_maps_t;
 
+/* What a maps line holds beyond hs_map_t: its permissions as written ("r-xp"), the
+ * identity of the file, and the path, not copied (up to the line's end). */
+typedef struct {
+    char perms[5];
+    uint64_t inode;
+    dev_t dev;
+    const char *path;
+    size_t pathlen;
+} hs_maps_line_t;
+
+/* Parses one line of /proc/PID/maps, or a mapping's first line in smaps, in [p, end)
+ * (no newline): fills m (its path and build id left empty) and x. false if it is not
+ * one. No allocation: the allocation path's accounting may call it. */
+bool hs_maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps_line_t *x);
+
 /* Reads /proc/PID/maps (pid 0 = self). Build ids are read once per distinct file.
  * Returns 0 or -errno. */
 int hs_maps_read(pid_t pid, hs_maps_t *out);
