@@ -612,11 +612,25 @@ int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *e
 
 /* ---- gzip ---------------------------------------------------------------------------- */
 
+/* The window zlib needs for len bytes: the smallest 2^bits (9..15) that holds them and
+ * deflate's lookahead (262 bytes), so that a match can reach back to the start, as with
+ * the full 32 KiB window. A small profile (an exit profile of a few kilobytes) then
+ * costs 20 KiB of zlib state instead of 256 KiB, and setting up and freeing it far less. */
+static int pprof_window_bits(size_t len)
+{
+    int bits = 9;
+    while (bits < 15 && ((size_t)1 << bits) < len + 262)
+        bits++;
+    return bits;
+}
+
 int hs_gzip(const uint8_t *data, size_t len, int level, hs_buf_t *out)
 {
     z_stream z;
     memset(&z, 0, sizeof(z));
-    if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    int bits = pprof_window_bits(len);
+    /* The hash table follows the window: 2^(memLevel + 7) entries, 2^15 at the default. */
+    if (deflateInit2(&z, level, Z_DEFLATED, bits + 16, bits - 7, Z_DEFAULT_STRATEGY) != Z_OK)
         return -ENOMEM;
     int rc = 0;
     size_t start = out->len;
