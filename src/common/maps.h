@@ -36,7 +36,7 @@ typedef struct {
 
 /* Parses one line of /proc/PID/maps, or a mapping's first line in smaps, in [p, end)
  * (no newline): fills m (its path and build id left empty) and x. false if it is not
- * one. No allocation: the allocation path's accounting may call it. */
+ * one. It does not allocate. */
 bool hs_maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps_line_t *x);
 
 /* Reads /proc/PID/maps (pid 0 = self). Build ids are read once per distinct file.
