@@ -45,10 +45,22 @@ int hs_fd_high(int fd, dev_t dev, ino_t ino)
     return hi;
 }
 
+/* Whether st, what fstat said of the number open returned, is the file this open made
+ * or found: an unnamed file not linked anywhere yet, or the one path names now. The
+ * number may have changed hands in between: a program closing its descriptors in a loop
+ * can close it and open a file of its own under it, which is then not ours to move,
+ * write or close. */
+static bool fd_opened_here(const char *path, int flags, const struct stat *st)
+{
+    struct stat now;
+    if ((flags & O_TMPFILE) == O_TMPFILE)
+        return S_ISREG(st->st_mode) && st->st_nlink == 0;
+    return stat(path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
 int hs_open_high(const char *path, int flags, mode_t mode)
 {
-    struct stat before, st;
-    bool named = (flags & O_TMPFILE) != O_TMPFILE && stat(path, &before) == 0;
+    struct stat st;
     int fd = open(path, flags | O_CLOEXEC, mode);
     if (fd < 0)
         return -1;
@@ -56,9 +68,7 @@ int hs_open_high(const char *path, int flags, mode_t mode)
         close(fd);
         return -1;
     }
-    /* The file at path before the open is the one the number must hold (a new file or an
-     * unnamed one: only what fstat says right after the open). */
-    if (named && (st.st_dev != before.st_dev || st.st_ino != before.st_ino) && !(flags & O_CREAT)) {
+    if (!fd_opened_here(path, flags, &st)) {
         errno = EBADF;
         return -1; /* the number changed hands at once: not ours to close */
     }
