@@ -124,6 +124,14 @@ static bool acct_parse_header(const char *line, acct_map_t *m)
     return true;
 }
 
+/* A glibc arena's heap: aligned to HEAP_MAX_SIZE and no bigger (a program's mapping of
+ * 128 MiB may start at a 64 MiB boundary too: the kernel aligns big anonymous mappings
+ * for huge pages, so one in 32 does). */
+static bool acct_is_arena_heap(const acct_map_t *m)
+{
+    return (m->start & (ACCT_ARENA_ALIGN - 1)) == 0 && m->end - m->start <= ACCT_ARENA_ALIGN;
+}
+
 /* glibc's mmapped chunk: its header (prev_size, size) sits at the mapping's start, with
  * IS_MMAPPED set and prev_size + size == the mapping's length. */
 static bool acct_is_glibc_chunk(const acct_map_t *m)
@@ -150,7 +158,7 @@ static void acct_classify(hs_acct_t *a, const acct_map_t *m, bool prev_guard)
     else if (strcmp(m->path, "[heap]") == 0 && a->allocator != HS_ALLOC_JEMALLOC)
         a->heap += m->rss;
     else if (a->allocator == HS_ALLOC_GLIBC && m->path[0] == '\0' &&
-             ((m->start & (ACCT_ARENA_ALIGN - 1)) == 0 || acct_is_glibc_chunk(m)))
+             (acct_is_arena_heap(m) || acct_is_glibc_chunk(m)))
         a->heap += m->rss;
     else if (prev_guard && m->path[0] == '\0' && m->perms[0] == 'r' && m->perms[1] == 'w')
         a->stacks += m->rss;
