@@ -28,7 +28,10 @@ int hs_fd_dup_high(int fd)
     return hi;
 }
 
-int hs_fd_high(int fd, dev_t dev, ino_t ino)
+/* Moves fd, open on the file (dev, ino), above the low numbers: the new descriptor, fd
+ * itself when no number is free up there, or -1 (EBADF) when fd is no longer that file.
+ * The low number is closed only while still the file. */
+static int fd_high(int fd, dev_t dev, ino_t ino)
 {
     if (fd >= HS_FD_HIGH)
         return fd;
@@ -72,5 +75,5 @@ int hs_open_high(const char *path, int flags, mode_t mode)
         errno = EBADF;
         return -1; /* the number changed hands at once: not ours to close */
     }
-    return hs_fd_high(fd, st.st_dev, st.st_ino);
+    return fd_high(fd, st.st_dev, st.st_ino);
 }

@@ -24,9 +24,4 @@ int hs_fd_dup_high(int fd);
  * (what is left open is not ours to close). */
 int hs_open_high(const char *path, int flags, mode_t mode);
 
-/* Moves fd, opened on path's file whose identity fstat gave (dev, ino), above the low
- * numbers: the new descriptor, fd itself when no number is free up there, or -1 (EBADF)
- * when fd is no longer that file. The low number is closed only while still the file. */
-int hs_fd_high(int fd, dev_t dev, ino_t ino);
-
 #endif

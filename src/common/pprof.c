@@ -805,7 +805,8 @@ static int pprof_write_unnamed(const char *path, const char *tmp, const void *da
     char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!dir)
         return -ENOMEM;
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    /* EBADF: the number changed hands before the move; what is left open is not ours. */
+    int fd = hs_open_high(dir, O_TMPFILE | O_WRONLY, 0644);
     free(dir);
     if (fd < 0)
         return -errno;
@@ -814,8 +815,6 @@ static int pprof_write_unnamed(const char *path, const char *tmp, const void *da
         close(fd);
         return -EIO;
     }
-    if ((fd = hs_fd_high(fd, st.st_dev, st.st_ino)) < 0)
-        return -EBADF; /* the number changed hands: what is left open is not ours */
     int rc = pprof_write_all_checked(fd, data, len, &st);
     if (rc == -EBADF)
         return rc; /* the number is someone else's now: not ours to close */
@@ -869,7 +868,7 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
         goto out;
     /* No unnamed file here: a named one, written in place. */
     rc = 0;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = hs_open_high(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         rc = -errno;
         goto out;
@@ -878,8 +877,6 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
     if (fstat(fd, &fst) != 0) {
         rc = -errno;
         close(fd);
-    } else if ((fd = hs_fd_high(fd, fst.st_dev, fst.st_ino)) < 0) {
-        rc = -EBADF;
     } else {
         rc = pprof_write_all_checked(fd, data, len, &fst);
         if (!rc && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
