@@ -320,16 +320,58 @@ static hs_symbolizer_t *sym_alloc(const Dwfl_Callbacks *cb)
     return s;
 }
 
+/* find_elf for this process: a module's file is opened above the low descriptor numbers
+ * (fdhigh.h), as libdwfl's own callback would open it at the lowest free one, where a
+ * program closing its descriptors in a loop can take the number over between the open
+ * and libdwfl's reads and close: libdwfl then read from and closed the program's file
+ * (stress/descriptors, shared closeloop). Anything else (the vDSO, a deleted file) goes
+ * to libdwfl's callback. */
+static int sym_find_elf_self(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+                             char **file_name, Elf **elfp)
+{
+    if (name == NULL || name[0] != '/')
+        return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+    int fd = hs_open_high(name, O_RDONLY, 0);
+    if (fd < 0)
+        return errno == EBADF
+                   ? -1
+                   : dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+    *file_name = strdup(name);
+    if (*file_name == NULL) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* This process's mappings through a descriptor above the low numbers (libdwfl's
+ * dwfl_linux_proc_report opens /proc/PID/maps at the lowest free one). */
+static int sym_report_self(Dwfl *dwfl)
+{
+    int fd = hs_open_high("/proc/self/maps", O_RDONLY, 0);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (f == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int rc = dwfl_linux_proc_maps_report(dwfl, f);
+    fclose(f);
+    return rc;
+}
+
 hs_symbolizer_t *hs_symbolizer_new_pid(pid_t pid)
 {
     static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf};
-    hs_symbolizer_t *s = sym_alloc(&cb);
+    static const Dwfl_Callbacks cb_self = {.find_elf = sym_find_elf_self};
+    bool self = pid == 0 || pid == getpid();
+    hs_symbolizer_t *s = sym_alloc(self ? &cb_self : &cb);
     if (s == NULL)
         return NULL;
     /* Inside a profiled process: never libdebuginfod (symbolize_debug.c). */
     s->local_debug = true;
     dwfl_report_begin(s->dwfl);
-    int rc = dwfl_linux_proc_report(s->dwfl, pid != 0 ? pid : getpid());
+    int rc = self ? sym_report_self(s->dwfl) : dwfl_linux_proc_report(s->dwfl, pid);
     if (sym_report_end(s) != 0 || rc != 0) {
         hs_symbolizer_free(s);
         return NULL;
