@@ -181,8 +181,7 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
     Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
     if (mod == NULL)
         return 0;
-    const char *symname = hs_sym_symtab_name(s, mod, addr);
-    const char *file = NULL;
+    const char *symname = NULL, *file = NULL;
     int line = 0;
     size_t n = 0;
     if (!s->names_only) {
@@ -192,6 +191,11 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
                                     dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL));
         n = hs_sym_dwarf_frames(s, mod, addr, file, line, out, max);
     }
+    /* The symbol table only when DWARF leaves the function unnamed: a module whose
+     * DWARF names every address never has its table built (libc's, with libc6-dbg,
+     * holds 10,000 functions). */
+    if (n == 0 || out[n - 1].name == NULL)
+        symname = hs_sym_symtab_name(s, mod, addr);
     if (n == 0) {
         if (symname == NULL && file == NULL)
             return 0;
