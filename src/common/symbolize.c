@@ -192,8 +192,7 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
         n = hs_sym_dwarf_frames(s, mod, addr, file, line, out, max);
     }
     /* The symbol table only when DWARF leaves the function unnamed: a module whose
-     * DWARF names every address never has its table built (libc's, with libc6-dbg,
-     * holds 10,000 functions). */
+     * DWARF names every address never has its table built. */
     if (n == 0 || out[n - 1].name == NULL)
         symname = hs_sym_symtab_name(s, mod, addr);
     if (n == 0) {

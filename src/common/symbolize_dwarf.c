@@ -131,7 +131,7 @@ static int64_t sym_cu_ranges(hs_sym_cu_t *c, Dwarf_Die *die)
     /* dwarf_ranges finds a non-unit DIE's ranges in DW_AT_high_pc (with DW_AT_low_pc) or
      * DW_AT_ranges, read from the DIE itself; dwarf_hasattr asks the abbreviation alone,
      * where dwarf_ranges' misses skip every attribute value: declarations and abstract
-     * instances, most of a C++ unit's code scopes, are passed over cheaply. */
+     * instances are passed over cheaply. */
     if (!dwarf_hasattr(die, DW_AT_high_pc) && !dwarf_hasattr(die, DW_AT_ranges))
         return 0;
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
