@@ -1,12 +1,13 @@
 /*
  * Lifetimes of sampled objects: when a sampled object is freed, its stack accumulates the
  * object's weight and weight * size in the bucket of its lifetime (free time minus the
- * allocation time its live-table entry carries). Buckets are powers of ten in nanoseconds:
- * bucket b holds lifetimes below hs_life_bound[b] (1 us, 10 us, ..., 100 s) and at least
- * the previous bound; the last bucket (bound INT64_MAX) holds 100 s and longer. The dump
- * writes each bucket as its own sample with a numeric label "lifetime" = the bound
- * (docs/formats.md). Storage is mmap'd once, per stack id, updated with atomic
- * compare-and-swap: no lock, no malloc. Called only on sampled paths and by the dump.
+ * allocation time its live-table entry carries, both on hs_lifetime_now's clock). Buckets
+ * are powers of ten in nanoseconds: bucket b holds lifetimes below hs_life_bound[b] (1 us,
+ * 10 us, ..., 100 s) and at least the previous bound; the last bucket (bound INT64_MAX)
+ * holds 100 s and longer. The dump writes each bucket as its own sample with a numeric
+ * label "lifetime" = the bound (docs/formats.md). Storage is mmap'd once, per stack id,
+ * updated with atomic compare-and-swap: no lock, no malloc. Called only on sampled paths
+ * and by the dump.
  */
 #ifndef HS_LIFETIMES_H
 #define HS_LIFETIMES_H
@@ -23,10 +24,15 @@ extern const int64_t hs_life_bound[HS_LIFE_BUCKETS] __attribute__((visibility("h
 /* objects and bytes freed per bucket, for one stack */
 typedef double hs_life_t[HS_LIFE_BUCKETS][2];
 
-/* Reserves room for max_stacks stacks. 0 or -ENOMEM (lifetimes then stay empty). */
+/* Reserves room for max_stacks stacks and picks the clock. 0 or -ENOMEM (lifetimes then
+ * stay empty). */
 int hs_lifetimes_init(uint32_t max_stacks);
-/* The clock allocation times are taken from (CLOCK_MONOTONIC, ns). */
+/* A reading of the clock allocation times are taken from: TSC ticks, or CLOCK_MONOTONIC
+ * nanoseconds where the TSC is not invariant (lifetimes.c). Only differences mean anything,
+ * and only between readings taken after hs_lifetimes_init. */
 int64_t hs_lifetime_now(void);
+/* The nanoseconds of a difference of two readings (a negative one is returned as is). */
+int64_t hs_lifetime_ns(int64_t ticks);
 /* The bucket of a lifetime of ns nanoseconds. */
 int hs_lifetime_bucket(int64_t ns);
 /* Sampled object e is freed now: adds it to its stack's bucket. Objects allocated before

@@ -19,7 +19,7 @@ typedef struct {
     uintptr_t addr;
     uint64_t size; /* requested bytes */
     double weight; /* objects this sample stands for */
-    int64_t t_ns;  /* allocation time, CLOCK_MONOTONIC (lifetimes.c) */
+    int64_t t;     /* allocation time, a hs_lifetime_now reading (lifetimes.h) */
     int32_t stack_id;
     uint32_t trackers; /* trackers that counted this sample (trackers.h) */
 } hs_live_t;

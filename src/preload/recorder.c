@@ -243,11 +243,8 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     if (id < 0)
         id = hs_stacktab_record(&hs_overflow_pc, 1, w, w * (double)n);
     if (id >= 0) {
-        hs_live_t e = {.addr = (uintptr_t)p,
-                       .size = n,
-                       .weight = w,
-                       .t_ns = hs_lifetime_now(),
-                       .stack_id = id};
+        hs_live_t e = {
+            .addr = (uintptr_t)p, .size = n, .weight = w, .t = hs_lifetime_now(), .stack_id = id};
         e.trackers = trackers;
         recorder_insert(&e);
     }

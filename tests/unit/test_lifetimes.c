@@ -2,13 +2,16 @@
  * Unit test of the lifetime table (src/preload/lifetimes.c): bucket bounds (each bound
  * opens the next bucket; INT64_MAX closes the last), freed objects landing in their
  * stack's bucket with weight and weight * size, ids out of range ignored, and the reset:
- * buckets zeroed and objects allocated before it no longer counted.
+ * buckets zeroed and objects allocated before it no longer counted; and the clock:
+ * readings converted to nanoseconds agree with CLOCK_MONOTONIC (nanosleep) while the
+ * rate is still measured and after it is fixed (100 ms), whichever clock this CPU gets.
  */
 #include "lifetimes.h"
 
 #include "check.h"
 
 #include <string.h>
+#include <time.h>
 
 static void test_buckets(void)
 {
@@ -23,14 +26,46 @@ static void test_buckets(void)
     CHECK(hs_life_bound[0] == 1000 && hs_life_bound[HS_LIFE_BUCKETS - 1] == INT64_MAX, "ends");
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sleeps ms milliseconds; the clock must count at least that and not much more than the
+ * monotonic clock saw. Returns the readings per nanosecond. */
+static double check_sleep(int ms, const char *when)
+{
+    struct timespec d = {0, ms * 1000000l};
+    int64_t m0 = mono_ns(), t0 = hs_lifetime_now();
+    nanosleep(&d, NULL);
+    int64_t t1 = hs_lifetime_now(), m1 = mono_ns();
+    int64_t ns = hs_lifetime_ns(t1 - t0), want = (int64_t)ms * 1000000;
+    CHECK(ns >= want - want / 1000 && ns <= (m1 - m0) + (m1 - m0) / 1000,
+          "%s: a %d ms sleep measured %lld ns (monotonic clock: %lld)", when, ms, (long long)ns,
+          (long long)(m1 - m0));
+    return (double)(t1 - t0) / (double)(ns > 0 ? ns : 1);
+}
+
+static double per_ns;
+
+static void test_clock(void)
+{
+    CHECK(hs_lifetimes_init(4) == 0, "init");
+    CHECK(hs_lifetime_ns(-5) == -5 && hs_lifetime_ns(0) == 0, "no sign change");
+    per_ns = check_sleep(30, "rate still measured");
+    check_sleep(110, "past the calibration");
+    per_ns = check_sleep(20, "rate fixed");
+}
+
 static void test_table(void)
 {
     static hs_life_t out[4];
-    int64_t now = hs_lifetime_now();
-    CHECK(hs_lifetimes_init(4) == 0, "init");
-    hs_live_t a = {.addr = 16, .size = 100, .weight = 2.5, .t_ns = now, .stack_id = 1};
-    hs_live_t b = {.addr = 32, .size = 8, .weight = 1, .t_ns = now - 2000000000ll, .stack_id = 3};
-    hs_live_t c = {.addr = 48, .size = 8, .weight = 1, .t_ns = now, .stack_id = 4}; /* no room */
+    int64_t now = hs_lifetime_now(), two_s = (int64_t)(2e9 * per_ns);
+    hs_live_t a = {.addr = 16, .size = 100, .weight = 2.5, .t = now, .stack_id = 1};
+    hs_live_t b = {.addr = 32, .size = 8, .weight = 1, .t = now - two_s, .stack_id = 3};
+    hs_live_t c = {.addr = 48, .size = 8, .weight = 1, .t = now, .stack_id = 4}; /* no room */
     hs_lifetimes_freed(&a);
     hs_lifetimes_freed(&a);
     hs_lifetimes_freed(&b);
@@ -49,7 +84,7 @@ static void test_table(void)
     hs_lifetimes_read(out, 4);
     CHECK(out[1][0][0] == 0 && out[3][7][0] == 0, "reset zeroes");
     hs_lifetimes_freed(&b); /* allocated before the reset */
-    hs_live_t d = {.addr = 64, .size = 10, .weight = 1, .t_ns = hs_lifetime_now(), .stack_id = 2};
+    hs_live_t d = {.addr = 64, .size = 10, .weight = 1, .t = hs_lifetime_now(), .stack_id = 2};
     hs_lifetimes_freed(&d);
     hs_lifetimes_read(out, 4);
     double total = 0;
@@ -62,6 +97,7 @@ static void test_table(void)
 int main(void)
 {
     test_buckets();
+    test_clock();
     test_table();
     return hs_check_done("test_lifetimes");
 }
