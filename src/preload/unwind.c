@@ -36,8 +36,8 @@ static const hs_unwind_variant_t hs_unwind_variants[] = {
 
 #define HS_UNWIND_NVARIANTS (sizeof(hs_unwind_variants) / sizeof(hs_unwind_variants[0]))
 
-static unsigned hs_unwind_selected; /* index into hs_unwind_variants */
-static uintptr_t hs_unwind_skip_lo, hs_unwind_skip_hi;
+static unsigned hs_unwind_selected;             /* index into hs_unwind_variants */
+uintptr_t hs_unwind_skip_lo, hs_unwind_skip_hi; /* relaxed atomics (unwind.h) */
 
 int hs_unwind_init(const char *method)
 {

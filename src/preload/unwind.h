@@ -22,6 +22,9 @@ const char *hs_unwind_method(void);
  * captured stack (the profiler's own code), together with the few frames of the unwinder
  * itself that may precede them. lo == hi disables it. */
 void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi);
+/* The range last set (read with relaxed loads). */
+extern uintptr_t hs_unwind_skip_lo __attribute__((visibility("hidden")));
+extern uintptr_t hs_unwind_skip_hi __attribute__((visibility("hidden")));
 
 /* Captures up to max return addresses of the calling thread, innermost first, after
  * dropping the leading frames inside the skip range. Returns the number stored. */

@@ -209,6 +209,18 @@ static inline bool udw_step(hs_udw_regs_t *r, hs_cfi_rule_t rule)
 /* How far above the current frame the walk keeps the stack's lines requested. */
 #define UDW_PREFETCH_AHEAD 1024
 
+/* Requests the lines from *pf (or sp's, if above) to sp + UDW_PREFETCH_AHEAD, not past
+ * end; returns the sp at which to come back: half the window later. */
+static inline uintptr_t udw_prefetch(uintptr_t sp, uintptr_t *pf, uintptr_t end)
+{
+    uintptr_t line = sp & ~(uintptr_t)63, ahead = sp + UDW_PREFETCH_AHEAD;
+    ahead = ahead < end ? ahead : end;
+    for (line = *pf > line ? *pf : line; line < ahead; line += 64)
+        __builtin_prefetch((const void *)line);
+    *pf = line;
+    return sp + UDW_PREFETCH_AHEAD / 2;
+}
+
 /*
  * The walk, its registers in locals. Cost per frame on a cache hit, 50 to 57
  * instructions: the slot's hash and seqlock read (15, skipped when a frame returns to
@@ -218,11 +230,14 @@ static inline bool udw_step(hs_udw_regs_t *r, hs_cfi_rule_t rule)
  * needs the fallback.
  *
  * Each frame's loads depend on the one before, so on a stack the program's other data
- * has pushed out of the caches every new line was a miss waited for alone. The walk
- * therefore keeps the next UDW_PREFETCH_AHEAD bytes above the frame requested (a
- * prefetch per line, each line once): the misses overlap. A cold sampled pair 64 frames
- * deep took 0.2 to 0.5 us less (bench/RESULTS.md, 2026-11-25 19:00); a warm one about
- * 20 ns more.
+ * has pushed out of the caches every new line was a miss waited for alone. From the
+ * first frame outside the profiler's own code (whose frames are hot and hold its big
+ * buffers), the walk therefore keeps the UDW_PREFETCH_AHEAD bytes above each frame
+ * requested, a prefetch per line and each line once, skipping what lies between a big
+ * frame's bottom and its top, topped up each time half the window has been walked: the
+ * misses overlap. A cold sampled pair 64 frames deep
+ * took 0.2 to 0.5 us less (bench/RESULTS.md, 2026-11-25 19:00); the cost is about 4
+ * instructions a line (churn: see the same notes).
  */
 static bool udw_walk(hs_udw_regs_t *r, uintptr_t *pcs, size_t max, size_t *n)
 {
@@ -230,14 +245,17 @@ static bool udw_walk(hs_udw_regs_t *r, uintptr_t *pcs, size_t max, size_t *n)
     const uintptr_t lo = r->lo, span = r->hi - sizeof(uintptr_t) - r->lo; /* [lo, lo + span] */
     uint64_t w = 0;
     size_t i = *n;
-    uintptr_t pf = sp & ~(uintptr_t)63, pf_end = lo + span; /* next line to request, bound */
+    /* pf: the next line to request, 0 while the frames are still the profiler's own;
+     * refill: the sp past which the requested lines are topped up again. */
+    uintptr_t pf = 0, refill = 0;
+    const uintptr_t own_lo = __atomic_load_n(&hs_unwind_skip_lo, __ATOMIC_RELAXED);
+    const uintptr_t own_span = __atomic_load_n(&hs_unwind_skip_hi, __ATOMIC_RELAXED) - own_lo;
 
     if (i >= max || pc == 0)
         return true;
     for (;; sp = cfa) {
-        uintptr_t ahead = sp + UDW_PREFETCH_AHEAD < pf_end ? sp + UDW_PREFETCH_AHEAD : pf_end;
-        for (; pf < ahead; pf += 64)
-            __builtin_prefetch((const void *)pf);
+        if (sp >= refill && (pf != 0 || pc - own_lo >= own_span))
+            refill = udw_prefetch(sp, &pf, lo + span);
         pcs[i++] = pc;
         if (i == max)
             break;
