@@ -8,7 +8,12 @@
  *
  * A stack already interned is found without a lock: an entry and its PCs are written
  * before its slot is published (release; readers probe with acquire) and never change,
- * and its counters are added with compare-and-swap. Only interning takes the mutex
+ * and its counters are added with compare-and-swap. A slot repeats what a probe compares
+ * (hash, depth, labels, where the PCs are), so that a lookup reads the slot, then the
+ * PCs and the counters together, and never the entry: each of those is a cache miss
+ * (and a TLB miss) when the program has filled the caches since the last sample, and
+ * they were a chain of four. The entry's tracker mask is read only once a tracker has
+ * marked some stack (tracked). Only interning takes the mutex
  * (rank 2), which re-probes before it adds. A new stack's tracker mask is computed under
  * it too, and tracker registration (trackers.c) sets bits of existing stacks under it, so
  * every stack sees every tracker exactly once (trackers.c: hs_trackers_inserted). Called
@@ -47,15 +52,26 @@ typedef struct {
 
 #define HS_STACKTAB_STRIPES 4
 
+/* A slot of the open-addressing table: 32 bytes, two to a line. */
+typedef struct {
+    uint32_t id1; /* id + 1, 0 = empty; stored with release after the rest */
+    uint32_t depth;
+    uint32_t labels;
+    uint32_t pad;
+    uint64_t hash;
+    uint64_t off; /* the entry's */
+} hs_stslot_t;
+
 static struct {
     pthread_mutex_t lock;
     hs_stentry_t *entries; /* [max] */
     hs_stcount_t *counts;  /* [HS_STACKTAB_STRIPES][max] */
-    uint32_t *slots;       /* [mask + 1]: id + 1, 0 = empty; stored with release */
+    hs_stslot_t *slots;    /* [mask + 1] */
     uintptr_t *arena;      /* [arena_cap] */
     uint64_t arena_cap, arena_used;
     uint32_t max, mask;
     uint32_t count;   /* written under the lock with release, read anywhere with acquire */
+    uint32_t tracked; /* 1 once some entry's tracker mask is not 0; never reset */
     uint64_t dropped; /* atomic */
 } hs_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -75,7 +91,7 @@ static void hs_stacktab_unmap_all(void)
     if (hs_st.counts)
         munmap(hs_st.counts, HS_STACKTAB_STRIPES * n * sizeof(hs_stcount_t));
     if (hs_st.slots)
-        munmap(hs_st.slots, ((size_t)hs_st.mask + 1) * sizeof(uint32_t));
+        munmap(hs_st.slots, ((size_t)hs_st.mask + 1) * sizeof(hs_stslot_t));
     if (hs_st.arena)
         munmap(hs_st.arena, (size_t)hs_st.arena_cap * sizeof(uintptr_t));
     hs_st.entries = NULL;
@@ -104,9 +120,10 @@ int hs_stacktab_init(uint32_t max_stacks)
     hs_st.arena_used = 0;
     __atomic_store_n(&hs_st.count, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&hs_st.dropped, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&hs_st.tracked, 0, __ATOMIC_RELAXED);
     hs_st.entries = hs_stacktab_map(nentries * sizeof(hs_stentry_t));
     hs_st.counts = hs_stacktab_map(HS_STACKTAB_STRIPES * nentries * sizeof(hs_stcount_t));
-    hs_st.slots = hs_stacktab_map(nslots * sizeof(uint32_t));
+    hs_st.slots = hs_stacktab_map(nslots * sizeof(hs_stslot_t));
     hs_st.arena = hs_stacktab_map((size_t)hs_st.arena_cap * sizeof(uintptr_t));
     if (!hs_st.entries || !hs_st.counts || !hs_st.slots || !hs_st.arena) {
         hs_stacktab_unmap_all();
@@ -142,20 +159,34 @@ static uint64_t hs_stacktab_key(const uintptr_t *pcs, uint32_t depth, uint32_t l
     return hs_stacktab_hash(pcs, depth) ^ ((uint64_t)labels * 0xc4ceb9fe1a85ec53ull);
 }
 
+/* The calling thread's copy of stack id's counters. */
+static hs_stcount_t *hs_stacktab_counts_of(int32_t id)
+{
+    static __thread uint32_t stripe __attribute__((tls_model("initial-exec")));
+    static uint32_t next;
+
+    if (HS_UNLIKELY(stripe == 0))
+        stripe = 1 + __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % HS_STACKTAB_STRIPES;
+    return &hs_st.counts[(size_t)(stripe - 1) * hs_st.max + (uint32_t)id];
+}
+
 /*
  * Probes for the stack without the lock. Returns its id, or -1 with *slot the empty slot
- * that ended the probe (the table is at most half full, so there is one).
+ * that ended the probe (the table is at most half full, so there is one). A slot that
+ * matches but for the PCs has its counters requested before they are compared.
  */
 static int32_t hs_stacktab_find(uint64_t h, const uintptr_t *pcs, uint32_t depth, uint32_t labels,
                                 uint32_t *slot)
 {
     uint32_t i = (uint32_t)h & hs_st.mask, v;
 
-    while ((v = __atomic_load_n(&hs_st.slots[i], __ATOMIC_ACQUIRE)) != 0) {
-        const hs_stentry_t *e = &hs_st.entries[v - 1];
-        if (e->hash == h && e->depth == depth && e->labels == labels &&
-            memcmp(hs_st.arena + e->off, pcs, depth * sizeof(*pcs)) == 0)
-            return (int32_t)(v - 1);
+    while ((v = __atomic_load_n(&hs_st.slots[i].id1, __ATOMIC_ACQUIRE)) != 0) {
+        const hs_stslot_t *e = &hs_st.slots[i];
+        if (e->hash == h && e->depth == depth && e->labels == labels) {
+            __builtin_prefetch(hs_stacktab_counts_of((int32_t)(v - 1)), 1);
+            if (memcmp(hs_st.arena + e->off, pcs, depth * sizeof(*pcs)) == 0)
+                return (int32_t)(v - 1);
+        }
         i = (i + 1) & hs_st.mask;
     }
     *slot = i;
@@ -180,26 +211,22 @@ static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_
     e->depth = depth;
     e->labels = labels;
     e->trackers = hs_trackers_mask(pcs, depth);
+    if (e->trackers != 0)
+        __atomic_store_n(&hs_st.tracked, 1, __ATOMIC_SEQ_CST);
     /* Nobody adds to the counters before the slot is published. */
     for (uint32_t k = 0; k < HS_STACKTAB_STRIPES; k++)
         hs_st.counts[(size_t)k * hs_st.max + id] = (hs_stcount_t){0, 0};
     memcpy(hs_st.arena + e->off, pcs, depth * sizeof(*pcs));
     __atomic_store_n(&hs_st.arena_used, hs_st.arena_used + depth, __ATOMIC_RELAXED);
     /* Publishes the entry and its PCs: to probes by the slot, to readers by the count. */
-    __atomic_store_n(&hs_st.slots[i], id + 1, __ATOMIC_RELEASE);
+    hs_stslot_t *s = &hs_st.slots[i];
+    s->depth = depth;
+    s->labels = labels;
+    s->hash = h;
+    s->off = e->off;
+    __atomic_store_n(&s->id1, id + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&hs_st.count, id + 1, __ATOMIC_RELEASE);
     return (int32_t)id;
-}
-
-/* The calling thread's copy of stack id's counters. */
-static hs_stcount_t *hs_stacktab_counts_of(int32_t id)
-{
-    static __thread uint32_t stripe __attribute__((tls_model("initial-exec")));
-    static uint32_t next;
-
-    if (HS_UNLIKELY(stripe == 0))
-        stripe = 1 + __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % HS_STACKTAB_STRIPES;
-    return &hs_st.counts[(size_t)(stripe - 1) * hs_st.max + (uint32_t)id];
 }
 
 int32_t hs_stacktab_record_labeled(const uintptr_t *pcs, uint32_t depth, uint32_t labels,
@@ -223,7 +250,7 @@ int32_t hs_stacktab_record_labeled(const uintptr_t *pcs, uint32_t depth, uint32_
     hs_stcount_t *c = hs_stacktab_counts_of(id);
     hs_atomic_add_double(&c->objects, objects);
     hs_atomic_add_double(&c->bytes, bytes);
-    *trackers = __atomic_load_n(&hs_st.entries[id].trackers, __ATOMIC_RELAXED);
+    *trackers = hs_stacktab_trackers(id);
     return id;
 drop:
     __atomic_fetch_add(&hs_st.dropped, 1, __ATOMIC_RELAXED);
@@ -236,9 +263,13 @@ int32_t hs_stacktab_record(const uintptr_t *pcs, uint32_t depth, double objects,
     return hs_stacktab_record_labeled(pcs, depth, 0, objects, bytes, &trackers);
 }
 
+/* Sequentially consistent with the stores of tracked: a recorder that reads 0 here after
+ * inserting its sample is seen by the registration's walk of the live table (trackers.c),
+ * which begins after its store. */
 uint32_t hs_stacktab_trackers(int32_t id)
 {
-    if (id < 0 || (uint32_t)id >= hs_stacktab_count())
+    if (!__atomic_load_n(&hs_st.tracked, __ATOMIC_SEQ_CST) || id < 0 ||
+        (uint32_t)id >= hs_stacktab_count())
         return 0;
     return __atomic_load_n(&hs_st.entries[id].trackers, __ATOMIC_RELAXED);
 }
@@ -253,8 +284,10 @@ const uintptr_t *hs_stacktab_pcs(int32_t id, uint32_t *depth)
 
 void hs_stacktab_add_trackers_locked(int32_t id, uint32_t bits)
 {
-    if (id >= 0 && (uint32_t)id < hs_st.count)
+    if (id >= 0 && (uint32_t)id < hs_st.count && bits != 0) {
+        __atomic_store_n(&hs_st.tracked, 1, __ATOMIC_SEQ_CST);
         __atomic_or_fetch(&hs_st.entries[id].trackers, bits, __ATOMIC_RELAXED);
+    }
 }
 
 uint32_t hs_stacktab_count(void)
@@ -266,7 +299,7 @@ size_t hs_stacktab_mem(void)
 {
     size_t n = hs_stacktab_count();
     size_t per = sizeof(hs_stentry_t) + HS_STACKTAB_STRIPES * sizeof(hs_stcount_t) +
-                 2 * sizeof(uint32_t); /* the slots: at most half full */
+                 2 * sizeof(hs_stslot_t); /* the slots: at most half full */
 
     return n * per +
            (size_t)__atomic_load_n(&hs_st.arena_used, __ATOMIC_RELAXED) * sizeof(uintptr_t);
