@@ -125,16 +125,31 @@ static uint64_t sym_section_rest(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, GEl
 typedef struct {
     Elf *elf;
     Elf_Data *data;
+    const Elf64_Sym *tab; /* data's symbols in memory, when they are 64-bit ones */
     Dwarf_Addr bias;
     size_t n;
 } hs_sym_raw_t;
+
+/* Symbol i of r: from its array in memory when there is one (a copy: gelf_getsym's checks
+ * and conversion cost 70 instructions a symbol, the most of a table's build), else with
+ * gelf_getsym. */
+static bool sym_raw(const hs_sym_raw_t *r, int i, GElf_Sym *sym)
+{
+    if (r->tab != NULL) {
+        if ((size_t)i >= r->n)
+            return false;
+        *sym = r->tab[i];
+        return true;
+    }
+    return gelf_getsym(r->data, i, sym) != NULL;
+}
 
 /* One symbol: raw when r->data is set and the symbol is ordinary, else from libdwfl.
  * false when it is none. */
 static bool sym_get(Dwfl_Module *mod, const hs_sym_raw_t *r, int i, GElf_Sym *sym, GElf_Addr *addr,
                     GElf_Word *shndx, Elf **elf, Dwarf_Addr *bias)
 {
-    if (r->data != NULL && gelf_getsym(r->data, i, sym) != NULL && sym->st_shndx != SHN_UNDEF &&
+    if (r->data != NULL && sym_raw(r, i, sym) && sym->st_shndx != SHN_UNDEF &&
         sym->st_shndx < SHN_LORESERVE) {
         *addr = sym->st_value + r->bias;
         *shndx = sym->st_shndx;
@@ -171,6 +186,11 @@ static void sym_raw_open(Dwfl_Module *mod, int nsyms, hs_sym_raw_t *r)
             break;
         }
     }
+    if (r->data != NULL && gelf_getclass(r->elf) == ELFCLASS64 && r->data->d_type == ELF_T_SYM &&
+        r->data->d_buf != NULL && r->data->d_size / sizeof(Elf64_Sym) >= (size_t)nsyms) {
+        r->tab = r->data->d_buf; /* libelf's memory form: native order, aligned */
+        r->n = (size_t)nsyms;
+    }
     /* 16 symbols spread over the table must match (at least one of them defined). */
     int checked = 0;
     for (int k = 0; r->data != NULL && k < 16; k++) {
@@ -195,6 +215,15 @@ static void sym_raw_open(Dwfl_Module *mod, int nsyms, hs_sym_raw_t *r)
         r->data = NULL;
 }
 
+/* A defined, named symbol of a function (or of unknown type with a size). */
+static bool sym_wanted(const GElf_Sym *sym)
+{
+    int type = GELF_ST_TYPE(sym->st_info);
+    if (sym->st_shndx == SHN_UNDEF || sym->st_name == 0)
+        return false;
+    return type == STT_FUNC || type == STT_GNU_IFUNC || (type == STT_NOTYPE && sym->st_size);
+}
+
 /* Collects and sorts the function symbols of t->mod (names left unread). */
 static void sym_modtab_build(hs_sym_modtab_t *t, bool via_dwfl)
 {
@@ -211,12 +240,14 @@ static void sym_modtab_build(hs_sym_modtab_t *t, bool via_dwfl)
         GElf_Word shndx = 0;
         Elf *elf = NULL;
         Dwarf_Addr bias = 0;
+        /* What the tests below skip whatever libdwfl would say: undefined symbols and those
+         * of other types, such as the 1,800 STT_FILE ones (SHN_ABS) in libc's debug file,
+         * each a libdwfl call of 190 instructions. */
+        if (raw.tab != NULL && raw.data != NULL && !sym_wanted(&raw.tab[i]))
+            continue;
         if (!sym_get(t->mod, &raw, i, &sym, &addr, &shndx, &elf, &bias))
             continue;
-        int type = GELF_ST_TYPE(sym.st_info);
-        if (sym.st_shndx == SHN_UNDEF || addr == 0 || sym.st_name == 0)
-            continue;
-        if (type != STT_FUNC && type != STT_GNU_IFUNC && !(type == STT_NOTYPE && sym.st_size))
+        if (!sym_wanted(&sym) || addr == 0)
             continue;
         hs_sym_func_t *f = &t->funcs[t->n++];
         *f = (hs_sym_func_t){.lo = addr,
