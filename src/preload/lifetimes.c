@@ -9,11 +9,12 @@
  * The clock: on x86-64 with an invariant TSC (CPUID 0x80000007, EDX bit 8) a reading is
  * the TSC itself, which touches no memory; clock_gettime reads the vDSO's data page,
  * which a program that fills its caches between samples has evicted (a sampled malloc
- * and its free read the clock once each: 0.4 us of a cold sampled pair, bench/RESULTS.md
- * 2026-11-25 19:00). Ticks become nanoseconds only to pick a lifetime's bucket, at a rate
- * measured against CLOCK_MONOTONIC since hs_lifetimes_init: each conversion in the first
- * 100 ms measures it again (one clock_gettime, as every reading cost before), the first
- * one after fixes it. Elsewhere a reading is CLOCK_MONOTONIC in nanoseconds.
+ * and its free read the clock once each: 0.4 to 0.8 us of a cold sampled pair,
+ * bench/RESULTS.md, notes of 2026-11-25 18:30). Ticks become nanoseconds only to pick a
+ * lifetime's bucket, at a rate measured against CLOCK_MONOTONIC since hs_lifetimes_init:
+ * each conversion in the first 100 ms measures it again (one clock_gettime, as every
+ * reading cost before), the first one after fixes it. Elsewhere a reading is
+ * CLOCK_MONOTONIC in nanoseconds.
  */
 #include "lifetimes.h"
 #include "core.h"

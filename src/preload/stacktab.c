@@ -8,17 +8,18 @@
  *
  * A stack already interned is found without a lock: an entry and its PCs are written
  * before its slot is published (release; readers probe with acquire) and never change,
- * and its counters are added with compare-and-swap. A slot repeats what a probe compares
- * (hash, depth, labels, where the PCs are), so that a lookup reads the slot, then the
- * PCs and the counters together, and never the entry: each of those is a cache miss
- * (and a TLB miss) when the program has filled the caches since the last sample, and
- * they were a chain of four. The entry's tracker mask is read only once a tracker has
- * marked some stack (tracked). Only interning takes the mutex
+ * and its counters are added with compare-and-swap. Only interning takes the mutex
  * (rank 2), which re-probes before it adds. A new stack's tracker mask is computed under
  * it too, and tracker registration (trackers.c) sets bits of existing stacks under it, so
  * every stack sees every tracker exactly once (trackers.c: hs_trackers_inserted). Called
  * from the sampled allocation path (record), the dump (count, get), tracker registration
  * and the fork handlers (lock, unlock).
+ *
+ * A slot repeats what a probe compares (hash, depth, labels, where the PCs are), so a
+ * lookup reads the slot and then the PCs and the counters together, never the entry:
+ * when the program has filled the caches since the last sample each of those is a cache
+ * and a TLB miss, and they were a chain of four. The entry's tracker mask is read only
+ * once some stack has one (tracked).
  */
 #include "stacktab.h"
 #include "core.h"
@@ -229,6 +230,17 @@ static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_
     return (int32_t)id;
 }
 
+/* Stack id's tracker mask, for an id published to the caller (by its slot or the count).
+ * tracked is sequentially consistent with its stores: a recorder that reads 0 here after
+ * inserting its sample is seen by the registration's walk of the live table (trackers.c),
+ * which begins after the store. */
+static uint32_t hs_stacktab_mask(int32_t id)
+{
+    if (!__atomic_load_n(&hs_st.tracked, __ATOMIC_SEQ_CST))
+        return 0;
+    return __atomic_load_n(&hs_st.entries[id].trackers, __ATOMIC_RELAXED);
+}
+
 int32_t hs_stacktab_record_labeled(const uintptr_t *pcs, uint32_t depth, uint32_t labels,
                                    double objects, double bytes, uint32_t *trackers)
 {
@@ -250,7 +262,7 @@ int32_t hs_stacktab_record_labeled(const uintptr_t *pcs, uint32_t depth, uint32_
     hs_stcount_t *c = hs_stacktab_counts_of(id);
     hs_atomic_add_double(&c->objects, objects);
     hs_atomic_add_double(&c->bytes, bytes);
-    *trackers = hs_stacktab_trackers(id);
+    *trackers = hs_stacktab_mask(id);
     return id;
 drop:
     __atomic_fetch_add(&hs_st.dropped, 1, __ATOMIC_RELAXED);
@@ -263,15 +275,11 @@ int32_t hs_stacktab_record(const uintptr_t *pcs, uint32_t depth, double objects,
     return hs_stacktab_record_labeled(pcs, depth, 0, objects, bytes, &trackers);
 }
 
-/* Sequentially consistent with the stores of tracked: a recorder that reads 0 here after
- * inserting its sample is seen by the registration's walk of the live table (trackers.c),
- * which begins after its store. */
 uint32_t hs_stacktab_trackers(int32_t id)
 {
-    if (!__atomic_load_n(&hs_st.tracked, __ATOMIC_SEQ_CST) || id < 0 ||
-        (uint32_t)id >= hs_stacktab_count())
+    if (id < 0 || (uint32_t)id >= hs_stacktab_count())
         return 0;
-    return __atomic_load_n(&hs_st.entries[id].trackers, __ATOMIC_RELAXED);
+    return hs_stacktab_mask(id);
 }
 
 const uintptr_t *hs_stacktab_pcs(int32_t id, uint32_t *depth)
