@@ -56,11 +56,26 @@ typedef struct {
 int hs_sym_func_cmp(const void *a, const void *b);
 bool hs_sym_funcs_radix(hs_sym_func_t *f, size_t n);
 
-/* A module's function symbols sorted by address, then rank. */
+/* A module's one symbol table read directly (symbolize_symtab.c): the table libdwfl
+ * numbers its symbols by, in an ELF whose symbols get the file's bias. */
+typedef struct {
+    Elf *elf;
+    Elf_Data *data;
+    const Elf64_Sym *tab; /* data's symbols in memory, when they are 64-bit ones */
+    Dwarf_Addr bias;
+    size_t n;
+} hs_sym_raw_t;
+
+/* A module's function symbols sorted by address, then rank, built on the lookup after
+ * the first few (each of those scans the raw table for its one address). */
 typedef struct {
     Dwfl_Module *mod;
     hs_sym_func_t *funcs;
     size_t n;
+    bool built;     /* funcs built */
+    uint32_t scans; /* lookups answered by a scan */
+    int nsyms;
+    hs_sym_raw_t raw;
 } hs_sym_modtab_t;
 
 /* The scope index of one compilation unit (symbolize_dwarf.c). */
@@ -129,8 +144,9 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
 int hs_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           const char *file, const char *debuglink, GElf_Word crc, char **found);
 
-/* The symbol table of mod, built on first use (and its DWARF looked for first when only
- * separate debug files' symbol tables may be read); NULL when out of memory. */
+/* The symbol table of mod, opened on first use (and its DWARF looked for first when only
+ * separate debug files' symbol tables may be read), its sorted table not built yet;
+ * NULL when out of memory. */
 hs_sym_modtab_t *hs_sym_modtab(hs_symbolizer_t *s, Dwfl_Module *mod);
 
 /* The name of the function symbol containing addr in mod (versioned as in the table),

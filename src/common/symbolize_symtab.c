@@ -119,17 +119,6 @@ static uint64_t sym_section_rest(Elf *elf, GElf_Word shndx, Dwarf_Addr bias, GEl
     return end > addr ? end - addr : 0;
 }
 
-/* The module's one symbol table, read directly: the table libdwfl numbers its symbols
- * by (same count, as when no auxiliary table is merged in), in an ELF whose symbols get
- * the file's bias. */
-typedef struct {
-    Elf *elf;
-    Elf_Data *data;
-    const Elf64_Sym *tab; /* data's symbols in memory, when they are 64-bit ones */
-    Dwarf_Addr bias;
-    size_t n;
-} hs_sym_raw_t;
-
 /* Symbol i of r: from its array in memory when there is one (a copy: gelf_getsym's checks
  * and conversion cost 70 instructions a symbol, the most of a table's build), else with
  * gelf_getsym. */
@@ -224,40 +213,42 @@ static bool sym_wanted(const GElf_Sym *sym)
     return type == STT_FUNC || type == STT_GNU_IFUNC || (type == STT_NOTYPE && sym->st_size);
 }
 
-/* Collects and sorts the function symbols of t->mod (names left unread). */
-static void sym_modtab_build(hs_sym_modtab_t *t, bool via_dwfl)
+/* Symbol i of t as the table holds it; false when the table leaves it out. */
+static bool sym_func_at(hs_sym_modtab_t *t, int i, hs_sym_func_t *f)
 {
-    hs_sym_raw_t raw;
-    int nsyms = dwfl_module_getsymtab(t->mod);
-    if (nsyms <= 1 || (t->funcs = malloc((size_t)nsyms * sizeof(*t->funcs))) == NULL)
+    GElf_Sym sym;
+    GElf_Addr addr = 0;
+    GElf_Word shndx = 0;
+    Elf *elf = NULL;
+    Dwarf_Addr bias = 0;
+    /* What the tests below skip whatever libdwfl would say: undefined symbols and those
+     * of other types, such as the 1,800 STT_FILE ones (SHN_ABS) in libc's debug file,
+     * each a libdwfl call of 190 instructions. */
+    if (t->raw.tab != NULL && t->raw.data != NULL && !sym_wanted(&t->raw.tab[i]))
+        return false;
+    if (!sym_get(t->mod, &t->raw, i, &sym, &addr, &shndx, &elf, &bias))
+        return false;
+    if (!sym_wanted(&sym) || addr == 0)
+        return false;
+    *f = (hs_sym_func_t){.lo = addr,
+                         .size = sym.st_size,
+                         .sized = sym.st_size != 0,
+                         .idx = (uint32_t)i,
+                         .rank = sym_rank0(&sym)};
+    if (!f->sized)
+        f->size = sym_section_rest(elf, shndx, bias, addr);
+    return true;
+}
+
+/* Collects and sorts the function symbols of t->mod (names left unread). */
+static void sym_modtab_build(hs_sym_modtab_t *t)
+{
+    t->built = true;
+    if (t->nsyms <= 1 || (t->funcs = malloc((size_t)t->nsyms * sizeof(*t->funcs))) == NULL)
         return;
-    sym_raw_open(t->mod, nsyms, &raw);
-    if (via_dwfl)
-        raw.data = NULL;
-    for (int i = 1; i < nsyms; i++) {
-        GElf_Sym sym;
-        GElf_Addr addr = 0;
-        GElf_Word shndx = 0;
-        Elf *elf = NULL;
-        Dwarf_Addr bias = 0;
-        /* What the tests below skip whatever libdwfl would say: undefined symbols and those
-         * of other types, such as the 1,800 STT_FILE ones (SHN_ABS) in libc's debug file,
-         * each a libdwfl call of 190 instructions. */
-        if (raw.tab != NULL && raw.data != NULL && !sym_wanted(&raw.tab[i]))
-            continue;
-        if (!sym_get(t->mod, &raw, i, &sym, &addr, &shndx, &elf, &bias))
-            continue;
-        if (!sym_wanted(&sym) || addr == 0)
-            continue;
-        hs_sym_func_t *f = &t->funcs[t->n++];
-        *f = (hs_sym_func_t){.lo = addr,
-                             .size = sym.st_size,
-                             .sized = sym.st_size != 0,
-                             .idx = (uint32_t)i,
-                             .rank = sym_rank0(&sym)};
-        if (!f->sized)
-            f->size = sym_section_rest(elf, shndx, bias, addr);
-    }
+    for (int i = 1; i < t->nsyms; i++)
+        if (sym_func_at(t, i, &t->funcs[t->n]))
+            t->n++;
     if (!hs_sym_funcs_radix(t->funcs, t->n))
         qsort(t->funcs, t->n, sizeof(*t->funcs), hs_sym_func_cmp);
 }
@@ -278,9 +269,8 @@ static const char *sym_name_at(Dwfl_Module *mod, uint32_t idx)
 /* The chosen alias of the group funcs[g, end) (equal lo), moved to funcs[g] with its name
  * on first use; NULL when none of them has a name. Only the best-ranked part of the
  * group is read: the name's part of the rank is under the gaps of the rest. */
-static const hs_sym_func_t *sym_group(hs_sym_modtab_t *t, size_t g, size_t end)
+static const hs_sym_func_t *sym_group(Dwfl_Module *mod, hs_sym_func_t *f, size_t g, size_t end)
 {
-    hs_sym_func_t *f = t->funcs;
     if (f[g].named)
         return f[g].name != NULL ? &f[g] : NULL;
     size_t best = end;
@@ -288,7 +278,7 @@ static const hs_sym_func_t *sym_group(hs_sym_modtab_t *t, size_t g, size_t end)
     for (size_t i = g; i < end; i++) {
         if (best != end && f[i].rank >= best_rank)
             break; /* every later alias ranks lower: a name adds 1 to 599 */
-        const char *name = sym_name_at(t->mod, f[i].idx);
+        const char *name = sym_name_at(mod, f[i].idx);
         if (name == NULL)
             continue;
         int r = f[i].rank + sym_rank_name(name);
@@ -334,33 +324,38 @@ hs_sym_modtab_t *hs_sym_modtab(hs_symbolizer_t *s, Dwfl_Module *mod)
         dwfl_module_getdwarf(mod, &bias);
         s->debug_open = true;
     }
-    sym_modtab_build(t, s->symtab_via_dwfl);
+    t->nsyms = dwfl_module_getsymtab(mod);
+    if (t->nsyms > 1)
+        sym_raw_open(mod, t->nsyms, &t->raw);
+    if (s->symtab_via_dwfl)
+        t->raw.data = NULL;
     s->debug_open = s->debug == HS_SYM_DEBUG_ALL;
     return t;
 }
 
-const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t addr)
+/*
+ * The name for addr among funcs[0, n) (sorted as the table): the last named symbol at or
+ * below addr, or one of the few before it (a larger function with a nested symbol
+ * inside). A sizeless symbol extends to the next symbol or the end of its section.
+ * *exhausted: the walk ran out of symbols before it had tried enough of them.
+ */
+static const char *sym_lookup(Dwfl_Module *mod, hs_sym_func_t *funcs, size_t n, uint64_t addr,
+                              bool *exhausted)
 {
-    hs_sym_modtab_t *t = hs_sym_modtab(s, mod);
-    if (t == NULL || t->n == 0)
-        return NULL;
-    size_t lo = 0, hi = t->n;
+    size_t lo = 0, hi = n, end, tries = 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->funcs[mid].lo <= addr)
+        if (funcs[mid].lo <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    /* The last named symbol at or below addr, or one of the few before it (a larger
-     * function with a nested symbol inside). A sizeless symbol extends to the next symbol
-     * or the end of its section. */
     bool last = true;
-    for (size_t end = lo, tries = 0; end > 0 && tries < 4;) {
+    for (end = lo; end > 0 && tries < 4;) {
         size_t g = end - 1;
-        while (g > 0 && t->funcs[g - 1].lo == t->funcs[end - 1].lo)
+        while (g > 0 && funcs[g - 1].lo == funcs[end - 1].lo)
             g--;
-        const hs_sym_func_t *f = sym_group(t, g, end);
+        const hs_sym_func_t *f = sym_group(mod, funcs, g, end);
         end = g;
         if (f == NULL)
             continue;
@@ -369,7 +364,80 @@ const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t ad
         last = false;
         tries++;
     }
+    *exhausted = end == 0 && tries < 4;
     return NULL;
+}
+
+#define SYM_SCAN_LOOKUPS 8 /* lookups per module answered by scans, then the table */
+#define SYM_SCAN_GROUPS 8  /* addresses a scan keeps below the one looked up */
+#define SYM_SCAN_FUNCS 32  /* and symbols at them, at most */
+
+/*
+ * A scan: the symbols at the SYM_SCAN_GROUPS highest addresses at or below addr, from
+ * the table in memory in one pass (12 instructions a symbol where building the sorted
+ * table costs 220: a profile asks a big library like libc for two or three names).
+ * false when it cannot answer as the table would: no table in memory, too many aliases,
+ * or the lookup needs symbols below those kept.
+ */
+static bool sym_scan(hs_sym_modtab_t *t, uint64_t addr, const char **name)
+{
+    hs_sym_func_t kept[SYM_SCAN_FUNCS];
+    size_t n = 0, groups = 0;
+    bool dropped = false;
+    if (t->raw.tab == NULL || t->raw.data == NULL)
+        return false;
+    for (int i = 1; i < t->nsyms; i++) {
+        const Elf64_Sym *y = &t->raw.tab[i];
+        uint64_t at = y->st_value + t->raw.bias; /* the table's address if ordinary */
+        if (y->st_shndx < SHN_LORESERVE &&
+            (at > addr || (groups == SYM_SCAN_GROUPS && at < kept[0].lo)))
+            continue;
+        hs_sym_func_t f;
+        if (!sym_func_at(t, i, &f) || f.lo > addr)
+            continue;
+        if (groups == SYM_SCAN_GROUPS && f.lo < kept[0].lo)
+            continue;
+        size_t k = 0; /* kept stays sorted by address, then rank, then index */
+        while (k < n && hs_sym_func_cmp(&kept[k], &f) < 0)
+            k++;
+        bool new_group = !((k > 0 && kept[k - 1].lo == f.lo) || (k < n && kept[k].lo == f.lo));
+        if (new_group && groups == SYM_SCAN_GROUPS) { /* drop the lowest group */
+            size_t m = 0;
+            while (m < n && kept[m].lo == kept[0].lo)
+                m++;
+            memmove(kept, kept + m, (n - m) * sizeof(*kept));
+            n -= m;
+            k -= m;
+            groups--;
+            dropped = true;
+        }
+        if (n == SYM_SCAN_FUNCS)
+            return false;
+        memmove(kept + k + 1, kept + k, (n - k) * sizeof(*kept));
+        kept[k] = f;
+        n++;
+        groups += new_group;
+    }
+    bool exhausted = false;
+    *name = sym_lookup(t->mod, kept, n, addr, &exhausted);
+    return !(exhausted && dropped);
+}
+
+const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t addr)
+{
+    hs_sym_modtab_t *t = hs_sym_modtab(s, mod);
+    const char *name = NULL;
+    bool exhausted;
+    if (t == NULL || t->nsyms <= 1)
+        return NULL;
+    if (!t->built && t->scans < SYM_SCAN_LOOKUPS) {
+        t->scans++;
+        if (sym_scan(t, addr, &name))
+            return name;
+    }
+    if (!t->built)
+        sym_modtab_build(t);
+    return sym_lookup(mod, t->funcs, t->n, addr, &exhausted);
 }
 
 void hs_sym_modtabs_free(hs_symbolizer_t *s)

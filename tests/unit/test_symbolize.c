@@ -472,6 +472,53 @@ out:
     hs_symbolizer_free(b);
 }
 
+/* A symbolizer whose modules never build their sorted tables (each lookup is a scan of
+ * the symbols in memory, as a module's first few are) names addresses of libc and of this
+ * executable as one reading libdwfl's tables does (a scan that cannot answer as the table
+ * would builds it: most lookups must still be scans). */
+static void check_symtab_scan(void)
+{
+    hs_symbolizer_t *a = hs_symbolizer_new_pid(0), *b = hs_symbolizer_new_pid(0);
+    hs_maps_t maps;
+    CHECK(a && b, "two symbolizers");
+    if (!a || !b || hs_maps_read(0, &maps) != 0)
+        goto out;
+    hs_symbolizer_names_only(a, true);
+    hs_symbolizer_names_only(b, true);
+    b->symtab_via_dwfl = true;
+    const void *anchors[] = {(const void *)&qsort, (const void *)&main};
+    size_t same = 0, differ = 0, scanned = 0;
+    for (size_t k = 0; k < 2; k++) {
+        const hs_map_t *m = hs_maps_find(&maps, (uint64_t)(uintptr_t)anchors[k]);
+        uint64_t span = m ? m->limit - m->start : 0;
+        for (uint64_t i = 0; m && i < 3000; i++) {
+            hs_symbol_t f[4], g[4];
+            uint64_t addr = m->start + (i * 7919 * 13) % span;
+            size_t n = hs_symbolize(a, addr, f, 4), o = hs_symbolize(b, addr, g, 4);
+            for (size_t t = 0; t < a->nmods; t++) { /* back to unbuilt, no scan made */
+                hs_sym_modtab_t *mt = &a->mods[t];
+                scanned += mt->scans > 0 && !mt->built;
+                free(mt->funcs);
+                *mt = (hs_sym_modtab_t){.mod = mt->mod, .nsyms = mt->nsyms, .raw = mt->raw};
+            }
+            bool eq = n == o && (n == 0 || (f[n - 1].name == NULL) == (g[n - 1].name == NULL));
+            eq = eq &&
+                 (n == 0 || f[n - 1].name == NULL || strcmp(f[n - 1].name, g[n - 1].name) == 0);
+            if (!eq && differ++ < 5)
+                fprintf(stderr, "  %#llx: scan %s, table %s\n", (unsigned long long)addr,
+                        n ? f[n - 1].name : "-", o ? g[o - 1].name : "-");
+            same += eq;
+        }
+    }
+    CHECK(differ == 0 && same == 6000 && scanned > 5000,
+          "scans against tables: %zu same, %zu differ (%zu lookups left unbuilt)", same, differ,
+          scanned);
+    hs_maps_free(&maps);
+out:
+    hs_symbolizer_free(a);
+    hs_symbolizer_free(b);
+}
+
 /* 10,000 addresses spread over libc's text: cold, then cached. */
 static void time_libc(hs_symbolizer_t *s)
 {
@@ -550,6 +597,7 @@ int main(void)
     check_odd_mappings();
     check_index_vs_libdw();
     check_symtab_direct();
+    check_symtab_scan();
     check_funcs_radix();
     return hs_check_done("test_symbolize");
 }
