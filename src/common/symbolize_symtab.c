@@ -3,14 +3,16 @@
  * function symbols sorted by address, searched by bisection (libdwfl's own lookup scans
  * the whole table on every call: 0.2 ms per address in libc).
  *
- * Built once per module on its first address, and cheaply, because a dump may ask for a
- * handful of addresses in a big library: the symbols are read straight from the symbol
- * table's section (mapped by libelf, never copied) when it is the module's only table,
- * through libdwfl's per-symbol call (20x dearer) otherwise; and no name is read while
- * building. Aliases at one address (malloc, __libc_malloc, __GI___libc_malloc) are
- * ranked first by size and binding; the names that break the remaining ties are read on
- * the first lookup that lands on that address. So the string table's pages are touched
- * only for the names a profile needs (libc6-dbg's .strtab alone is 130 KB).
+ * A dump often asks a big library for a handful of addresses, so a module's first few
+ * lookups each scan its symbols for their one address (sym_scan), and the sorted table is
+ * built, once, on the lookup after them (or when a scan cannot answer as the table would).
+ * Both read the symbols straight from the symbol table's section (mapped by libelf, never
+ * copied) when it is the module's only table, through libdwfl's per-symbol call (20x
+ * dearer) otherwise, and neither reads a name. Aliases at one address (malloc,
+ * __libc_malloc, __GI___libc_malloc) are ranked first by size and binding; the names that
+ * break the remaining ties are read on the first lookup that lands on that address. So
+ * the string table's pages are touched only for the names a profile needs (libc6-dbg's
+ * .strtab alone is 130 KB).
  *
  * Same context as the symbolizer: not thread-safe, never on the allocation path; no
  * memory means no names, never a crash.
