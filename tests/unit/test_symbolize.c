@@ -433,90 +433,93 @@ static void check_odd_mappings(void)
 /* The symbol tables read directly (symbolize_symtab.c) give the names libdwfl's own
  * reads give, over libc's text (its separate debug file's .symtab when installed) and
  * this program's; and among malloc's aliases the one a user writes. */
-static void check_symtab_direct(void)
+/* Sets every module of s back to unbuilt with no scan made; counts those a scan left so. */
+static size_t unbuild_symtabs(hs_symbolizer_t *s)
 {
-    hs_symbolizer_t *a = hs_symbolizer_new_pid(0), *b = hs_symbolizer_new_pid(0);
+    size_t scanned = 0;
+    for (size_t t = 0; t < s->nmods; t++) {
+        hs_sym_modtab_t *mt = &s->mods[t];
+        scanned += mt->scans > 0 && !mt->built;
+        free(mt->funcs);
+        *mt = (hs_sym_modtab_t){.mod = mt->mod, .nsyms = mt->nsyms, .raw = mt->raw};
+    }
+    return scanned;
+}
+
+/* Names per symbol tables only, a's against b's (libdwfl's), for per_module addresses
+ * spread over libc's text and this executable's. With scan, a's modules are set back to
+ * unbuilt after each lookup, so that each is a scan unless the scan cannot answer as the
+ * table would; *scanned counts those answered by scans. Returns how many differ. */
+static size_t cmp_symtabs(hs_symbolizer_t *a, bool scan, uint64_t per_module, size_t *same,
+                          size_t *scanned)
+{
+    hs_symbolizer_t *b = hs_symbolizer_new_pid(0);
     hs_maps_t maps;
-    CHECK(a && b, "two symbolizers");
-    if (!a || !b || hs_maps_read(0, &maps) != 0)
-        goto out;
+    size_t differ = 0;
+    *same = *scanned = 0;
+    if (!b || hs_maps_read(0, &maps) != 0) {
+        hs_symbolizer_free(b);
+        return 1;
+    }
     hs_symbolizer_names_only(a, true);
     hs_symbolizer_names_only(b, true);
     b->symtab_via_dwfl = true;
     const void *anchors[] = {(const void *)&qsort, (const void *)&main};
-    size_t same = 0, differ = 0;
     for (size_t k = 0; k < 2; k++) {
         const hs_map_t *m = hs_maps_find(&maps, (uint64_t)(uintptr_t)anchors[k]);
         uint64_t span = m ? m->limit - m->start : 0;
-        for (uint64_t i = 0; m && i < 20000; i++) {
+        for (uint64_t i = 0; m && i < per_module; i++) {
             hs_symbol_t f[4], g[4];
             uint64_t addr = m->start + (i * 7919 * 13) % span;
             size_t n = hs_symbolize(a, addr, f, 4), o = hs_symbolize(b, addr, g, 4);
+            if (scan)
+                *scanned += unbuild_symtabs(a);
             bool eq =
                 n == o && (n == 0 || (f[n - 1].system_name && g[n - 1].system_name &&
                                       strcmp(f[n - 1].system_name, g[n - 1].system_name) == 0));
             if (!eq && differ++ < 5)
-                fprintf(stderr, "  %#llx: direct %s, libdwfl %s\n", (unsigned long long)addr,
-                        n ? f[n - 1].system_name : "-", o ? g[o - 1].system_name : "-");
-            same += eq;
+                fprintf(stderr, "  %#llx: %s %s, libdwfl %s\n", (unsigned long long)addr,
+                        scan ? "scan" : "direct", n ? f[n - 1].system_name : "-",
+                        o ? g[o - 1].system_name : "-");
+            *same += eq;
         }
     }
+    hs_maps_free(&maps);
+    hs_symbolizer_free(b);
+    return differ;
+}
+
+static void check_symtab_direct(void)
+{
+    hs_symbolizer_t *a = hs_symbolizer_new_pid(0);
+    size_t same, scanned;
+    CHECK(a != NULL, "a symbolizer");
+    if (a == NULL)
+        return;
+    size_t differ = cmp_symtabs(a, false, 20000, &same, &scanned);
     CHECK(differ == 0 && same > 20000, "symbol tables: %zu same, %zu differ", same, differ);
     hs_symbol_t f[4];
     size_t n = hs_symbolize(a, (uint64_t)(uintptr_t)&malloc + 1, f, 4);
     CHECK(n == 1 && f[0].name && strcmp(f[0].name, "malloc") == 0, "malloc's alias: %s",
           n ? f[0].name : "-");
-    hs_maps_free(&maps);
-out:
     hs_symbolizer_free(a);
-    hs_symbolizer_free(b);
 }
 
-/* A symbolizer whose modules never build their sorted tables (each lookup is a scan of
- * the symbols in memory, as a module's first few are) names addresses of libc and of this
- * executable as one reading libdwfl's tables does (a scan that cannot answer as the table
- * would builds it: most lookups must still be scans). */
+/* A module's first lookups are scans of the symbols in memory: with every lookup one (a
+ * scan that cannot answer as the table would builds it, so most, not all), the names of
+ * libc's addresses and this executable's are libdwfl's. */
 static void check_symtab_scan(void)
 {
-    hs_symbolizer_t *a = hs_symbolizer_new_pid(0), *b = hs_symbolizer_new_pid(0);
-    hs_maps_t maps;
-    CHECK(a && b, "two symbolizers");
-    if (!a || !b || hs_maps_read(0, &maps) != 0)
-        goto out;
-    hs_symbolizer_names_only(a, true);
-    hs_symbolizer_names_only(b, true);
-    b->symtab_via_dwfl = true;
-    const void *anchors[] = {(const void *)&qsort, (const void *)&main};
-    size_t same = 0, differ = 0, scanned = 0;
-    for (size_t k = 0; k < 2; k++) {
-        const hs_map_t *m = hs_maps_find(&maps, (uint64_t)(uintptr_t)anchors[k]);
-        uint64_t span = m ? m->limit - m->start : 0;
-        for (uint64_t i = 0; m && i < 3000; i++) {
-            hs_symbol_t f[4], g[4];
-            uint64_t addr = m->start + (i * 7919 * 13) % span;
-            size_t n = hs_symbolize(a, addr, f, 4), o = hs_symbolize(b, addr, g, 4);
-            for (size_t t = 0; t < a->nmods; t++) { /* back to unbuilt, no scan made */
-                hs_sym_modtab_t *mt = &a->mods[t];
-                scanned += mt->scans > 0 && !mt->built;
-                free(mt->funcs);
-                *mt = (hs_sym_modtab_t){.mod = mt->mod, .nsyms = mt->nsyms, .raw = mt->raw};
-            }
-            bool eq = n == o && (n == 0 || (f[n - 1].name == NULL) == (g[n - 1].name == NULL));
-            eq = eq &&
-                 (n == 0 || f[n - 1].name == NULL || strcmp(f[n - 1].name, g[n - 1].name) == 0);
-            if (!eq && differ++ < 5)
-                fprintf(stderr, "  %#llx: scan %s, table %s\n", (unsigned long long)addr,
-                        n ? f[n - 1].name : "-", o ? g[o - 1].name : "-");
-            same += eq;
-        }
-    }
+    hs_symbolizer_t *a = hs_symbolizer_new_pid(0);
+    size_t same, scanned;
+    CHECK(a != NULL, "a symbolizer");
+    if (a == NULL)
+        return;
+    size_t differ = cmp_symtabs(a, true, 3000, &same, &scanned);
     CHECK(differ == 0 && same == 6000 && scanned > 5000,
-          "scans against tables: %zu same, %zu differ (%zu lookups left unbuilt)", same, differ,
+          "scans against tables: %zu same, %zu differ (%zu answered by scans)", same, differ,
           scanned);
-    hs_maps_free(&maps);
-out:
     hs_symbolizer_free(a);
-    hs_symbolizer_free(b);
 }
 
 /* 10,000 addresses spread over libc's text: cold, then cached. */
