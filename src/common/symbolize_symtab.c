@@ -390,15 +390,20 @@ static bool sym_scan(hs_sym_modtab_t *t, uint64_t addr, const char **name)
         return false;
     for (int i = 1; i < t->nsyms; i++) {
         const Elf64_Sym *y = &t->raw.tab[i];
-        uint64_t at = y->st_value + t->raw.bias; /* the table's address if ordinary */
-        if (y->st_shndx < SHN_LORESERVE &&
-            (at > addr || (groups == SYM_SCAN_GROUPS && at < kept[0].lo)))
+        uint64_t at = y->st_value + t->raw.bias; /* the table's address: an ordinary one */
+        if (y->st_shndx < SHN_LORESERVE && at > addr)
             continue;
+        if (y->st_shndx < SHN_LORESERVE && groups == SYM_SCAN_GROUPS && at < kept[0].lo) {
+            dropped = dropped || (sym_wanted(y) && at != 0); /* below every group kept */
+            continue;
+        }
         hs_sym_func_t f;
         if (!sym_func_at(t, i, &f) || f.lo > addr)
             continue;
-        if (groups == SYM_SCAN_GROUPS && f.lo < kept[0].lo)
+        if (groups == SYM_SCAN_GROUPS && f.lo < kept[0].lo) {
+            dropped = true;
             continue;
+        }
         size_t k = 0; /* kept stays sorted by address, then rank, then index */
         while (k < n && hs_sym_func_cmp(&kept[k], &f) < 0)
             k++;
@@ -420,6 +425,8 @@ static bool sym_scan(hs_sym_modtab_t *t, uint64_t addr, const char **name)
         n++;
         groups += new_group;
     }
+    /* dropped: a symbol at or below addr is not in kept, so a lookup that ran out of kept
+     * symbols is not the table's. */
     bool exhausted = false;
     *name = sym_lookup(t->mod, kept, n, addr, &exhausted);
     return !(exhausted && dropped);
