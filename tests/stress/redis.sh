@@ -23,7 +23,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # start MODE DIR: starts redis-server (MODE hs: preloaded) on a free loopback port; sets
-# PORT and SERVER_PID. Tries up to 8 ports; returns 1 if none came up.
+# PORT and SERVER_PID. Tries up to 8 ports; returns 1 if none came up. A preloaded try
+# that exits (port taken) leaves its own exit profile behind.
 start() {
     mode=$1 sdir=$2
     tries=0
@@ -89,6 +90,7 @@ session() {
     dir=$T/$1
     mkdir -p "$dir"
     start "$1" "$dir" || return 1
+    SESSION_PID=$SERVER_PID
     cli() { timeout 30 redis-cli -p "$PORT" "$@"; }
     {
         cli SET greeting "hello from heapsift"
@@ -123,7 +125,9 @@ if ! diff "$T/base.answers" "$T/hs.answers" >"$T/answers.diff"; then
     fail "redis-cli's answers differ with heapsift (< without, > with)"
     show "$T/answers.diff"
 fi
-set -- "$T/hs"/prof.*.pb.gz
+# The server that served the session: a try that found its port taken also wrote an exit
+# profile (a few milliseconds of start-up) into the same directory.
+set -- "$T/hs/prof.$SESSION_PID.pb.gz"
 if [ ! -e "$1" ]; then
     fail "no exit profile after shutdown (files: $(ls "$T/hs" | tr '\n' ' '))"
     show "$T/hs/stderr" 5
