@@ -212,7 +212,10 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n)
     t->sample_rate = t->rate ? t->rate : rate;
     t->rate = rate;
     hs_countdown_reset(t, hs_sampler_next(t, rate));
-    return recorder_active();
+    if (!recorder_active())
+        return false;
+    hs_unwind_dwarf_prefetch(); /* overlaps the real allocator's work (unwind_dwarf.c) */
+    return true;
 }
 
 /* Inserts live entry e and adds it to the live estimate and its trackers. */

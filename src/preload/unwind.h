@@ -50,4 +50,10 @@ uint64_t hs_unwind_dwarf_fallbacks(void);
  * Lock-free; captures running meanwhile may still use a rule read before. */
 void hs_unwind_dwarf_invalidate(void);
 
+/* Prefetches the dwarf variant's cached rules for the return addresses the calling
+ * thread's last walk looked up first (8 lines, no loads beyond this thread's own list).
+ * Call at the start of a sampled allocation; with another variant the list stays empty
+ * and the request is for one line. */
+void hs_unwind_dwarf_prefetch(void);
+
 #endif

@@ -61,6 +61,9 @@ static uint64_t hs_udw_fallbacks;
 
 static __thread uintptr_t hs_udw_lo HS_UDW_TLS, hs_udw_hi HS_UDW_TLS;
 static __thread int hs_udw_state HS_UDW_TLS; /* 0 unknown, 1 bounds known, -1 failed */
+/* The return addresses whose rules this thread's last walk looked up first. */
+#define UDW_RECENT 8
+static __thread uintptr_t hs_udw_recent[UDW_RECENT] HS_UDW_TLS;
 
 /* ---- the rule cache ------------------------------------------------------------------- */
 
@@ -150,6 +153,21 @@ static inline uint64_t udw_rule(uintptr_t ra)
         }
     }
     return udw_rule_miss(pc);
+}
+
+/*
+ * A walk's rule lookups wait for each other: the next return address is known only once
+ * the rule before it has been read. On a cold cache each lookup of a set the caches lost
+ * is a miss of its own, one after the other. The first lookups of a walk are mostly the
+ * same from one sample of a thread to the next: the profiler's own frames always, and the
+ * program's innermost frames whenever its allocations go through the same wrappers or
+ * sites. Their sets are requested here at once, before the real allocator runs, so that
+ * the misses overlap with it and with each other.
+ */
+void hs_unwind_dwarf_prefetch(void)
+{
+    for (int k = 0; k < UDW_RECENT; k++)
+        __builtin_prefetch(udw_set(hs_udw_recent[k] - 1));
 }
 
 /* ---- the walk ------------------------------------------------------------------------- */
@@ -248,6 +266,7 @@ static bool udw_walk(hs_udw_regs_t *r, uintptr_t *pcs, size_t max, size_t *n)
     /* pf: the next line to request, 0 while the frames are still the profiler's own;
      * refill: the sp past which the requested lines are topped up again. */
     uintptr_t pf = 0, refill = 0;
+    size_t nr = 0; /* hs_udw_recent filled */
     const uintptr_t own_lo = __atomic_load_n(&hs_unwind_skip_lo, __ATOMIC_RELAXED);
     const uintptr_t own_span = __atomic_load_n(&hs_unwind_skip_hi, __ATOMIC_RELAXED) - own_lo;
 
@@ -259,8 +278,11 @@ static bool udw_walk(hs_udw_regs_t *r, uintptr_t *pcs, size_t max, size_t *n)
         pcs[i++] = pc;
         if (i == max)
             break;
-        if (pc != last)
+        if (pc != last) {
+            if (nr < UDW_RECENT)
+                hs_udw_recent[nr++] = pc;
             w = udw_rule(pc);
+        }
         last = pc;
         unsigned f = UDW_FLAGS(w);
         if (__builtin_expect(f & UDW_RARE, 0)) {
