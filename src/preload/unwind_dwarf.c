@@ -243,7 +243,8 @@ static inline uintptr_t udw_prefetch(uintptr_t sp, uintptr_t *pf, uintptr_t end)
  * The walk, its registers in locals. Cost per frame on a cache hit, 50 to 57
  * instructions: the slot's hash and seqlock read (15, skipped when a frame returns to
  * the same address as the one before, as recursion does), the CFA, one or two loads
- * from the stack, each checked against its bounds with one unsigned compare. The CFA must
+ * from the stack, each checked against its bounds with one unsigned compare; the first 8
+ * lookups also note their address for hs_unwind_dwarf_prefetch (3 more). The CFA must
  * rise; the first frame that breaks a rule ends the walk. Returns false if a frame
  * needs the fallback.
  *
