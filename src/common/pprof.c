@@ -818,8 +818,6 @@ static int pprof_write_unnamed(const char *path, const char *tmp, const void *da
     int rc = pprof_write_all_checked(fd, data, len, &st);
     if (rc == -EBADF)
         return rc; /* the number is someone else's now: not ours to close */
-    if (!rc && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
-        rc = -errno;
     if (!rc && !pprof_same_file(fd, &st))
         return -EBADF;
     if (!rc) {
@@ -879,8 +877,6 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
         close(fd);
     } else {
         rc = pprof_write_all_checked(fd, data, len, &fst);
-        if (!rc && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
-            rc = -errno;
         /* Closed only while still ours (see pprof_same_file). */
         if (rc != -EBADF && pprof_same_file(fd, &fst) && close(fd) < 0 && !rc)
             rc = -errno;
