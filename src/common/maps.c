@@ -28,6 +28,10 @@
 /* Notes segments larger than this are not read: a build id note sits in the first bytes. */
 #define HS_MAPS_NOTE_MAX (1u << 20)
 #define HS_MAPS_SHDR_MAX 4096
+/* The file's first bytes, read at once: the headers and a build id note lie there in
+ * every ELF file the linker lays out (the note of a shared library at 0x200..0x400), so
+ * one pread answers what took one a header before (13 to 20 a file). */
+#define HS_MAPS_HEAD 2048
 
 /* ------------------------------------------------------------------ ELF notes ---- */
 
@@ -38,6 +42,8 @@ typedef struct {
     bool is64, swap;
     uint64_t phoff, shoff;
     unsigned phnum, phentsize, shnum, shentsize;
+    size_t head_len; /* bytes of head read: the file's size when it is smaller */
+    unsigned char head[HS_MAPS_HEAD];
 } hs_elf_t;
 
 static uint16_t maps_rd16(const hs_elf_t *e, const unsigned char *p)
@@ -66,6 +72,10 @@ static bool maps_pread_all(const hs_elf_t *e, void *buf, size_t len, uint64_t of
 {
     if (off > (uint64_t)e->size || len > (uint64_t)e->size - off)
         return false;
+    if (off < e->head_len && len <= e->head_len - off) {
+        memcpy(buf, e->head + off, len);
+        return true;
+    }
     size_t done = 0;
     while (done < len) {
         ssize_t r = pread(e->fd, (char *)buf + done, len - done, (off_t)(off + done));
@@ -87,6 +97,10 @@ static bool maps_elf_open(hs_elf_t *e, int fd)
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         return false;
     e->size = st.st_size;
+    size_t head = (uint64_t)e->size < sizeof(e->head) ? (size_t)e->size : sizeof(e->head);
+    if (!maps_pread_all(e, e->head, head, 0))
+        return false;
+    e->head_len = head;
     if (!maps_pread_all(e, h, EI_NIDENT, 0) || memcmp(h, ELFMAG, SELFMAG) != 0)
         return false;
     if (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64)
