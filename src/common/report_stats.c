@@ -158,7 +158,7 @@ static int stats_print(const stats_t *s, const char *path)
     double sum = stats_num(s, "maps.heap") + stats_num(s, "profiler.maps") +
                  stats_num(s, "maps.stacks") + stats_num(s, "maps.code") +
                  stats_num(s, "maps.other_anon");
-    snprintf(note, sizeof(note), "%.2f%% of RSS unaccounted (pages that changed while read)",
+    snprintf(note, sizeof(note), "%.2f%% of RSS unaccounted (read a moment apart)",
              rss > 0 ? 100.0 * (rss - sum) / rss : 0);
     stats_row(s, 2, "sum of the parts", sum, note);
     double allocs = stats_num(s, "exact.allocs"), frees = stats_num(s, "exact.frees");

@@ -1,13 +1,15 @@
 /*
  * Accounting: what the process really holds, recorded in every profile so that a reader
  * can tell a leak from fragmentation, allocator caching or memory that is not heap at
- * all. One read of /proc/self/smaps gives RSS, its anonymous/file split and swap (the
- * sums over the mappings: smaps_rollup would walk the page tables a second time, 1 ms
- * for a 50 MB process) and classifies every mapping's resident bytes (the allocator's
- * mappings, stacks, file-backed, other anonymous); smaps_rollup is read only when smaps
- * cannot be. It asks the real allocator for its own figures (glibc
- * mallinfo2; jemalloc's mallctl stats, looked up with dlsym at dump time and used only
- * when jemalloc is the allocator hs_real resolved to) and sizes the profiler itself.
+ * all. The totals (RSS, its anonymous/file split, swap) are the kernel's counters in
+ * /proc/self/status; each anonymous mapping of /proc/self/maps is probed with mincore and
+ * classified (the allocator's mappings, stacks, other anonymous), and what is left of the
+ * RSS is the file-backed mappings'. /proc/self/smaps, which gave the same figures, walks
+ * and weighs every page for its PSS: 1.7 ms of the exit dump of a 50 MB process, against
+ * 0.1 ms for this; it is read when a mapping is too big to probe or mincore fails, and
+ * smaps_rollup when smaps cannot be read. It asks the real allocator for its own figures
+ * (glibc mallinfo2; jemalloc's mallctl stats, looked up with dlsym at dump time and used
+ * only when jemalloc is the allocator hs_real resolved to) and sizes the profiler itself.
  * Runs on the dumping thread with the guard held, before the dump allocates anything;
  * reads files with open/read into stack buffers and never touches application memory
  * directly (chunk headers are read with process_vm_readv, which fails instead of
@@ -23,11 +25,14 @@
 #include "stacktab.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -148,12 +153,17 @@ static bool acct_is_glibc_chunk(const acct_map_t *m)
 
 /* Adds a finished mapping to its class. prev_guard: the mapping right below it is a
  * PROT_NONE anonymous guard (a thread stack's, with glibc's layout). */
+static bool acct_is_anon(const acct_map_t *m)
+{
+    return m->inode == 0 && (m->path[0] == '\0' || m->path[0] == '[') &&
+           strcmp(m->path, "[vdso]") != 0 && strcmp(m->path, "[vvar]") != 0;
+}
+
 static void acct_classify(hs_acct_t *a, const acct_map_t *m, bool prev_guard)
 {
-    bool anon = m->inode == 0 && (m->path[0] == '\0' || m->path[0] == '[');
     if (!m->rss)
         return;
-    if (!anon || strcmp(m->path, "[vdso]") == 0 || strcmp(m->path, "[vvar]") == 0)
+    if (!acct_is_anon(m))
         a->code += m->rss;
     else if (strcmp(m->path, "[stack]") == 0)
         a->stacks += m->rss;
@@ -202,24 +212,124 @@ static bool acct_smaps(hs_acct_t *a)
     return true;
 }
 
+/* The totals from the kernel's counters (/proc/self/status, no page walk). */
+static bool acct_status(hs_acct_t *a)
+{
+    acct_reader_t r = {.fd = hs_open_high("/proc/self/status", O_RDONLY, 0)};
+    uint64_t file = 0, shmem = 0;
+    char *line;
+    if (r.fd < 0)
+        return false;
+    while ((line = acct_line(&r)) != NULL) {
+        acct_kb(line, "VmRSS", &a->rss);
+        acct_kb(line, "RssAnon", &a->anon);
+        acct_kb(line, "RssFile", &file);
+        acct_kb(line, "RssShmem", &shmem);
+        acct_kb(line, "VmSwap", &a->swap);
+    }
+    close(r.fd);
+    a->file = file + shmem;
+    return a->rss != 0;
+}
+
+/* Address space one mapping, and all of them together, may have probed: mincore writes
+ * a byte a page, untouched ranges included (a 1 TiB reservation is 256 MiB of them). */
+#define ACCT_PROBE_MAP_MAX (16ull << 30)
+#define ACCT_PROBE_ALL_MAX (64ull << 30)
+
+/* Resident bytes of [start, end): pages present in the page tables (the shared zero page
+ * of a read-only touch included, which smaps leaves out). A mapping unmapped meanwhile
+ * counts what was seen before (ENOMEM). False when mincore is refused otherwise. */
+static bool acct_resident(uintptr_t start, uintptr_t end, uint64_t *out)
+{
+    unsigned char vec[4096];
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uint64_t pages = 0;
+    for (uintptr_t p = start; p < end;) {
+        uintptr_t len = end - p < sizeof(vec) * page ? end - p : sizeof(vec) * page;
+        if (mincore((void *)p, len, vec) != 0) {
+            *out = pages * page;
+            return errno == ENOMEM;
+        }
+        for (size_t i = 0; i < (len + page - 1) / page; i++)
+            pages += vec[i] & 1;
+        p += len;
+    }
+    *out = pages * page;
+    return true;
+}
+
+/* The mappings of /proc/self/maps: the anonymous ones probed and classified, the
+ * file-backed ones the rest of the RSS. False when smaps has to answer instead. */
+static bool acct_probe(hs_acct_t *a)
+{
+    acct_reader_t r = {.fd = hs_open_high("/proc/self/maps", O_RDONLY, 0)};
+    acct_map_t m;
+    bool ok = true, prev_guard = false, have = false;
+    uintptr_t prev_end = 0;
+    uint64_t probed = 0;
+    char *line;
+    if (r.fd < 0)
+        return false;
+    while (ok && (line = acct_line(&r)) != NULL) {
+        if (!acct_parse_header(line, &m))
+            continue;
+        bool guard_below = have && prev_guard && prev_end == m.start;
+        prev_guard = m.inode == 0 && m.path[0] == '\0' && strcmp(m.perms, "---p") == 0;
+        prev_end = m.end;
+        have = true;
+        if (!acct_is_anon(&m) || m.perms[0] == '-' || strcmp(m.path, "[vsyscall]") == 0)
+            continue;
+        probed += m.end - m.start;
+        ok = m.end - m.start <= ACCT_PROBE_MAP_MAX && probed <= ACCT_PROBE_ALL_MAX &&
+             acct_resident(m.start, m.end, &m.rss);
+        if (ok)
+            acct_classify(a, &m, guard_below);
+    }
+    close(r.fd);
+    if (!ok || !acct_status(a))
+        return false;
+    uint64_t anon = a->heap + a->stacks + a->other_anon;
+    a->code = a->rss > anon ? a->rss - anon : 0;
+    return true;
+}
+
+/* The file name of the loaded object holding code address p (NULL if none) and the
+ * object itself in *obj. _dl_find_object where glibc has it (2.35): dladdr also finds
+ * the nearest symbol, a scan of libc's whole table (0.1 ms at the first dump). */
+static const char *acct_object(void *p, const void **obj)
+{
+#ifdef DLFO_STRUCT_HAS_EH_DBASE
+    struct dl_find_object o;
+    if (!p || _dl_find_object(p, &o) != 0)
+        return NULL;
+    *obj = o.dlfo_link_map;
+    return o.dlfo_link_map->l_name;
+#else
+    Dl_info i;
+    if (!p || !dladdr(p, &i))
+        return NULL;
+    *obj = i.dli_fbase;
+    return i.dli_fname;
+#endif
+}
+
 /* Which allocator hs_real.malloc is: glibc's, jemalloc's (mallctl in the same object),
  * or another. Decided once. */
 static int acct_allocator(void **mallctl_fn)
 {
     static int kind = -1;
     static void *ctl;
-    Dl_info self, other;
     if (kind < 0) {
-        kind = HS_ALLOC_UNKNOWN;
-        void *m = (void *)hs_real.malloc;
+        const void *self = NULL, *other = NULL;
         void *c = dlsym(RTLD_DEFAULT, "mallctl");
-        if (m && dladdr(m, &self) && self.dli_fname) {
-            if (c && dladdr(c, &other) && other.dli_fbase == self.dli_fbase) {
-                kind = HS_ALLOC_JEMALLOC;
-                ctl = c;
-            } else if (strstr(self.dli_fname, "libc.so")) {
-                kind = HS_ALLOC_GLIBC;
-            }
+        const char *name = acct_object((void *)hs_real.malloc, &self);
+        kind = HS_ALLOC_UNKNOWN;
+        if (name && acct_object(c, &other) && other == self) {
+            kind = HS_ALLOC_JEMALLOC;
+            ctl = c;
+        } else if (name && strstr(name, "libc.so")) {
+            kind = HS_ALLOC_GLIBC;
         }
     }
     *mallctl_fn = ctl;
@@ -277,8 +387,12 @@ void hs_acct_read(hs_acct_t *a)
     void *ctl = NULL;
     memset(a, 0, sizeof(*a));
     a->allocator = acct_allocator(&ctl);
-    if (!acct_smaps(a))
-        acct_rollup(a);
+    if (!acct_probe(a)) {
+        memset(a, 0, sizeof(*a));
+        a->allocator = acct_allocator(&ctl);
+        if (!acct_smaps(a))
+            acct_rollup(a);
+    }
     if (a->allocator == HS_ALLOC_GLIBC)
         acct_glibc(a);
     else if (a->allocator == HS_ALLOC_JEMALLOC)

@@ -6,6 +6,8 @@
  *   acct_prog retain   100000 blocks of 1000 bytes, all freed but the last: ~100 MB of free
  *                      space below the last block, kept by the allocator
  *   acct_prog mmap     128 MiB mmap'd directly and touched: not heap at all
+ *   acct_prog bigmap   the same, beside a 20 GiB reservation never touched (read/write,
+ *                      MAP_NORESERVE): too big to probe, so the dump reads smaps instead
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +37,12 @@ int main(int argc, char **argv)
         sink = blocks;
         return 0;
     }
-    if (strcmp(mode, "mmap") == 0) {
+    if (strcmp(mode, "mmap") == 0 || strcmp(mode, "bigmap") == 0) {
         size_t len = 128u << 20;
+        if (mode[0] == 'b' && mmap(NULL, 20ull << 30, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+                                   0) == MAP_FAILED)
+            return 2;
         char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return 1;
@@ -44,6 +50,6 @@ int main(int argc, char **argv)
         sink = p;
         return 0;
     }
-    fprintf(stderr, "usage: acct_prog frag|retain|mmap\n");
+    fprintf(stderr, "usage: acct_prog frag|retain|mmap|bigmap\n");
     return 64;
 }
