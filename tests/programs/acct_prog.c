@@ -39,9 +39,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "mmap") == 0 || strcmp(mode, "bigmap") == 0) {
         size_t len = 128u << 20;
-        if (mode[0] == 'b' && mmap(NULL, 20ull << 30, PROT_READ | PROT_WRITE,
-                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-                                   0) == MAP_FAILED)
+        if (mode[0] == 'b' &&
+            mmap(NULL, 20ull << 30, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED)
             return 2;
         char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
