@@ -251,7 +251,13 @@ static bool acct_resident(uintptr_t start, uintptr_t end, uint64_t *out)
             *out = pages * page;
             return errno == ENOMEM;
         }
-        for (size_t i = 0; i < (len + page - 1) / page; i++)
+        size_t n = (len + page - 1) / page, i = 0;
+        for (; i + 8 <= n; i += 8) { /* 8 pages at once: bit 0 of each byte, summed */
+            uint64_t w;
+            memcpy(&w, vec + i, sizeof(w));
+            pages += ((w & 0x0101010101010101ull) * 0x0101010101010101ull) >> 56;
+        }
+        for (; i < n; i++)
             pages += vec[i] & 1;
         p += len;
     }
