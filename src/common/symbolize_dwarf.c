@@ -4,20 +4,21 @@
  *
  * Each compilation unit is indexed on the first address that falls in it: its outermost
  * code scopes (subprograms, inlined subroutines, entry points, lexical, try and catch
- * blocks) with their pc ranges, in DIE order, and those ranges sorted by address; the
- * scopes nested in an outermost one (each with the extent of its subtree) are indexed
- * on the first address that falls in it, so a dump that needs a few functions of a big
- * unit does not read the rest (the exit profile of a C++ program with 23 addresses spent
- * 8.9 of its 28 million instructions indexing every function of one unit). A lookup is
- * a binary search for the outermost scope and a walk down its subtree, all in memory,
- * where walking the DIEs of the unit cost 0.5 ms per address with 3000 functions in one
- * unit. The walk keeps the
- * semantics of a guided descent of the DIE tree (at each level the first scope in DIE
- * order whose ranges hold the pc; a scope without ranges hides its subtree; namespaces
- * are transparent; 64 levels at most), so the frames are those libdw's own scope search
- * gives. Names and call sites of a function scope are read once and kept in the index.
- * An address falls back to dwarf_getscopes only where the index may be incomplete (no
- * memory, or a unit that imports others).
+ * blocks) with their pc ranges, in DIE order, and those ranges sorted by address. A
+ * scope's children are indexed the first time a lookup descends into it, one level at a
+ * time, so a dump that needs a few addresses of a big unit reads only the levels they
+ * lie in (the exit profile of a C++ program with 23 addresses spent 8.9 of its 28
+ * million instructions indexing every function of one unit, and later 4.7 of 15 million
+ * indexing the whole subtrees of the functions it needed). A lookup is a binary search
+ * for the outermost scope and a walk down through the children, in memory once
+ * indexed, where walking the DIEs of the unit cost 0.5 ms per address with 3000
+ * functions in one unit. The walk keeps the semantics of a guided descent of the DIE
+ * tree (at each level the first scope in DIE order whose ranges hold the pc; a scope
+ * without ranges hides its subtree; namespaces are transparent; 64 levels at most), so
+ * the frames are those libdw's own scope search gives. Names and call sites of a
+ * function scope are read once and kept in the index. An address falls back to
+ * dwarf_getscopes only where the index may be incomplete (no memory, or a unit that
+ * imports others).
  *
  * Same context as the symbolizer: not thread-safe, never on the allocation path, and any
  * failure (including no memory for an index) is fewer frames, never a crash.
@@ -43,11 +44,18 @@ typedef struct {
     int call_line;
 } hs_sym_fn_t;
 
-/* One code scope with pc ranges, in DIE order (48 bytes). */
+/* Marks for hs_sym_scope_t.kids: children not indexed yet; no memory to index them. */
+#define HS_SYM_UNREAD UINT32_MAX
+#define HS_SYM_FAILED (UINT32_MAX - 1)
+
+/* One code scope with pc ranges (56 bytes). Its children that are code scopes with
+ * ranges (namespaces passed through), in DIE order, are scopes[kids .. kids + nkids),
+ * indexed the first time a lookup descends into it. */
 typedef struct {
     Dwarf_Die die;
-    uint32_t end;            /* index just past its subtree */
     uint32_t range, nranges; /* its ranges: cu->ranges[range .. range + nranges) */
+    uint32_t kids, nkids;    /* kids: HS_SYM_UNREAD or HS_SYM_FAILED before or instead */
+    uint32_t depth;          /* chain depth (namespaces count) */
     uint32_t fn : 30;        /* 1 + index of its names in cu->fns once read, 0 before */
     uint32_t kind : 2;       /* HS_SCOPE_* */
 } hs_sym_scope_t;
@@ -63,15 +71,6 @@ typedef struct {
     uint32_t scope;
 } hs_sym_top_t;
 
-/* The nested scopes of outermost scope i, once indexed: scopes[start .. end), appended
- * after the outermost ones; start is HS_SYM_UNREAD before, HS_SYM_FAILED when there was
- * no memory. depth is the outermost scope's chain depth (namespaces count). */
-#define HS_SYM_UNREAD UINT32_MAX
-#define HS_SYM_FAILED (UINT32_MAX - 1)
-typedef struct {
-    uint32_t start, end, depth;
-} hs_sym_sub_t;
-
 struct hs_sym_cu {
     Dwfl_Module *mod;
     Dwarf_Off off;
@@ -83,8 +82,7 @@ struct hs_sym_cu {
     uint32_t nranges, rangecap;
     hs_sym_top_t *top;
     uint32_t ntop;
-    hs_sym_sub_t *subs; /* one per outermost scope: scopes[0 .. nouter) */
-    uint32_t nouter, subcap;
+    uint32_t nouter; /* the outermost scopes: scopes[0 .. nouter) */
     hs_sym_fn_t *fns;
     uint32_t nfns, fncap;
 };
@@ -146,12 +144,9 @@ static int64_t sym_cu_ranges(hs_sym_cu_t *c, Dwarf_Die *die)
     return c->nranges - first;
 }
 
-static bool sym_cu_collect(hs_sym_cu_t *c, Dwarf_Die *parent, int depth, bool outer);
-
-/* Adds the code scope die (at chain depth depth) and, unless it is an outermost one
- * (outer), its subtree; a scope without ranges is skipped with its subtree, as a descent
- * by pc never enters it. */
-static bool sym_cu_add(hs_sym_cu_t *c, Dwarf_Die *die, int tag, int depth, bool outer)
+/* Adds the code scope die (at chain depth depth), its children unread; a scope without
+ * ranges is skipped with its subtree, as a descent by pc never enters it. */
+static bool sym_cu_add(hs_sym_cu_t *c, Dwarf_Die *die, int tag, int depth)
 {
     uint32_t first = c->nranges, i = c->nscopes;
     int64_t n = sym_cu_ranges(c, die);
@@ -164,25 +159,17 @@ static bool sym_cu_add(hs_sym_cu_t *c, Dwarf_Die *die, int tag, int depth, bool 
     sc->die = *die;
     sc->range = first;
     sc->nranges = (uint32_t)n;
+    sc->kids = HS_SYM_UNREAD;
+    sc->depth = (uint32_t)depth;
     sc->kind = tag == DW_TAG_inlined_subroutine ? HS_SCOPE_INLINED
                : sym_is_function(die)           ? HS_SCOPE_FUNC
                                                 : HS_SCOPE_BLOCK;
-    if (outer) {
-        sc->end = i + 1;
-        if (!sym_grow((void **)&c->subs, &c->subcap, i + 1, sizeof(*c->subs), 4))
-            return false;
-        c->subs[i] = (hs_sym_sub_t){HS_SYM_UNREAD, HS_SYM_UNREAD, (uint32_t)depth};
-        return true;
-    }
-    if (!sym_cu_collect(c, die, depth + 1, false))
-        return false;
-    c->scopes[i].end = c->nscopes; /* scopes may have moved */
     return true;
 }
 
-/* Collects the code scopes below parent (itself at chain depth depth - 1): the
- * counterpart of one level of the guided descent, which namespaces pass through. */
-static bool sym_cu_collect(hs_sym_cu_t *c, Dwarf_Die *parent, int depth, bool outer)
+/* Collects the code scopes right below parent (itself at chain depth depth - 1), not
+ * their children: one level of the guided descent, which namespaces pass through. */
+static bool sym_cu_collect(hs_sym_cu_t *c, Dwarf_Die *parent, int depth)
 {
     Dwarf_Die child;
     if (depth >= HS_SYM_MAX_DEPTH || dwarf_child(parent, &child) != 0)
@@ -190,10 +177,10 @@ static bool sym_cu_collect(hs_sym_cu_t *c, Dwarf_Die *parent, int depth, bool ou
     do {
         int tag = dwarf_tag(&child);
         if (sym_is_code_scope(tag)) {
-            if (!sym_cu_add(c, &child, tag, depth, outer))
+            if (!sym_cu_add(c, &child, tag, depth))
                 return false;
         } else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
-            if (!sym_cu_collect(c, &child, depth + 1, outer))
+            if (!sym_cu_collect(c, &child, depth + 1))
                 return false;
         } else if (tag == DW_TAG_imported_unit) {
             c->imports = true;
@@ -211,7 +198,7 @@ static int sym_top_cmp(const void *a, const void *b)
 }
 
 /* Sorts the ranges of the outermost scopes (all the scopes collected so far, in DIE
- * order) by address, and sets their subtrees up as unread. */
+ * order) by address. */
 static bool sym_cu_top(hs_sym_cu_t *c)
 {
     uint32_t n = 0;
@@ -255,23 +242,19 @@ static hs_sym_cu_t *sym_cu_build(Dwfl_Module *mod, Dwarf_Die *cudie, Dwarf_Off o
         return NULL;
     c->mod = mod;
     c->off = off;
-    c->ok = sym_cu_collect(c, cudie, 1, true) && sym_cu_top(c);
+    c->ok = sym_cu_collect(c, cudie, 1) && sym_cu_top(c);
     c->scopes = sym_shrink(c->scopes, c->nscopes, sizeof(*c->scopes));
-    c->subs = sym_shrink(c->subs, c->nouter, sizeof(*c->subs));
     c->ranges = sym_shrink(c->ranges, c->nranges, sizeof(*c->ranges));
     c->scopecap = c->nscopes;
-    c->subcap = c->nouter;
     c->rangecap = c->nranges;
     if (!c->ok) {
         free(c->scopes);
         free(c->ranges);
         free(c->top);
-        free(c->subs);
         c->scopes = NULL;
         c->ranges = NULL;
         c->top = NULL;
-        c->subs = NULL;
-        c->nscopes = c->nranges = c->ntop = c->nouter = c->subcap = 0;
+        c->nscopes = c->nranges = c->ntop = c->nouter = 0;
     }
     return c;
 }
@@ -334,7 +317,6 @@ void hs_sym_dwarf_free(hs_symbolizer_t *s)
         free(c->scopes);
         free(c->ranges);
         free(c->top);
-        free(c->subs);
         free(c->fns);
         free(c);
     }
@@ -377,44 +359,47 @@ static int64_t sym_cu_find_top(const hs_sym_cu_t *c, uint64_t pc)
     return best;
 }
 
-/* The nested scopes of outermost scope t, indexed on first use; false when there was no
- * memory for them (then never retried: the lookup falls back to libdw). */
-static bool sym_cu_sub(hs_sym_cu_t *c, uint32_t t)
+/* Indexes the children of scope i on first use; false when there was no memory for
+ * them (then never retried: the lookup falls back to libdw). */
+static bool sym_cu_kids(hs_sym_cu_t *c, uint32_t i)
 {
-    hs_sym_sub_t *sub = &c->subs[t];
-    if (sub->start == HS_SYM_UNREAD) {
+    if (c->scopes[i].kids == HS_SYM_UNREAD) {
         uint32_t start = c->nscopes, nr = c->nranges;
-        Dwarf_Die die = c->scopes[t].die;
-        if (sym_cu_collect(c, &die, (int)sub->depth + 1, false)) {
-            sub->start = start;
-            sub->end = c->nscopes;
+        Dwarf_Die die = c->scopes[i].die;
+        if (sym_cu_collect(c, &die, (int)c->scopes[i].depth + 1)) {
+            c->scopes[i].kids = start; /* scopes may have moved */
+            c->scopes[i].nkids = c->nscopes - start;
         } else {
             c->nscopes = start; /* the part collected is dropped */
             c->nranges = nr;
-            sub->start = HS_SYM_FAILED;
+            c->scopes[i].kids = HS_SYM_FAILED;
         }
     }
-    return sub->start != HS_SYM_FAILED;
+    return c->scopes[i].kids != HS_SYM_FAILED;
 }
 
-/* The scopes holding pc, outermost first, into chain; returns the count. At each level
- * the first child in DIE order that holds pc is taken, as a descent of the DIEs would. */
+/* The scopes holding pc, outermost first, into chain; returns the count, -1 when a
+ * level could not be indexed. At each level the first child in DIE order that holds pc
+ * is taken, as a descent of the DIEs would; only the levels a lookup passes through are
+ * ever indexed (a function's whole subtree was: 4.7M of the 15M instructions of
+ * bench/cppmap's exit dump, most of them skipping DIEs no address lay in). */
 static int sym_cu_chain(hs_sym_cu_t *c, uint64_t pc, uint32_t *chain)
 {
     int64_t t = sym_cu_find_top(c, pc);
-    if (t < 0 || !sym_cu_sub(c, (uint32_t)t))
+    if (t < 0)
         return 0;
     int n = 0;
-    chain[n++] = (uint32_t)t;
-    uint32_t i = c->subs[t].start, end = c->subs[t].end;
-    while (i < end && n < HS_SYM_MAX_DEPTH) {
-        if (sym_scope_has(c, &c->scopes[i], pc)) {
-            chain[n++] = i;
-            end = c->scopes[i].end;
-            i++;
-        } else {
-            i = c->scopes[i].end;
-        }
+    uint32_t i = (uint32_t)t;
+    chain[n++] = i;
+    while (n < HS_SYM_MAX_DEPTH) {
+        if (!sym_cu_kids(c, i))
+            return -1;
+        uint32_t k = c->scopes[i].kids, end = k + c->scopes[i].nkids;
+        while (k < end && !sym_scope_has(c, &c->scopes[k], pc))
+            k++;
+        if (k == end)
+            break;
+        chain[n++] = i = k;
     }
     return n;
 }
@@ -556,6 +541,7 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
         return 0;
     hs_sym_cu_t *c = sym_cu_get(s, mod, cudie);
     int nchain = c != NULL && c->ok ? sym_cu_chain(c, addr - bias, chain) : 0;
+    bool gap = c == NULL || !c->ok || c->imports || nchain < 0;
     size_t n = 0;
     for (int i = nchain - 1; i >= 0 && n < max; i--) {
         hs_sym_scope_t *sc = &c->scopes[chain[i]];
@@ -570,7 +556,7 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
      * 4000): the search, a walk of the whole unit, is for the index's gaps alone. It cost
      * 1.3M instructions in bench/cppmap's exit dump, for _start (the outermost frame of
      * most stacks), which no unit describes, to find nothing. */
-    if (n == 0 && (c == NULL || !c->ok || c->imports)) {
+    if (n == 0 && gap) {
         n = sym_fallback_frames(s, mod, addr, file, line, out, max);
         s->dwarf_fallbacks += n > 0;
     }
