@@ -361,8 +361,8 @@ bool hs_maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps_lin
         inode = inode * 10 + (uint64_t)(*p - '0');
     /* One space, then padding, then the path, which may itself contain spaces. */
     p = maps_skip_spaces(p, end);
-    x->inode = inode;
-    x->dev = makedev((unsigned)major, (unsigned)minor);
+    x->inode = m->inode = inode;
+    x->dev = m->dev = makedev((unsigned)major, (unsigned)minor);
     x->path = p;
     x->pathlen = (size_t)(end - p);
     return m->start < m->limit;
@@ -478,12 +478,29 @@ static int maps_fill_build_ids(pid_t pid, hs_map_t *maps, const hs_maps_line_t *
         } else {
             memcpy(maps[i].build_id, maps[slots[h]].build_id, sizeof(maps[i].build_id));
         }
+        maps[i].id_read = true;
     }
     free(slots);
     return 0;
 }
 
-int hs_maps_read(pid_t pid, hs_maps_t *out)
+const char *hs_maps_build_id(pid_t pid, hs_maps_t *m, hs_map_t *map)
+{
+    if (map->id_read || map->path[0] != '/')
+        return map->build_id;
+    hs_maps_line_t x = {.inode = map->inode, .dev = map->dev};
+    maps_build_id_of(pid, map, &x);
+    for (size_t i = 0; i < m->n; i++) {
+        hs_map_t *o = &m->maps[i];
+        if (o->inode == map->inode && o->dev == map->dev && strcmp(o->path, map->path) == 0) {
+            memcpy(o->build_id, map->build_id, sizeof(o->build_id));
+            o->id_read = true;
+        }
+    }
+    return map->build_id;
+}
+
+static int maps_read(pid_t pid, hs_maps_t *out, bool build_ids)
 {
     char path[64], *buf = NULL;
     size_t len = 0, bytes = 0;
@@ -514,7 +531,7 @@ int hs_maps_read(pid_t pid, hs_maps_t *out)
         maps[i].path = strings;
         strings += lines[i].pathlen + 1;
     }
-    if ((rc = maps_fill_build_ids(pid, maps, lines, n)) != 0) {
+    if (build_ids && (rc = maps_fill_build_ids(pid, maps, lines, n)) != 0) {
         free(maps);
         goto out;
     }
@@ -524,6 +541,16 @@ out:
     free(lines);
     free(buf);
     return rc;
+}
+
+int hs_maps_read(pid_t pid, hs_maps_t *out)
+{
+    return maps_read(pid, out, true);
+}
+
+int hs_maps_read_lazy(pid_t pid, hs_maps_t *out)
+{
+    return maps_read(pid, out, false);
 }
 
 const hs_map_t *hs_maps_find(const hs_maps_t *m, uint64_t addr)

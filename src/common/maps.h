@@ -15,8 +15,11 @@ typedef struct {
     uint64_t start, limit; /* [start, limit) */
     uint64_t offset;       /* file offset of start */
     char *path;            /* "" for anonymous mappings, "[stack]" etc. for special ones */
-    char build_id[65];     /* lowercase hex, "" when absent */
+    char build_id[65];     /* lowercase hex, "" when absent (or not read yet) */
     bool readable, writable, executable;
+    bool id_read; /* build_id is the file's (not left for hs_maps_build_id) */
+    uint64_t inode;
+    dev_t dev;
 } hs_map_t;
 
 typedef struct {
@@ -42,6 +45,13 @@ bool hs_maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps_lin
 /* Reads /proc/PID/maps (pid 0 = self). Build ids are read once per distinct file.
  * Returns 0 or -errno. */
 int hs_maps_read(pid_t pid, hs_maps_t *out);
+/* The same without the build ids, which hs_maps_build_id reads when asked: a profile
+ * names the few files its addresses lie in, where a process maps a dozen or more (each
+ * read is an open and some ten system calls). */
+int hs_maps_read_lazy(pid_t pid, hs_maps_t *out);
+/* The build id of mapping map of m (read by hs_maps_read_lazy for pid), read now if it
+ * was not, and given to every mapping of the same file. */
+const char *hs_maps_build_id(pid_t pid, hs_maps_t *m, hs_map_t *map);
 /* The mapping containing addr, or NULL. Requires out sorted by start (as read). */
 const hs_map_t *hs_maps_find(const hs_maps_t *m, uint64_t addr);
 void hs_maps_free(hs_maps_t *m);

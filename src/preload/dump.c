@@ -228,10 +228,11 @@ static dump_stack_t *dump_snapshot_peak(uint32_t *count, dump_meta_t *m)
 /* The mapping id for addr, adding the mapping on first use; 0 when addr is unmapped. */
 static uint64_t dump_mapping(dump_ctx_t *c, uint64_t addr)
 {
-    const hs_map_t *m = hs_maps_find(&c->maps, addr);
-    if (!m)
+    const hs_map_t *found = hs_maps_find(&c->maps, addr);
+    if (!found)
         return 0;
-    size_t i = (size_t)(m - c->maps.maps);
+    size_t i = (size_t)(found - c->maps.maps);
+    hs_map_t *m = &c->maps.maps[i];
     if (c->map_ids[i])
         return c->map_ids[i];
     hs_mapping_t pm = {
@@ -239,7 +240,7 @@ static uint64_t dump_mapping(dump_ctx_t *c, uint64_t addr)
         .memory_limit = m->limit,
         .file_offset = m->offset,
         .filename = hs_profile_str(c->prof, m->path),
-        .build_id = hs_profile_str(c->prof, m->build_id),
+        .build_id = hs_profile_str(c->prof, hs_maps_build_id(0, &c->maps, m)),
         .has_functions = c->sym != NULL,
         .has_filenames = c->sym != NULL,
         .has_line_numbers = c->sym != NULL,
@@ -583,7 +584,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
     c->prof = hs_profile_new();
     if (!c->loc_pc || !c->loc_id || !c->loc_mod || !c->prof)
         return -ENOMEM;
-    if (hs_maps_read(0, &c->maps) == 0)
+    if (hs_maps_read_lazy(0, &c->maps) == 0)
         c->map_ids = calloc(c->maps.n ? c->maps.n : 1, sizeof(uint64_t));
     if (!c->map_ids)
         c->maps.n = 0;

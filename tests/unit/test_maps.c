@@ -128,6 +128,24 @@ static void test_spaces_and_deleted(void)
     munmap(p, 4096);
 }
 
+/* Build ids read on demand are those read all at once, for every mapping. */
+static void test_lazy(const hs_maps_t *eager)
+{
+    hs_maps_t m;
+    CHECK(hs_maps_read_lazy(0, &m) == 0, "hs_maps_read_lazy");
+    size_t files = 0, same = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        const hs_map_t *e = hs_maps_find(eager, m.maps[i].start);
+        if (m.maps[i].path[0] != '/' || !e || e->start != m.maps[i].start)
+            continue;
+        files++;
+        CHECK(m.maps[i].id_read || m.maps[i].build_id[0] == '\0', "unread id not empty");
+        same += strcmp(hs_maps_build_id(0, &m, &m.maps[i]), e->build_id) == 0;
+    }
+    CHECK(files > 3 && same == files, "%zu of %zu lazy build ids as read eagerly", same, files);
+    hs_maps_free(&m);
+}
+
 int main(void)
 {
     hs_maps_t m;
@@ -139,6 +157,7 @@ int main(void)
     test_sorted_and_find(&m);
     test_self(&m);
     test_odd_inputs(&m);
+    test_lazy(&m);
     hs_maps_free(&m);
     test_spaces_and_deleted();
     CHECK(hs_maps_read(999999999, &m) < 0, "nonexistent pid");
