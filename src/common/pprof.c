@@ -922,7 +922,7 @@ int hs_pprof_write_file(const hs_profile_t *p, const char *path)
     hs_buf_t pb = HS_BUF_INIT, gz = HS_BUF_INIT;
     int rc = hs_pprof_encode(p, &pb);
     if (!rc)
-        rc = hs_gzip(pb.data, pb.len, Z_DEFAULT_COMPRESSION, &gz);
+        rc = hs_gzip(pb.data, pb.len, HS_GZIP_PROCESS_LEVEL, &gz);
     if (!rc)
         rc = hs_write_file_atomic(path, gz.data, gz.len);
     hs_buf_free(&pb);

@@ -17,6 +17,10 @@ int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *e
 
 /* Gzip-compresses data and appends the result to out. Returns 0 or a negative errno. */
 int hs_gzip(const uint8_t *data, size_t len, int level, hs_buf_t *out);
+/* The level of the profiles a profiled process writes: the fastest, as Go's runtime
+ * writes its own. On bench/cppmap's exit profile (15.9 kB encoded): 3.7 kB against
+ * 3.4 kB at the default level, in 0.75M instructions instead of 1.25M. */
+#define HS_GZIP_PROCESS_LEVEL 1
 /* If data starts with the gzip magic, inflates it into out; else copies it. 0 or -errno. */
 int hs_gunzip_auto(const uint8_t *data, size_t len, hs_buf_t *out, char *err, size_t errlen);
 
@@ -33,7 +37,7 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len);
 
 /* Reads path (gzipped or not) and decodes it. err gets "<path>: <reason>" on failure. */
 int hs_pprof_read_file(const char *path, hs_profile_t **out, char *err, size_t errlen);
-/* Encodes, gzips and writes p atomically to path. */
+/* Encodes, gzips (HS_GZIP_PROCESS_LEVEL) and writes p atomically to path. */
 int hs_pprof_write_file(const hs_profile_t *p, const char *path);
 
 #endif

@@ -788,7 +788,7 @@ int hs_dump_fd(int fd, int format)
     if (rc == 0)
         rc = hs_pprof_encode(c.prof, &raw);
     if (rc == 0 && format == 0)
-        rc = hs_gzip(raw.data, raw.len, 6, &gz);
+        rc = hs_gzip(raw.data, raw.len, HS_GZIP_PROCESS_LEVEL, &gz);
     if (rc == 0)
         rc = format == 0 ? dump_write_all(fd, gz.data, gz.len)
                          : dump_write_all(fd, raw.data, raw.len);

@@ -125,7 +125,7 @@ static struct MHD_Response *http_encode(hs_profile_t *p, bool allocs)
     int rc = hs_pprof_encode(p, &raw);
     p->default_sample_type = def;
     if (rc == 0)
-        rc = hs_gzip(raw.data, raw.len, 6, &gz);
+        rc = hs_gzip(raw.data, raw.len, HS_GZIP_PROCESS_LEVEL, &gz);
     hs_buf_free(&raw);
     struct MHD_Response *r =
         rc == 0 ? hs_mhd.from_buffer(gz.len, gz.data, MHD_RESPMEM_MUST_FREE) : NULL;
