@@ -22,7 +22,7 @@ typedef struct {
     dev_t dev;
 } hs_map_t;
 
-typedef struct {
+typedef struct hs_maps {
     hs_map_t *maps;
     size_t n;
 } hs_maps_t;

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "symbolize_int.h"
 #include "fdhigh.h"
+#include "maps.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdw.h>
@@ -363,7 +364,33 @@ static int sym_report_self(Dwfl *dwfl)
     return rc;
 }
 
-hs_symbolizer_t *hs_symbolizer_new_pid(pid_t pid)
+/* The modules of maps, as libdwfl's own report of /proc/PID/maps makes them: each run
+ * of mappings of one file (same device and inode; mappings of no file in between do not
+ * end it) is a module spanning the run. -1 when libdwfl refuses one, or a run's paths
+ * differ (libdwfl gives up the whole report then too). */
+static int sym_report_maps(Dwfl *dwfl, const hs_maps_t *maps)
+{
+    const hs_map_t *first = NULL;
+    uint64_t high = 0;
+    for (size_t i = 0; i <= maps->n; i++) {
+        const hs_map_t *m = i < maps->n ? &maps->maps[i] : NULL;
+        if (m && (m->path[0] != '/' || (m->inode == 0 && m->dev == 0)))
+            continue;
+        if (m && first && m->inode == first->inode && m->dev == first->dev) {
+            if (strcmp(m->path, first->path) != 0)
+                return -1;
+            high = m->limit;
+            continue;
+        }
+        if (first && dwfl_report_module(dwfl, first->path, first->start, high) == NULL)
+            return -1;
+        first = m;
+        high = m ? m->limit : 0;
+    }
+    return 0;
+}
+
+static hs_symbolizer_t *sym_new_live(pid_t pid, const hs_maps_t *maps)
 {
     static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf};
     static const Dwfl_Callbacks cb_self = {.find_elf = sym_find_elf_self};
@@ -374,12 +401,24 @@ hs_symbolizer_t *hs_symbolizer_new_pid(pid_t pid)
     /* Inside a profiled process: never libdebuginfod (symbolize_debug.c). */
     s->local_debug = true;
     dwfl_report_begin(s->dwfl);
-    int rc = self ? sym_report_self(s->dwfl) : dwfl_linux_proc_report(s->dwfl, pid);
+    int rc = maps   ? sym_report_maps(s->dwfl, maps)
+             : self ? sym_report_self(s->dwfl)
+                    : dwfl_linux_proc_report(s->dwfl, pid);
     if (sym_report_end(s) != 0 || rc != 0) {
         hs_symbolizer_free(s);
         return NULL;
     }
     return s;
+}
+
+hs_symbolizer_t *hs_symbolizer_new_pid(pid_t pid)
+{
+    return sym_new_live(pid, NULL);
+}
+
+hs_symbolizer_t *hs_symbolizer_new_self(const hs_maps_t *maps)
+{
+    return maps ? sym_new_live(0, maps) : NULL;
 }
 
 hs_symbolizer_t *hs_symbolizer_new(void)

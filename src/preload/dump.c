@@ -50,6 +50,7 @@ typedef struct {
     hs_maps_t maps;
     uint64_t *map_ids;         /* mapping id per maps entry, 0 = not added yet */
     hs_symbolizer_t *sym;      /* NULL when symbolization failed or is off */
+    bool sym_idle;             /* symbolization on, but no stack to symbolize: none made */
     uint64_t *loc_pc, *loc_id; /* open-addressing (pc, unloaded module) -> location id */
     int32_t *loc_mod;          /* the unloaded module's index + 1, 0 for the live set */
     size_t loc_cap;
@@ -241,10 +242,10 @@ static uint64_t dump_mapping(dump_ctx_t *c, uint64_t addr)
         .file_offset = m->offset,
         .filename = hs_profile_str(c->prof, m->path),
         .build_id = hs_profile_str(c->prof, hs_maps_build_id(0, &c->maps, m)),
-        .has_functions = c->sym != NULL,
-        .has_filenames = c->sym != NULL,
-        .has_line_numbers = c->sym != NULL,
-        .has_inline_frames = c->sym != NULL,
+        .has_functions = c->sym != NULL || c->sym_idle,
+        .has_filenames = c->sym != NULL || c->sym_idle,
+        .has_line_numbers = c->sym != NULL || c->sym_idle,
+        .has_inline_frames = c->sym != NULL || c->sym_idle,
     };
     c->map_ids[i] = hs_profile_add_mapping(c->prof, &pm);
     return c->map_ids[i];
@@ -548,12 +549,16 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, hs_lif
  * each file is mapped once. */
 static const char *dump_sym_mode; /* overrides HEAPSIFT_SYMBOLIZE when set (leak report) */
 
-static void dump_symbolizers(dump_ctx_t *c)
+static void dump_symbolizers(dump_ctx_t *c, size_t pcs)
 {
     const char *mode = dump_sym_mode ? dump_sym_mode : hs_opt.symbolize;
     if (strcmp(mode, "none") == 0)
         return;
-    c->sym = hs_symbolizer_new_pid(0);
+    /* Setting libdwfl up is a tenth of a millisecond: not for a profile of no stack. */
+    c->sym_idle = pcs == 0;
+    if (c->sym_idle)
+        return;
+    c->sym = c->maps.n ? hs_symbolizer_new_self(&c->maps) : hs_symbolizer_new_pid(0);
     if (!c->sym || strcmp(mode, "full") == 0)
         return;
     if (strcmp(mode, "names") == 0)
@@ -588,7 +593,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
         c->map_ids = calloc(c->maps.n ? c->maps.n : 1, sizeof(uint64_t));
     if (!c->map_ids)
         c->maps.n = 0;
-    dump_symbolizers(c);
+    dump_symbolizers(c, pcs);
     hs_modules_refresh(); /* which libraries of the recorded stacks are gone */
     dump_main_mapping(c);
     int rc = dump_header(c->prof, m, kind, dump_live_ci95(s, n));
