@@ -579,6 +579,38 @@ static void check_funcs_radix(void)
           "a 62-bit address span needs more than 64-bit keys");
 }
 
+/* hs_symbolizer_new_self, fed the mappings a dump reads, answers as new_pid, which has
+ * libdwfl read /proc/self/maps: every 61st byte of every executable file mapping. */
+static void check_self_from_maps(void)
+{
+    hs_maps_t maps;
+    CHECK(hs_maps_read_lazy(0, &maps) == 0, "hs_maps_read_lazy");
+    hs_symbolizer_t *a = hs_symbolizer_new_pid(0), *b = hs_symbolizer_new_self(&maps);
+    CHECK(a && b, "symbolizers");
+    size_t total = 0, named = 0, bad = 0;
+    for (size_t i = 0; a && b && i < maps.n; i++) {
+        const hs_map_t *m = &maps.maps[i];
+        if (!m->executable || m->path[0] != '/')
+            continue;
+        for (uint64_t addr = m->start; addr < m->limit; addr += 61, total++) {
+            hs_symbol_t x[16], y[16];
+            size_t nx = hs_symbolize(a, addr, x, 16), ny = hs_symbolize(b, addr, y, 16);
+            bool same = nx == ny;
+            for (size_t k = 0; same && k < nx; k++)
+                same = x[k].line == y[k].line &&
+                       !strcmp(x[k].name ? x[k].name : "", y[k].name ? y[k].name : "") &&
+                       !strcmp(x[k].file ? x[k].file : "", y[k].file ? y[k].file : "");
+            named += nx > 0 && x[0].name;
+            bad += !same;
+        }
+    }
+    CHECK(bad == 0 && total > 1000 && named > total / 2, "%zu of %zu addresses differ (%zu named)",
+          bad, total, named);
+    hs_symbolizer_free(a);
+    hs_symbolizer_free(b);
+    hs_maps_free(&maps);
+}
+
 int main(void)
 {
     CHECK(sym_probe(1) == 10, "probe");
@@ -599,6 +631,7 @@ int main(void)
     check_demangle();
     check_odd_mappings();
     check_index_vs_libdw();
+    check_self_from_maps();
     check_symtab_direct();
     check_symtab_scan();
     check_funcs_radix();
