@@ -6,7 +6,10 @@
  * and dlsym's own calloc is served from a static buffer). No counting, no sampling:
  * bench/floor.sh runs churn under it beside heapsift to show which part of heapsift's
  * overhead any interposer pays (the call into the preloaded library and one indirect jump
- * per call).
+ * per call). C++'s operator new and delete (plain, array and sized) are jumps too, to the
+ * next definition when one comes after libstdc++'s (an allocator with its own, such as
+ * jemalloc, which heapsift must interpose to see them), else to malloc and free: with it
+ * preloaded before jemalloc, bench/cppmap shows the least an interposer adds there.
  *
  * Build: cc -O2 -shared -fPIC -o libtrampoline.so trampoline.c -ldl
  */
@@ -191,4 +194,127 @@ size_t malloc_usable_size(void *p)
         return n;
     }
     return next_usable(p);
+}
+
+/* --- C++ operators: one indirect jump each, like the functions above; the pointers lead
+ * to the next definition in the allocator's library, or to malloc and free when the
+ * operators are libstdc++'s (which would only call them), set on first use. */
+
+typedef void *(*new_fn)(size_t);
+typedef void (*del_fn)(void *);
+typedef void (*sdel_fn)(void *, size_t);
+
+static void *first_new(size_t n);
+static void *first_new_array(size_t n);
+static void first_delete(void *p);
+static void first_delete_array(void *p);
+static void first_sized_delete(void *p, size_t n);
+static void first_sized_delete_array(void *p, size_t n);
+static new_fn next_new = first_new, next_new_array = first_new_array;
+static del_fn next_delete = first_delete, next_delete_array = first_delete_array;
+static sdel_fn next_sized_delete = first_sized_delete;
+static sdel_fn next_sized_delete_array = first_sized_delete_array;
+
+static void *cxx_malloc(size_t n)
+{
+    return malloc(n);
+}
+
+static void cxx_free(void *p)
+{
+    free(p);
+}
+
+static void cxx_sized_free(void *p, size_t n)
+{
+    (void)n;
+    free(p);
+}
+
+/* name's next definition if the object that defines free defines it too, else NULL. */
+static void *cxx_next(const char *name)
+{
+    Dl_info a, b;
+    void *f = dlsym(RTLD_NEXT, name), *fr = dlsym(RTLD_NEXT, "free");
+    if (!f || !fr || !dladdr(f, &a) || !dladdr(fr, &b) || a.dli_fbase != b.dli_fbase)
+        return NULL;
+    return f;
+}
+
+static void cxx_lookup(void)
+{
+    void *nw = cxx_next("_Znwm"), *na = cxx_next("_Znam"), *dl = cxx_next("_ZdlPv");
+    void *da = cxx_next("_ZdaPv"), *sd = cxx_next("_ZdlPvm"), *sa = cxx_next("_ZdaPvm");
+    next_new = nw ? (new_fn)nw : cxx_malloc;
+    next_new_array = na ? (new_fn)na : cxx_malloc;
+    next_delete = dl ? (del_fn)dl : cxx_free;
+    next_delete_array = da ? (del_fn)da : cxx_free;
+    next_sized_delete = sd ? (sdel_fn)sd : cxx_sized_free;
+    next_sized_delete_array = sa ? (sdel_fn)sa : cxx_sized_free;
+}
+
+static void *first_new(size_t n)
+{
+    cxx_lookup();
+    return next_new(n);
+}
+
+static void *first_new_array(size_t n)
+{
+    cxx_lookup();
+    return next_new_array(n);
+}
+
+static void first_delete(void *p)
+{
+    cxx_lookup();
+    next_delete(p);
+}
+
+static void first_delete_array(void *p)
+{
+    cxx_lookup();
+    next_delete_array(p);
+}
+
+static void first_sized_delete(void *p, size_t n)
+{
+    cxx_lookup();
+    next_sized_delete(p, n);
+}
+
+static void first_sized_delete_array(void *p, size_t n)
+{
+    cxx_lookup();
+    next_sized_delete_array(p, n);
+}
+
+void *_Znwm(size_t n)
+{
+    return next_new(n);
+}
+
+void *_Znam(size_t n)
+{
+    return next_new_array(n);
+}
+
+void _ZdlPv(void *p)
+{
+    next_delete(p);
+}
+
+void _ZdaPv(void *p)
+{
+    next_delete_array(p);
+}
+
+void _ZdlPvm(void *p, size_t n)
+{
+    next_sized_delete(p, n);
+}
+
+void _ZdaPvm(void *p, size_t n)
+{
+    next_sized_delete_array(p, n);
 }
