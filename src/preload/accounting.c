@@ -265,6 +265,16 @@ static bool acct_resident(uintptr_t start, uintptr_t end, uint64_t *out)
     return true;
 }
 
+/* Whether a mapping is probed: anonymous memory the program can read (not the kernel's
+ * own special mappings, [vvar], [vvar_vclock], [vsyscall] and the like, nor PROT_NONE). */
+static bool acct_probed(const acct_map_t *m)
+{
+    const char *p = m->path;
+    bool plain = p[0] == '\0' || strcmp(p, "[heap]") == 0 || strcmp(p, "[stack]") == 0 ||
+                 strncmp(p, "[anon:", 6) == 0;
+    return m->inode == 0 && plain && m->perms[0] == 'r';
+}
+
 /* The mappings of /proc/self/maps: the anonymous ones probed and classified, the
  * file-backed ones the rest of the RSS. False when smaps has to answer instead. */
 static bool acct_probe(hs_acct_t *a)
@@ -284,7 +294,7 @@ static bool acct_probe(hs_acct_t *a)
         prev_guard = m.inode == 0 && m.path[0] == '\0' && strcmp(m.perms, "---p") == 0;
         prev_end = m.end;
         have = true;
-        if (!acct_is_anon(&m) || m.perms[0] == '-' || strcmp(m.path, "[vsyscall]") == 0)
+        if (!acct_probed(&m))
             continue;
         probed += m.end - m.start;
         ok = m.end - m.start <= ACCT_PROBE_MAP_MAX && probed <= ACCT_PROBE_ALL_MAX &&
