@@ -151,14 +151,15 @@ static bool acct_is_glibc_chunk(const acct_map_t *m)
     return (hdr[1] & 2) && (hdr[1] & ~7ull) + hdr[0] == m->end - m->start;
 }
 
-/* Adds a finished mapping to its class. prev_guard: the mapping right below it is a
- * PROT_NONE anonymous guard (a thread stack's, with glibc's layout). */
+/* Not a file's mapping, nor the vdso's: the classes other than code. */
 static bool acct_is_anon(const acct_map_t *m)
 {
     return m->inode == 0 && (m->path[0] == '\0' || m->path[0] == '[') &&
            strcmp(m->path, "[vdso]") != 0 && strcmp(m->path, "[vvar]") != 0;
 }
 
+/* Adds a finished mapping to its class. prev_guard: the mapping right below it is a
+ * PROT_NONE anonymous guard (a thread stack's, with glibc's layout). */
 static void acct_classify(hs_acct_t *a, const acct_map_t *m, bool prev_guard)
 {
     if (!m->rss)
