@@ -27,7 +27,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,26 +310,6 @@ static bool acct_probe(hs_acct_t *a)
     return true;
 }
 
-/* The file name of the loaded object holding code address p (NULL if none) and the
- * object itself in *obj. _dl_find_object where glibc has it (2.35): dladdr also finds
- * the nearest symbol, a scan of libc's whole table (0.1 ms at the first dump). */
-static const char *acct_object(void *p, const void **obj)
-{
-#ifdef DLFO_STRUCT_HAS_EH_DBASE
-    struct dl_find_object o;
-    if (!p || _dl_find_object(p, &o) != 0)
-        return NULL;
-    *obj = o.dlfo_link_map;
-    return o.dlfo_link_map->l_name;
-#else
-    Dl_info i;
-    if (!p || !dladdr(p, &i))
-        return NULL;
-    *obj = i.dli_fbase;
-    return i.dli_fname;
-#endif
-}
-
 /* Which allocator hs_real.malloc is: glibc's, jemalloc's (mallctl in the same object),
  * or another. Decided once. */
 static int acct_allocator(void **mallctl_fn)
@@ -338,11 +317,11 @@ static int acct_allocator(void **mallctl_fn)
     static int kind = -1;
     static void *ctl;
     if (kind < 0) {
-        const void *self = NULL, *other = NULL;
+        const char *name = NULL;
         void *c = dlsym(RTLD_DEFAULT, "mallctl");
-        const char *name = acct_object((void *)hs_real.malloc, &self);
+        const void *self = hs_code_object((void *)hs_real.malloc, &name);
         kind = HS_ALLOC_UNKNOWN;
-        if (name && acct_object(c, &other) && other == self) {
+        if (self && name && self == hs_code_object(c, NULL)) {
             kind = HS_ALLOC_JEMALLOC;
             ctl = c;
         } else if (name && strstr(name, "libc.so")) {

@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,18 +99,22 @@ static void *boot_lookup(const char *name, const char *libc_name)
     return f;
 }
 
-/* The loaded object that holds code address p, NULL if none. glibc 2.35's
- * _dl_find_object is a lookup in a sorted array; dladdr also names the nearest symbol,
- * a scan of the object's symbol table: the four checks below cost 1.0M instructions
- * with it, a third of what heapsift adds to a small program's start. */
-static const void *boot_object(void *p)
+const void *hs_code_object(void *p, const char **name)
 {
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
     struct dl_find_object o;
-    return _dl_find_object(p, &o) == 0 ? o.dlfo_link_map : NULL;
+    if (!p || _dl_find_object(p, &o) != 0)
+        return NULL;
+    if (name)
+        *name = o.dlfo_link_map->l_name;
+    return o.dlfo_link_map;
 #else
     Dl_info i;
-    return dladdr(p, &i) ? i.dli_fbase : NULL;
+    if (!p || !dladdr(p, &i))
+        return NULL;
+    if (name)
+        *name = i.dli_fname;
+    return i.dli_fbase;
 #endif
 }
 
@@ -119,8 +124,10 @@ static const void *boot_object(void *p)
 static void *boot_allocator_sym(const char *name, void *allocator_free)
 {
     void *f = dlsym(RTLD_NEXT, name);
-    const void *o = f && allocator_free ? boot_object(f) : NULL;
-    return o && o == boot_object(allocator_free) ? f : NULL;
+    /* With dladdr, the four checks cost 1.0M instructions: a third of what heapsift
+     * added to a small program's start. */
+    const void *o = f && allocator_free ? hs_code_object(f, NULL) : NULL;
+    return o && o == hs_code_object(allocator_free, NULL) ? f : NULL;
 }
 
 static void boot_do_resolve(void)

@@ -194,6 +194,11 @@ void hs_threads_after_fork_child(void);
 
 /* Looks the real functions up (idempotent, thread-safe). Returns 0 or -ENOENT. */
 int hs_bootstrap_resolve(void);
+/* The loaded object holding code address p (an opaque identity, NULL if none) and, when
+ * name is not NULL, its file name ("" for the executable). _dl_find_object where glibc
+ * has it (2.35), a lookup in a sorted array; else dladdr, which also scans the object's
+ * symbol table for the nearest name (0.1 ms for libc's). Lock-free with the former. */
+const void *hs_code_object(void *p, const char **name);
 /* True if p is a block of the static bootstrap pool. */
 bool hs_boot_owns(const void *p);
 void hs_boot_free(void *p);
