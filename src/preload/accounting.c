@@ -157,6 +157,12 @@ static bool acct_is_anon(const acct_map_t *m)
            strcmp(m->path, "[vdso]") != 0 && strcmp(m->path, "[vvar]") != 0;
 }
 
+/* A PROT_NONE anonymous mapping: below a thread stack, glibc's guard. */
+static bool acct_is_guard(const acct_map_t *m)
+{
+    return m->inode == 0 && m->path[0] == '\0' && strcmp(m->perms, "---p") == 0;
+}
+
 /* Adds a finished mapping to its class. prev_guard: the mapping right below it is a
  * PROT_NONE anonymous guard (a thread stack's, with glibc's layout). */
 static void acct_classify(hs_acct_t *a, const acct_map_t *m, bool prev_guard)
@@ -194,7 +200,7 @@ static bool acct_smaps(hs_acct_t *a)
                 acct_classify(a, &cur, prev_guard);
             prev_guard = have && cur_guard && cur.end == next.start;
             cur = next;
-            cur_guard = cur.inode == 0 && cur.path[0] == '\0' && strcmp(cur.perms, "---p") == 0;
+            cur_guard = acct_is_guard(&cur);
             have = true;
         } else if (have) {
             if (acct_kb(line, "Rss", &cur.rss))
@@ -281,7 +287,7 @@ static bool acct_probe(hs_acct_t *a)
 {
     acct_reader_t r = {.fd = hs_open_high("/proc/self/maps", O_RDONLY, 0)};
     acct_map_t m;
-    bool ok = true, prev_guard = false, have = false;
+    bool ok = true, prev_guard = false;
     uintptr_t prev_end = 0;
     uint64_t probed = 0;
     char *line;
@@ -290,10 +296,9 @@ static bool acct_probe(hs_acct_t *a)
     while (ok && (line = acct_line(&r)) != NULL) {
         if (!acct_parse_header(line, &m))
             continue;
-        bool guard_below = have && prev_guard && prev_end == m.start;
-        prev_guard = m.inode == 0 && m.path[0] == '\0' && strcmp(m.perms, "---p") == 0;
+        bool guard_below = prev_guard && prev_end == m.start;
+        prev_guard = acct_is_guard(&m);
         prev_end = m.end;
-        have = true;
         if (!acct_probed(&m))
             continue;
         probed += m.end - m.start;
