@@ -307,22 +307,21 @@ out:
     return rc;
 }
 
+/* A hex digit's value plus one, 0 for any other byte: one load per digit instead of three
+ * range tests (a small program's dump parses some 10,000 digits of /proc/self/maps). */
+static const unsigned char maps_hexval[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 static const char *maps_hexnum(const char *p, const char *end, uint64_t *v)
 {
     const char *start = p;
     uint64_t x = 0;
-    for (; p < end; p++) {
-        int d;
-        if (*p >= '0' && *p <= '9')
-            d = *p - '0';
-        else if (*p >= 'a' && *p <= 'f')
-            d = *p - 'a' + 10;
-        else if (*p >= 'A' && *p <= 'F')
-            d = *p - 'A' + 10;
-        else
-            break;
-        x = x * 16 + (uint64_t)d;
-    }
+    unsigned d;
+    for (; p < end && (d = maps_hexval[(unsigned char)*p]) != 0; p++)
+        x = x << 4 | (d - 1);
     *v = x;
     return p == start ? NULL : p;
 }
@@ -368,28 +367,29 @@ bool hs_maps_parse_line(const char *p, const char *end, hs_map_t *m, hs_maps_lin
     return m->start < m->limit;
 }
 
-/* Calls parse on each line; fills maps/lines when non-NULL; returns the count. */
-static size_t maps_parse_all(const char *buf, size_t len, hs_map_t *maps, hs_maps_line_t *lines,
-                             size_t *pathbytes)
+/* The number of lines in [buf, buf + len): a bound on the mappings they hold. */
+static size_t maps_count_lines(const char *buf, size_t len)
 {
-    size_t n = 0, bytes = 0;
+    size_t n = 0;
+    for (const char *p = buf, *end = buf + len; p < end; n++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    return n;
+}
+
+/* Parses every line into maps/lines (room for each line); returns the count. */
+static size_t maps_parse_all(const char *buf, size_t len, hs_map_t *maps, hs_maps_line_t *lines)
+{
+    size_t n = 0;
     const char *p = buf, *end = buf + len;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *eol = nl ? nl : end;
-        hs_map_t m;
-        hs_maps_line_t x;
-        if (hs_maps_parse_line(p, eol, &m, &x)) {
-            if (maps != NULL) {
-                maps[n] = m;
-                lines[n] = x;
-            }
-            bytes += x.pathlen + 1;
+        if (hs_maps_parse_line(p, eol, &maps[n], &lines[n]))
             n++;
-        }
         p = eol + 1;
     }
-    *pathbytes = bytes;
     return n;
 }
 
@@ -503,7 +503,7 @@ const char *hs_maps_build_id(pid_t pid, hs_maps_t *m, hs_map_t *map)
 static int maps_read(pid_t pid, hs_maps_t *out, bool build_ids)
 {
     char path[64], *buf = NULL;
-    size_t len = 0, bytes = 0;
+    size_t len = 0;
     hs_maps_line_t *lines = NULL;
     int rc;
 
@@ -515,16 +515,16 @@ static int maps_read(pid_t pid, hs_maps_t *out, bool build_ids)
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
     if ((rc = maps_slurp(path, &buf, &len)) != 0)
         return rc;
-    size_t n = maps_parse_all(buf, len, NULL, NULL, &bytes);
-    hs_map_t *maps = malloc(n * sizeof(hs_map_t) + bytes + 1);
-    lines = malloc((n + 1) * sizeof(*lines));
+    size_t cap = maps_count_lines(buf, len) + 1;
+    hs_map_t *maps = malloc(cap * sizeof(hs_map_t) + len + 1); /* paths: at most the text */
+    lines = malloc(cap * sizeof(*lines));
     if (maps == NULL || lines == NULL) {
         free(maps);
         rc = -ENOMEM;
         goto out;
     }
-    maps_parse_all(buf, len, maps, lines, &bytes);
-    char *strings = (char *)(maps + n);
+    size_t n = maps_parse_all(buf, len, maps, lines);
+    char *strings = (char *)(maps + cap);
     for (size_t i = 0; i < n; i++) {
         memcpy(strings, lines[i].path, lines[i].pathlen);
         strings[lines[i].pathlen] = '\0';
