@@ -1,7 +1,8 @@
 /*
  * Memory mappings of a process and the GNU build ids of the files behind them. Owns the
  * parsing of /proc/PID/maps (read with plain read() into one growing malloc'd buffer, so
- * no stdio buffer is shared with the host and a line is never cut by a short read) and a
+ * no stdio buffer is shared with the host and a line is never cut by a short read; or,
+ * for a dump, into pages mapped for it, hs_maps_text_read) and a
  * small ELF note reader (open/pread with bounds checks, 32- and 64-bit, either byte
  * order; no libelf). It never writes anything and never trusts a length read from a file.
  * Called at dump time inside the profiled process (the caller holds the reentrancy guard,
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -500,11 +502,42 @@ const char *hs_maps_build_id(pid_t pid, hs_maps_t *m, hs_map_t *map)
     return map->build_id;
 }
 
+/* The mappings of the maps text [buf, buf + len) of pid, into out. */
+static int maps_from_text(pid_t pid, const char *buf, size_t len, hs_maps_t *out, bool build_ids)
+{
+    out->maps = NULL;
+    out->n = 0;
+    size_t cap = maps_count_lines(buf, len) + 1;
+    hs_map_t *maps = malloc(cap * sizeof(hs_map_t) + len + 1); /* paths: at most the text */
+    hs_maps_line_t *lines = malloc(cap * sizeof(*lines));
+    int rc = 0;
+    if (maps == NULL || lines == NULL) {
+        free(maps);
+        free(lines);
+        return -ENOMEM;
+    }
+    size_t n = maps_parse_all(buf, len, maps, lines);
+    char *strings = (char *)(maps + cap);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(strings, lines[i].path, lines[i].pathlen);
+        strings[lines[i].pathlen] = '\0';
+        maps[i].path = strings;
+        strings += lines[i].pathlen + 1;
+    }
+    if (build_ids && (rc = maps_fill_build_ids(pid, maps, lines, n)) != 0)
+        free(maps);
+    else {
+        out->maps = maps;
+        out->n = n;
+    }
+    free(lines);
+    return rc;
+}
+
 static int maps_read(pid_t pid, hs_maps_t *out, bool build_ids)
 {
     char path[64], *buf = NULL;
     size_t len = 0;
-    hs_maps_line_t *lines = NULL;
     int rc;
 
     out->maps = NULL;
@@ -515,32 +548,59 @@ static int maps_read(pid_t pid, hs_maps_t *out, bool build_ids)
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
     if ((rc = maps_slurp(path, &buf, &len)) != 0)
         return rc;
-    size_t cap = maps_count_lines(buf, len) + 1;
-    hs_map_t *maps = malloc(cap * sizeof(hs_map_t) + len + 1); /* paths: at most the text */
-    lines = malloc(cap * sizeof(*lines));
-    if (maps == NULL || lines == NULL) {
-        free(maps);
-        rc = -ENOMEM;
-        goto out;
-    }
-    size_t n = maps_parse_all(buf, len, maps, lines);
-    char *strings = (char *)(maps + cap);
-    for (size_t i = 0; i < n; i++) {
-        memcpy(strings, lines[i].path, lines[i].pathlen);
-        strings[lines[i].pathlen] = '\0';
-        maps[i].path = strings;
-        strings += lines[i].pathlen + 1;
-    }
-    if (build_ids && (rc = maps_fill_build_ids(pid, maps, lines, n)) != 0) {
-        free(maps);
-        goto out;
-    }
-    out->maps = maps;
-    out->n = n;
-out:
-    free(lines);
+    rc = maps_from_text(pid, buf, len, out, build_ids);
     free(buf);
     return rc;
+}
+
+int hs_maps_parse_self(const char *text, size_t len, hs_maps_t *out)
+{
+    return maps_from_text(0, text, len, out, false);
+}
+
+/* Grows t's mapping to at least size bytes (mremap keeps what was read). */
+static int maps_text_grow(hs_maps_text_t *t, size_t size)
+{
+    void *m = t->text
+                  ? mremap(t->text, t->size, size, MREMAP_MAYMOVE)
+                  : mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return -ENOMEM;
+    t->text = m;
+    t->size = size;
+    return 0;
+}
+
+int hs_maps_text_read(hs_maps_text_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    int fd = hs_open_high("/proc/self/maps", O_RDONLY, 0), rc = fd < 0 ? -errno : 0;
+    while (rc == 0) {
+        if (t->size - t->len < 4096 + 1 &&
+            (rc = maps_text_grow(t, t->size ? 2 * t->size : 1 << 16)))
+            break;
+        ssize_t r = read(fd, t->text + t->len, t->size - t->len - 1);
+        if (r == 0)
+            break;
+        if (r < 0 && errno != EINTR)
+            rc = -errno;
+        if (r > 0)
+            t->len += (size_t)r;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0)
+        hs_maps_text_free(t);
+    else
+        t->text[t->len] = '\0';
+    return rc;
+}
+
+void hs_maps_text_free(hs_maps_text_t *t)
+{
+    if (t->text)
+        munmap(t->text, t->size);
+    memset(t, 0, sizeof(*t));
 }
 
 int hs_maps_read(pid_t pid, hs_maps_t *out)

@@ -49,6 +49,17 @@ int hs_maps_read(pid_t pid, hs_maps_t *out);
  * names the few files its addresses lie in, where a process maps a dozen or more (each
  * read is an open and some ten system calls). */
 int hs_maps_read_lazy(pid_t pid, hs_maps_t *out);
+/* /proc/self/maps as read once, in pages of its own (mmap'd, not the allocator's): a
+ * dump reads it before anything else, and both its accounting and its mappings use it. */
+typedef struct {
+    char *text; /* NUL-terminated */
+    size_t len, size;
+} hs_maps_text_t;
+/* Reads the text into t (empty on failure). Returns 0 or -errno. */
+int hs_maps_text_read(hs_maps_text_t *t);
+void hs_maps_text_free(hs_maps_text_t *t);
+/* As hs_maps_read_lazy(0, out), from a text hs_maps_text_read read. */
+int hs_maps_parse_self(const char *text, size_t len, hs_maps_t *out);
 /* The build id of mapping map of m (read by hs_maps_read_lazy for pid), read now if it
  * was not, and given to every mapping of the same file. */
 const char *hs_maps_build_id(pid_t pid, hs_maps_t *m, hs_map_t *map);

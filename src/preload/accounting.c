@@ -11,7 +11,8 @@
  * (glibc mallinfo2; jemalloc's mallctl stats, looked up with dlsym at dump time and used
  * only when jemalloc is the allocator hs_real resolved to) and sizes the profiler itself.
  * Runs on the dumping thread with the guard held, before the dump allocates anything;
- * reads files with open/read into stack buffers and never touches application memory
+ * reads files with open/read into stack buffers (a dump hands it the maps it read just
+ * before, hs_acct_read_maps) and never touches application memory
  * directly (chunk headers are read with process_vm_readv, which fails instead of
  * faulting if a mapping vanished). `heapsift stats` turns the comments into a
  * reconciliation (src/cli/stats.c, docs/accounting.md).
@@ -40,12 +41,24 @@ extern size_t hs_livetab_mem(void) __attribute__((weak));
 
 #define ACCT_ARENA_ALIGN (64ul << 20) /* glibc's HEAP_MAX_SIZE on 64-bit */
 
-/* A line reader over a file descriptor, on a caller-provided buffer. */
+/* A line reader over a file descriptor, or over a text already read (text non-NULL). */
 typedef struct {
     int fd;
     char buf[8192];
     size_t pos, len;
+    const char *text;
+    size_t text_len, text_pos;
 } acct_reader_t;
+
+static ssize_t acct_fill(acct_reader_t *r, char *dst, size_t n)
+{
+    if (!r->text)
+        return read(r->fd, dst, n);
+    size_t k = r->text_len - r->text_pos < n ? r->text_len - r->text_pos : n;
+    memcpy(dst, r->text + r->text_pos, k);
+    r->text_pos += k;
+    return (ssize_t)k;
+}
 
 /* The next line (NUL-terminated, without its newline), or NULL at the end. Lines longer
  * than the buffer are cut. */
@@ -64,7 +77,7 @@ static char *acct_line(acct_reader_t *r)
         memmove(r->buf, r->buf + r->pos, r->len - r->pos);
         r->len -= r->pos;
         r->pos = 0;
-        ssize_t n = read(r->fd, r->buf + r->len, sizeof(r->buf) - 1 - r->len);
+        ssize_t n = acct_fill(r, r->buf + r->len, sizeof(r->buf) - 1 - r->len);
         if (n <= 0) {
             if (r->len == 0)
                 return NULL;
@@ -281,17 +294,20 @@ static bool acct_probed(const acct_map_t *m)
     return m->inode == 0 && plain && m->perms[0] == 'r';
 }
 
-/* The mappings of /proc/self/maps: the anonymous ones probed and classified, the
- * file-backed ones the rest of the RSS. False when smaps has to answer instead. */
-static bool acct_probe(hs_acct_t *a)
+/* The mappings of /proc/self/maps (maps: its text, read by the caller; NULL: read it
+ * here): the anonymous ones probed and classified, the file-backed ones the rest of the
+ * RSS. False when smaps has to answer instead. */
+static bool acct_probe(hs_acct_t *a, const char *maps, size_t len)
 {
-    acct_reader_t r = {.fd = hs_open_high("/proc/self/maps", O_RDONLY, 0)};
+    acct_reader_t r = {.fd = maps ? -1 : hs_open_high("/proc/self/maps", O_RDONLY, 0),
+                       .text = maps,
+                       .text_len = len};
     acct_map_t m;
     bool ok = true, prev_guard = false;
     uintptr_t prev_end = 0;
     uint64_t probed = 0;
     char *line;
-    if (r.fd < 0)
+    if (!maps && r.fd < 0)
         return false;
     while (ok && (line = acct_line(&r)) != NULL) {
         if (!acct_parse_header(line, &m))
@@ -307,7 +323,8 @@ static bool acct_probe(hs_acct_t *a)
         if (ok)
             acct_classify(a, &m, guard_below);
     }
-    close(r.fd);
+    if (r.fd >= 0)
+        close(r.fd);
     if (!ok || !acct_status(a))
         return false;
     uint64_t anon = a->heap + a->stacks + a->other_anon;
@@ -385,10 +402,15 @@ void hs_acct_profiler(hs_acct_t *a)
 
 void hs_acct_read(hs_acct_t *a)
 {
+    hs_acct_read_maps(a, NULL, 0, 0);
+}
+
+void hs_acct_read_maps(hs_acct_t *a, const char *maps, size_t len, uint64_t own)
+{
     void *ctl = NULL;
     memset(a, 0, sizeof(*a));
     a->allocator = acct_allocator(&ctl);
-    if (!acct_probe(a)) {
+    if (!acct_probe(a, maps, len)) {
         memset(a, 0, sizeof(*a));
         a->allocator = acct_allocator(&ctl);
         if (!acct_smaps(a))
@@ -399,6 +421,10 @@ void hs_acct_read(hs_acct_t *a)
     else if (a->allocator == HS_ALLOC_JEMALLOC)
         acct_jemalloc(a, (acct_mallctl_t)ctl);
     hs_acct_profiler(a);
+    /* The caller's pages holding maps are the profiler's too (an anonymous mapping). */
+    uint64_t p = own < a->other_anon ? own : a->other_anon;
+    a->prof_maps += own;
+    a->other_anon -= p;
 }
 
 int hs_acct_format(const hs_acct_t *a, char lines[][200], int max)

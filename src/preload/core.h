@@ -380,6 +380,9 @@ typedef struct {
 /* Reads /proc and the allocator's statistics. Guard held; no lock held (mallinfo2 takes
  * the allocator's). Fields it cannot read stay 0. */
 void hs_acct_read(hs_acct_t *a);
+/* The same from maps, the text of /proc/self/maps the caller read just before (NULL: read
+ * it here), in own bytes of its own memory, counted as the profiler's. */
+void hs_acct_read_maps(hs_acct_t *a, const char *maps, size_t len, uint64_t own);
 /* Formats the accounting as profile comments, one per line; returns the count. */
 int hs_acct_format(const hs_acct_t *a, char lines[][200], int max);
 /* Fills a->prof_maps and a->prof_heap (and takes prof_maps out of a->other_anon). */

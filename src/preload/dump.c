@@ -21,6 +21,7 @@
 #include "unwind.h"
 
 #include <errno.h>
+#include <link.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -164,8 +165,26 @@ typedef struct {
     hs_counters_t counters;
     int64_t time_ns; /* 0: now */
     hs_acct_t acct;
-    hs_life_t *life; /* per stack: freed objects and bytes by lifetime; NULL for the peak */
+    hs_life_t *life;     /* per stack: freed objects and bytes by lifetime; NULL for the peak */
+    hs_maps_text_t maps; /* read first, for the accounting and the mappings both */
+    unsigned long long dl_gen; /* dump_dl_gen when maps was read */
 } dump_meta_t;
+
+static int dump_dl_gen_of(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+        return -1;
+    *(unsigned long long *)data = info->dlpi_adds ^ ((unsigned long long)info->dlpi_subs << 32);
+    return 1;
+}
+
+/* The loader's counts of objects loaded and unloaded (0 if it keeps none): while they
+ * stay the same, no library was mapped or unmapped in between. */
+static unsigned long long dump_dl_gen(void)
+{
+    unsigned long long g = 0;
+    return dl_iterate_phdr(dump_dl_gen_of, &g) == 1 ? g : 0;
+}
 
 /* Copies the tables: per-stack cumulative counts and the aggregated live set. */
 static dump_stack_t *dump_snapshot(uint32_t *count, dump_meta_t *m)
@@ -589,7 +608,11 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
     c->prof = hs_profile_new();
     if (!c->loc_pc || !c->loc_id || !c->loc_mod || !c->prof)
         return -ENOMEM;
-    if (hs_maps_read_lazy(0, &c->maps) == 0)
+    /* The text read before the snapshot serves unless a library came or went since:
+     * the samples of a library loaded in between would find no mapping in it. */
+    bool same = m->maps.text && m->dl_gen != 0 && dump_dl_gen() == m->dl_gen;
+    if ((same ? hs_maps_parse_self(m->maps.text, m->maps.len, &c->maps)
+              : hs_maps_read_lazy(0, &c->maps)) == 0)
         c->map_ids = calloc(c->maps.n ? c->maps.n : 1, sizeof(uint64_t));
     if (!c->map_ids)
         c->maps.n = 0;
@@ -639,8 +662,9 @@ static void dump_subtract(dump_stack_t *s, uint32_t n, hs_life_t *life, const hs
 }
 
 /* Builds the profile of this kind into c (the caller frees it with dump_ctx_free); with
- * base, the difference from it (a delta). The accounting is read first, so the dump's
- * own allocations are not in it. */
+ * base, the difference from it (a delta). /proc/self/maps and the accounting are read
+ * first, so the dump's own allocations are not in it; the mappings come from the same
+ * read. */
 static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base, uint64_t *samples,
                      uint32_t *stacks)
 {
@@ -648,7 +672,11 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
     uint32_t n = 0;
     memset(&m, 0, sizeof(m));
     memset(c, 0, sizeof(*c));
-    hs_acct_read(&m.acct);
+    m.dl_gen = dump_dl_gen();
+    if (hs_maps_text_read(&m.maps) == 0) /* its pages: the text and its NUL */
+        hs_acct_read_maps(&m.acct, m.maps.text, m.maps.len, (m.maps.len + 4096) & ~4095ull);
+    else
+        hs_acct_read(&m.acct);
     bool peak = strcmp(kind, "peak") == 0;
     if (peak)
         hs_triggers_peak_now(); /* the thread may not have caught up with the last one */
@@ -658,6 +686,7 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
     int rc = s ? dump_build(c, s, n, &m, kind) : -ENOMEM;
     free(s);
     free(m.life);
+    hs_maps_text_free(&m.maps);
     *samples = m.totals.samples;
     *stacks = n;
     return rc;

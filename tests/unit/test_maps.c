@@ -146,6 +146,32 @@ static void test_lazy(const hs_maps_t *eager)
     hs_maps_free(&m);
 }
 
+/* The text a dump reads once: in pages of its own (a mapping of the text itself), and
+ * parsed into the same file mappings as a read of its own. */
+static void test_text(const hs_maps_t *eager)
+{
+    hs_maps_text_t t;
+    hs_maps_t m;
+    CHECK(hs_maps_text_read(&t) == 0 && t.len > 0 && t.text[t.len] == '\0', "text read");
+    CHECK(hs_maps_parse_self(t.text, t.len, &m) == 0, "text parsed");
+    const hs_map_t *own = hs_maps_find(&m, (uint64_t)(uintptr_t)t.text);
+    CHECK(own && own->path[0] == '\0' && own->writable, "the text's own pages are listed");
+    size_t files = 0, same = 0;
+    for (size_t i = 0; i < eager->n; i++) {
+        const hs_map_t *e = &eager->maps[i], *f = hs_maps_find(&m, e->start);
+        if (e->path[0] != '/')
+            continue;
+        files++;
+        same += f && f->start == e->start && f->limit == e->limit && f->offset == e->offset &&
+                f->inode == e->inode && f->executable == e->executable &&
+                strcmp(f->path, e->path) == 0 && f->build_id[0] == '\0';
+    }
+    CHECK(files > 3 && same == files, "%zu of %zu file mappings as hs_maps_read", same, files);
+    hs_maps_free(&m);
+    hs_maps_text_free(&t);
+    CHECK(t.text == NULL && t.len == 0, "text freed");
+}
+
 int main(void)
 {
     hs_maps_t m;
@@ -158,6 +184,7 @@ int main(void)
     test_self(&m);
     test_odd_inputs(&m);
     test_lazy(&m);
+    test_text(&m);
     hs_maps_free(&m);
     test_spaces_and_deleted();
     CHECK(hs_maps_read(999999999, &m) < 0, "nonexistent pid");
