@@ -9,7 +9,8 @@
  *
  * Safety: it reads only the current thread's stack, between its own frame and the
  * stack's top (bounds from pthread_getattr_np, once per thread, with the reentrancy
- * guard held since glibc allocates there), and checks every read against them; the CFA
+ * guard held since glibc allocates there; the main thread's from the loader and mincore,
+ * udw_main_bounds), and checks every read against them; the CFA
  * must rise strictly from frame to frame. It never allocates or locks otherwise. A frame
  * it cannot follow (signal trampoline, expression rules, CFA in another register) or a
  * stack it does not know (sigaltstack, coroutines) sends the whole capture to
@@ -22,6 +23,9 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -61,6 +65,9 @@ static uint64_t hs_udw_fallbacks;
 
 static __thread uintptr_t hs_udw_lo HS_UDW_TLS, hs_udw_hi HS_UDW_TLS;
 static __thread int hs_udw_state HS_UDW_TLS; /* 0 unknown, 1 bounds known, -1 failed */
+/* The main thread's bounds are its own (udw_main_bounds); below floor, no frame is. */
+static __thread bool hs_udw_main HS_UDW_TLS;
+static __thread uintptr_t hs_udw_floor HS_UDW_TLS;
 /* The return addresses whose rules this thread's last walk looked up first. */
 #define UDW_RECENT 8
 static __thread uintptr_t hs_udw_recent[UDW_RECENT] HS_UDW_TLS;
@@ -172,13 +179,54 @@ void hs_unwind_dwarf_prefetch(void)
 
 /* ---- the walk ------------------------------------------------------------------------- */
 
-static __attribute__((noinline, cold)) void udw_find_bounds(void)
+/* The initial thread's stack: from the loader (the stack pointer the kernel started the
+ * process with), so that no /proc/self/maps is read for it. */
+extern void *__libc_stack_end;
+
+/* How far below its known part the main thread's stack is checked in one step. */
+#define UDW_MAIN_STEP (8ul << 20)
+
+/* Whether every page of [lo, hi) (page-aligned, at most UDW_MAIN_STEP) is mapped. */
+static bool udw_mapped(uintptr_t lo, uintptr_t hi)
+{
+    unsigned char vec[UDW_MAIN_STEP / 4096];
+    return lo < hi && hi - lo <= UDW_MAIN_STEP && mincore((void *)lo, hi - lo, vec) == 0;
+}
+
+/*
+ * The main thread's bounds without pthread_getattr_np, which reads and sscanfs all of
+ * /proc/self/maps for it (65 us here for a small process, milliseconds for one of
+ * thousands of mappings): the top is the page holding __libc_stack_end, the bottom the
+ * page of the frame at hand, once mincore says every page between is mapped. A stack
+ * VMA is contiguous, so the walk's reads stay in mapped memory; a deeper frame later
+ * extends the bottom the same way (udw_extend). The range must be within UDW_MAIN_STEP:
+ * other mappings lie at least 128 MiB below the stack's top (the kernel's gap for it), so
+ * a thread that is the process's first only by number (a fork's child, where the forking
+ * thread had a stack of its own) or a frame on another stack fails the test and gets
+ * pthread_getattr_np's bounds or the fallback.
+ */
+static bool udw_main_bounds(uintptr_t fp)
+{
+    uintptr_t top = ((uintptr_t)__libc_stack_end | 4095) + 1, lo = fp & ~(uintptr_t)4095;
+    if (syscall(SYS_gettid) != getpid() || fp >= top || !udw_mapped(lo, top))
+        return false;
+    hs_udw_lo = lo;
+    hs_udw_hi = top;
+    hs_udw_main = true;
+    return true;
+}
+
+static __attribute__((noinline, cold)) void udw_find_bounds(uintptr_t fp)
 {
     pthread_attr_t attr;
     void *addr = NULL;
     size_t size = 0;
 
     hs_udw_state = -1;
+    if (udw_main_bounds(fp)) {
+        hs_udw_state = 1;
+        return;
+    }
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
         return;
     if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr != NULL && size > 64) {
@@ -187,6 +235,22 @@ static __attribute__((noinline, cold)) void udw_find_bounds(void)
         hs_udw_state = 1;
     }
     pthread_attr_destroy(&attr);
+}
+
+/* The main thread's frame fp lies below the part of its stack checked so far: checks the
+ * pages in between (one system call per new depth, at most UDW_MAIN_STEP below it). A
+ * range with a hole is not tried again from lower down, which would span the hole too. */
+static __attribute__((noinline, cold)) bool udw_extend(uintptr_t fp)
+{
+    uintptr_t lo = fp & ~(uintptr_t)4095;
+    if (!hs_udw_main || lo < hs_udw_floor || hs_udw_lo - lo > UDW_MAIN_STEP)
+        return false;
+    if (!udw_mapped(lo, hs_udw_lo)) {
+        hs_udw_floor = lo + 4096;
+        return false;
+    }
+    hs_udw_lo = lo;
+    return true;
 }
 
 static inline bool udw_load(const hs_udw_regs_t *r, uintptr_t addr, uintptr_t *v)
@@ -356,9 +420,10 @@ HS_UDW_KEEP_FP size_t hs_unwind_dwarf(uintptr_t *pcs, size_t max)
     if (max == 0)
         return 0;
     if (__builtin_expect(hs_udw_state == 0, 0))
-        udw_find_bounds();
+        udw_find_bounds((uintptr_t)fp);
     r.pc = fp[1];
-    if (hs_udw_state != 1 || (uintptr_t)fp < hs_udw_lo || (uintptr_t)fp >= hs_udw_hi - 16)
+    if (hs_udw_state != 1 || (uintptr_t)fp >= hs_udw_hi - 16 ||
+        ((uintptr_t)fp < hs_udw_lo && !udw_extend((uintptr_t)fp)))
         return udw_fallback(pcs, max, r.pc); /* a stack we do not know the bounds of */
     r.rbp = fp[0];
     r.sp = (uintptr_t)fp + 2 * sizeof(uintptr_t);

@@ -7,7 +7,9 @@
  * but must follow a third chain built with frame pointers. dwarf must also return
  * exactly libgcc's stack through a 40-deep recursion, two kinds of realigned frames and
  * thread starts, and fall back to libgcc (counted) in signal handlers, on the normal
- * stack and on a sigaltstack, while its rule cache is flushed under it. It also checks
+ * stack and on a sigaltstack, while its rule cache is flushed under it; on the main
+ * thread 512 KiB below its first capture, and in a child forked by another thread. It
+ * also checks
  * the skip range of hs_unwind_capture, runs the variants from several threads, and
  * prints (never asserts) the median cost of a capture of a ~40-frame stack.
  * Function extents come from the executable's own ELF symbol table (st_size), since the
@@ -29,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -569,6 +572,59 @@ static void test_dwarf_exact(void)
           (unsigned long)(hs_unwind_dwarf_fallbacks() - fb));
 }
 
+/* ---- the main thread's bounds (udw_main_bounds, udw_extend) -------------------------- */
+
+size_t padded(int n, pair_t *p);
+
+/* 64 KiB of locals per level: the walk starts far below every capture before it. */
+CHAIN size_t padded(int n, pair_t *p)
+{
+    volatile char pad[64 * 1024];
+    pad[0] = (char)n;
+    pad[sizeof(pad) - 1] = (char)n;
+    size_t r = (n > 0 ? padded(n - 1, p) : deep(5, p)) + (size_t)pad[0];
+    KEEP(r);
+    return r;
+}
+
+/* The main thread's stack grows below what its first capture checked: the walk extends
+ * its bounds and does not fall back. */
+static void test_dwarf_main_deeper(void)
+{
+    uint64_t fb = hs_unwind_dwarf_fallbacks();
+    padded(8, &pair);
+    same_as_libgcc("512 KiB below the main thread's first capture", &pair);
+    CHECK(hs_unwind_dwarf_fallbacks() == fb, "main thread, deeper stack: %lu fallbacks",
+          (unsigned long)(hs_unwind_dwarf_fallbacks() - fb));
+}
+
+/* A child forked by a thread that never captured: its one thread is the process's first
+ * by number, on a stack of its own, not the initial one. */
+static void *fork_from_thread(void *arg)
+{
+    int *status = arg;
+    pid_t pid = fork();
+    if (pid == 0) {
+        deep(10, &pair);
+        int ok = pair.nd > 12 && same_as_libgcc("a fork's child on its thread's stack", &pair);
+        _exit(ok ? 0 : 1);
+    }
+    *status = -1;
+    if (pid > 0)
+        waitpid(pid, status, 0);
+    return NULL;
+}
+
+static void test_dwarf_fork_child(void)
+{
+    pthread_t th;
+    int status = -1;
+    CHECK(pthread_create(&th, NULL, fork_from_thread, &status) == 0, "pthread_create");
+    pthread_join(th, NULL);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "fork child's capture (status %d)",
+          status);
+}
+
 /* ---- signal frames: the fallback ------------------------------------------------------ */
 
 size_t sig_raiser(int sig);
@@ -786,6 +842,8 @@ int main(void)
     test_capture();
     test_threads();
     test_dwarf_exact();
+    test_dwarf_main_deeper();
+    test_dwarf_fork_child();
     test_dwarf_signal(0);
     test_dwarf_signal(1);
     test_dwarf_threads();
