@@ -23,11 +23,11 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <stddef.h>
-#include <string.h>
 
 #define HS_UDW_TLS __attribute__((tls_model("initial-exec")))
 #if defined(__clang__) /* clang keeps %rbp for __builtin_frame_address on its own */
