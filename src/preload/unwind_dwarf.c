@@ -21,6 +21,7 @@
 #include "unwind.h"
 #include "unwind_cfi.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -186,11 +187,17 @@ extern void *__libc_stack_end;
 /* How far below its known part the main thread's stack is checked in one step. */
 #define UDW_MAIN_STEP (8ul << 20)
 
-/* Whether every page of [lo, hi) (page-aligned, at most UDW_MAIN_STEP) is mapped. */
-static bool udw_mapped(uintptr_t lo, uintptr_t hi)
+/* Whether every page of [lo, hi) (page-aligned, at most UDW_MAIN_STEP) is mapped; *err:
+ * mincore's errno when it failed (ENOMEM: a page is not). The program's errno is kept:
+ * this runs inside its malloc. */
+static bool udw_mapped(uintptr_t lo, uintptr_t hi, int *err)
 {
     unsigned char vec[UDW_MAIN_STEP / 4096];
-    return lo < hi && hi - lo <= UDW_MAIN_STEP && mincore((void *)lo, hi - lo, vec) == 0;
+    int saved = errno;
+    bool ok = lo < hi && hi - lo <= UDW_MAIN_STEP && mincore((void *)lo, hi - lo, vec) == 0;
+    *err = ok ? 0 : errno;
+    errno = saved;
+    return ok;
 }
 
 /*
@@ -208,7 +215,8 @@ static bool udw_mapped(uintptr_t lo, uintptr_t hi)
 static bool udw_main_bounds(uintptr_t fp)
 {
     uintptr_t top = ((uintptr_t)__libc_stack_end | 4095) + 1, lo = fp & ~(uintptr_t)4095;
-    if (syscall(SYS_gettid) != getpid() || fp >= top || !udw_mapped(lo, top))
+    int err;
+    if (syscall(SYS_gettid) != getpid() || fp >= top || !udw_mapped(lo, top, &err))
         return false;
     hs_udw_lo = lo;
     hs_udw_hi = top;
@@ -221,20 +229,20 @@ static __attribute__((noinline, cold)) void udw_find_bounds(uintptr_t fp)
     pthread_attr_t attr;
     void *addr = NULL;
     size_t size = 0;
+    int saved = errno; /* inside the program's malloc: its errno is kept */
 
     hs_udw_state = -1;
     if (udw_main_bounds(fp)) {
         hs_udw_state = 1;
-        return;
+    } else if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr != NULL && size > 64) {
+            hs_udw_lo = (uintptr_t)addr;
+            hs_udw_hi = (uintptr_t)addr + size;
+            hs_udw_state = 1;
+        }
+        pthread_attr_destroy(&attr);
     }
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr != NULL && size > 64) {
-        hs_udw_lo = (uintptr_t)addr;
-        hs_udw_hi = (uintptr_t)addr + size;
-        hs_udw_state = 1;
-    }
-    pthread_attr_destroy(&attr);
+    errno = saved;
 }
 
 /* The main thread's frame fp lies below the part of its stack checked so far: checks the
@@ -243,10 +251,13 @@ static __attribute__((noinline, cold)) void udw_find_bounds(uintptr_t fp)
 static __attribute__((noinline, cold)) bool udw_extend(uintptr_t fp)
 {
     uintptr_t lo = fp & ~(uintptr_t)4095;
+    int err;
     if (!hs_udw_main || lo < hs_udw_floor || hs_udw_lo - lo > UDW_MAIN_STEP)
         return false;
-    if (!udw_mapped(lo, hs_udw_lo)) {
+    if (!udw_mapped(lo, hs_udw_lo, &err)) {
         hs_udw_floor = lo + 4096;
+        if (err != ENOMEM)
+            hs_udw_main = false; /* mincore refused (a seccomp filter?): not asked again */
         return false;
     }
     hs_udw_lo = lo;

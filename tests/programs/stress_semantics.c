@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -323,6 +324,35 @@ static void check_usable(void)
         fprintf(stderr, "stress_semantics: malloc_usable_size < %zu\n", bad);
 }
 
+/* The same checks where the profiler sets itself up mid-call: each level 64 KiB deeper,
+ * so the main thread's first sample there extends its stack bounds (a mincore), and on
+ * a new thread, whose first sample looks up its stack. */
+static __attribute__((noinline)) void check_errno_deeper(int levels)
+{
+    volatile char pad[64 * 1024];
+    pad[0] = (char)levels;
+    if (levels > 0)
+        check_errno_deeper(levels - 1);
+    else
+        check_errno_kept();
+    pad[sizeof(pad) - 1] = pad[0];
+}
+
+static void *check_errno_thread(void *arg)
+{
+    (void)arg;
+    check_errno_kept();
+    return NULL;
+}
+
+static void check_errno_places(void)
+{
+    pthread_t t;
+    check_errno_deeper(4);
+    if (pthread_create(&t, NULL, check_errno_thread, NULL) == 0)
+        pthread_join(t, NULL);
+}
+
 /* One round of every check; its observations in *buf (open_memstream). */
 static void run_round(char **buf, size_t *len)
 {
@@ -335,6 +365,7 @@ static void run_round(char **buf, size_t *len)
     check_huge();
     check_alignment();
     check_errno_kept();
+    check_errno_places();
     check_usable();
     fclose(g_out);
 }

@@ -8,8 +8,8 @@
  * exactly libgcc's stack through a 40-deep recursion, two kinds of realigned frames and
  * thread starts, and fall back to libgcc (counted) in signal handlers, on the normal
  * stack and on a sigaltstack, while its rule cache is flushed under it; on the main
- * thread 512 KiB below its first capture, and in a child forked by another thread. It
- * also checks
+ * thread 512 KiB below its first capture, in a child forked by another thread, and fall
+ * back on a stack mapped 4 MiB below the main one (errno kept). It also checks
  * the skip range of hs_unwind_capture, runs the variants from several threads, and
  * prints (never asserts) the median cost of a capture of a ~40-frame stack.
  * Function extents come from the executable's own ELF symbol table (st_size), since the
@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #if defined(__clang__) /* no per-function frame-pointer switch: fp chains are not required */
@@ -625,6 +626,46 @@ static void test_dwarf_fork_child(void)
           status);
 }
 
+/* A stack of its own placed 4 MiB below the main thread's, inside the span its stack
+ * may grow into: a walk from there must not read up through the hole to the main stack
+ * (pthread_getattr_np's bounds, taken before the mapping existed, would have let it). */
+static ucontext_t below_main_uc, below_main_back;
+static int below_main_errno;
+
+static void below_main_run(void)
+{
+    errno = 4242;
+    both(&pair);
+    below_main_errno = errno;
+}
+
+static void test_dwarf_stack_below_main(void)
+{
+    size_t size = 256 * 1024;
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095;
+    void *want = (void *)(sp - (4ul << 20)), *m;
+    uint64_t fb = hs_unwind_dwarf_fallbacks();
+
+    m = mmap(want, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+             -1, 0);
+    if (m != want) {
+        printf("dwarf: no room 4 MiB below the main stack, not tested\n");
+        if (m != MAP_FAILED)
+            munmap(m, size);
+        return;
+    }
+    getcontext(&below_main_uc);
+    below_main_uc.uc_stack.ss_sp = m;
+    below_main_uc.uc_stack.ss_size = size;
+    below_main_uc.uc_link = &below_main_back;
+    makecontext(&below_main_uc, below_main_run, 0);
+    CHECK(swapcontext(&below_main_back, &below_main_uc) == 0, "swapcontext");
+    munmap(m, size);
+    CHECK(hs_unwind_dwarf_fallbacks() > fb, "a stack below the main one: dwarf did not fall back");
+    CHECK(below_main_errno == 4242, "a stack below the main one: errno %d", below_main_errno);
+    CHECK(pair.nd > 0 && pair.nd <= pair.ng, "a stack below the main one: %zu frames", pair.nd);
+}
+
 /* ---- signal frames: the fallback ------------------------------------------------------ */
 
 size_t sig_raiser(int sig);
@@ -844,6 +885,7 @@ int main(void)
     test_dwarf_exact();
     test_dwarf_main_deeper();
     test_dwarf_fork_child();
+    test_dwarf_stack_below_main();
     test_dwarf_signal(0);
     test_dwarf_signal(1);
     test_dwarf_threads();
