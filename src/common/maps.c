@@ -524,9 +524,9 @@ static int maps_from_text(pid_t pid, const char *buf, size_t len, hs_maps_t *out
         maps[i].path = strings;
         strings += lines[i].pathlen + 1;
     }
-    if (build_ids && (rc = maps_fill_build_ids(pid, maps, lines, n)) != 0)
+    if (build_ids && (rc = maps_fill_build_ids(pid, maps, lines, n)) != 0) {
         free(maps);
-    else {
+    } else {
         out->maps = maps;
         out->n = n;
     }
