@@ -1,8 +1,8 @@
 /*
  * Memory mappings of a process and the GNU build ids of the files behind them. Owns the
- * parsing of /proc/PID/maps (read with plain read() into one growing malloc'd buffer, so
- * no stdio buffer is shared with the host and a line is never cut by a short read; or,
- * for a dump, into pages mapped for it, hs_maps_text_read) and a
+ * parsing of /proc/PID/maps (read with plain read() into pages mapped for it, growing, so
+ * no stdio buffer is shared with the host, a line is never cut by a short read, and a
+ * dump's accounting sees none of it in the allocator: hs_maps_text_read) and a
  * small ELF note reader (open/pread with bounds checks, 32- and 64-bit, either byte
  * order; no libelf). It never writes anything and never trusts a length read from a file.
  * Called at dump time inside the profiled process (the caller holds the reentrancy guard,
@@ -265,50 +265,6 @@ bool hs_elf_build_id(const char *path, char *hex, size_t hexlen)
 
 /* ------------------------------------------------------------ /proc/PID/maps ---- */
 
-/* Reads the whole file at path with read() into a NUL-terminated malloc'd buffer. */
-static int maps_slurp(const char *path, char **out, size_t *outlen)
-{
-    int fd = hs_open_high(path, O_RDONLY, 0);
-    if (fd < 0)
-        return -errno;
-    size_t cap = 64 * 1024, len = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    for (;;) {
-        if (buf == NULL) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        if (cap - len < 4096 + 1) {
-            char *bigger = realloc(buf, cap * 2);
-            if (bigger == NULL) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + len, cap - len - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            rc = -errno;
-            goto out;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
-    buf[len] = '\0';
-    *out = buf;
-    *outlen = len;
-out:
-    close(fd);
-    if (rc != 0)
-        free(buf);
-    return rc;
-}
-
 /* A hex digit's value plus one, 0 for any other byte: one load per digit instead of three
  * range tests (a small program's dump parses some 10,000 digits of /proc/self/maps). */
 static const unsigned char maps_hexval[256] = {
@@ -534,25 +490,6 @@ static int maps_from_text(pid_t pid, const char *buf, size_t len, hs_maps_t *out
     return rc;
 }
 
-static int maps_read(pid_t pid, hs_maps_t *out, bool build_ids)
-{
-    char path[64], *buf = NULL;
-    size_t len = 0;
-    int rc;
-
-    out->maps = NULL;
-    out->n = 0;
-    if (pid == 0)
-        snprintf(path, sizeof(path), "/proc/self/maps");
-    else
-        snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-    if ((rc = maps_slurp(path, &buf, &len)) != 0)
-        return rc;
-    rc = maps_from_text(pid, buf, len, out, build_ids);
-    free(buf);
-    return rc;
-}
-
 int hs_maps_parse_self(const char *text, size_t len, hs_maps_t *out)
 {
     return maps_from_text(0, text, len, out, false);
@@ -571,10 +508,17 @@ static int maps_text_grow(hs_maps_text_t *t, size_t size)
     return 0;
 }
 
-int hs_maps_text_read(hs_maps_text_t *t)
+/* /proc/PID/maps (pid 0: self) into t, with read() (no stdio buffer shared with the
+ * host, no line cut by a short read). */
+static int maps_text_read_pid(pid_t pid, hs_maps_text_t *t)
 {
+    char path[64];
+    if (pid == 0)
+        snprintf(path, sizeof(path), "/proc/self/maps");
+    else
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
     memset(t, 0, sizeof(*t));
-    int fd = hs_open_high("/proc/self/maps", O_RDONLY, 0), rc = fd < 0 ? -errno : 0;
+    int fd = hs_open_high(path, O_RDONLY, 0), rc = fd < 0 ? -errno : 0;
     while (rc == 0) {
         if (t->size - t->len < 4096 + 1 &&
             (rc = maps_text_grow(t, t->size ? 2 * t->size : 1 << 16)))
@@ -596,11 +540,28 @@ int hs_maps_text_read(hs_maps_text_t *t)
     return rc;
 }
 
+int hs_maps_text_read(hs_maps_text_t *t)
+{
+    return maps_text_read_pid(0, t);
+}
+
 void hs_maps_text_free(hs_maps_text_t *t)
 {
     if (t->text)
         munmap(t->text, t->size);
     memset(t, 0, sizeof(*t));
+}
+
+static int maps_read(pid_t pid, hs_maps_t *out, bool build_ids)
+{
+    hs_maps_text_t t;
+    int rc = maps_text_read_pid(pid, &t);
+    out->maps = NULL;
+    out->n = 0;
+    if (rc == 0)
+        rc = maps_from_text(pid, t.text, t.len, out, build_ids);
+    hs_maps_text_free(&t);
+    return rc;
 }
 
 int hs_maps_read(pid_t pid, hs_maps_t *out)
