@@ -118,6 +118,7 @@ compile pairs "$here/pairs.c" "$cc" -std=gnu11
 # Frame pointers, so that every unwinder (fp included) can walk its 64 frames.
 compile sample_cost "$here/sample_cost.c" "$cc" -std=gnu11 -fno-omit-frame-pointer -I"$top/include"
 compile dump_latency "$here/dump_latency.c" "$cc" -std=gnu11 -pthread
+compile dump_repeat "$here/dump_repeat.cc" "$cxx" -std=gnu++17 -I"$top/include"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/heapsift-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

@@ -20,6 +20,8 @@
 #                 each pair (SAMPLE_COST_EVICT): a sample with cold caches.
 #   dump          bench/dump_latency at RATE=1: 100,000 live samples from 10,000 stacks,
 #                 DUMPS heapsift_dump calls while DUMP_ALLOCATORS threads malloc and free.
+#                 The target is judged on each run's first dump: the later ones take
+#                 their names from the symbol cache (src/preload/symcache.c).
 #   churn Ir      churn (2 threads, IR_OPS per thread, 4,000,000) under callgrind
 #                 without the library and at RATE=0,
 #                 default and 65536: instructions of the whole process, of the churn loop
@@ -288,7 +290,7 @@ targets_dump() {
             "$bin/dump_latency" "$tmp/dl.d" 100000 10000 "$nalloc" "$dumps" \
             >"$tmp/dl.out" 2>"$tmp/dl.err" ||
             { echo "bench: dump_latency failed:" >&2; tail -n 5 "$tmp/dl.err" >&2; return 0; }
-        sed -n 's/^dump [0-9]*: rc=0 duration_ms=\([0-9.]*\)$/dur \1/p' "$tmp/dl.out" >>"$tmp/dl"
+        sed -n 's/^dump \([0-9]*\): rc=0 duration_ms=\([0-9.]*\)$/dur \1 \2/p' "$tmp/dl.out" >>"$tmp/dl"
         grep -c '^dump [0-9]*: rc=-' "$tmp/dl.out" | sed 's/^/failed /' >>"$tmp/dl"
         sed -n 's/^pair_ns_during_dumps: count=\([0-9]*\) p50=\([0-9]*\) p99=\([0-9]*\) p99.9=\([0-9]*\) max=\([0-9]*\)$/in \1 \2 \3 \4 \5/p; s/^pair_ns_outside_dumps: count=\([0-9]*\) p50=\([0-9]*\) p99=\([0-9]*\) p99.9=\([0-9]*\) max=\([0-9]*\)$/out \1 \2 \3 \4 \5/p; s/^slow pairs during dumps.*slept=\([0-9]*\) worst preempted=\([0-9]*\)$/slow \1 \2/p' \
             "$tmp/dl.out" >>"$tmp/dl"
@@ -306,7 +308,7 @@ targets_dump() {
             "$nalloc allocating thread(s), HEAPSIFT_RATE=1)"
         echo
         awk "$awk_lib"'
-        $1 == "dur" { d = d " " $2 }
+        $1 == "dur" { d = d " " $3; if ($2 == 0) d0 = d0 " " $3; else dn = dn " " $3 }
         $1 == "failed" { failed += $2 }
         $1 == "in" { icount += $2; i50 = i50 " " $3; i999 = i999 " " $5; imax = imax " " $6 }
         $1 == "out" { o999 = o999 " " $5; omax = omax " " $6 }
@@ -318,6 +320,11 @@ targets_dump() {
             printf "| profile written (first dump of a run) | %s |\n", st == "" ? "?" : st
             printf "| dump duration, median / max over %d dumps (ms) | %.1f / %.1f |\n",
                 split(d, tmpa, " "), median(d), extreme(d, 1)
+            printf "| the first dump of each run, every address symbolized: median / max (ms) | %.1f / %.1f |\n",
+                median(d0), extreme(d0, 1)
+            if (dn != "")
+                printf "| the later dumps, names from the symbol cache: median / max (ms) | %.1f / %.1f |\n",
+                    median(dn), extreme(dn, 1)
             if (failed) printf "| dumps that failed | %d |\n", failed
             printf "| malloc+free pairs during dumps | %d |\n", icount
             printf "| pair latency during dumps: median p50 / median p99.9 / worst (us) | %.2f / %.2f / %.1f |\n",
@@ -441,12 +448,12 @@ targets_main() {
     fi
     if [ -s "$tmp/dl" ]; then
         awk "$awk_lib"'
-        $1 == "dur" { d = d " " $2 }
+        $1 == "dur" && $2 == 0 { d = d " " $3 }
         $1 == "in" { imax = imax " " $6 }
         $1 == "slow" { slept = slept " " $2 }
         END {
             m = median(d); w = extreme(imax, 1) / 1000
-            printf "| dump of 100,000 live samples / 10,000 stacks: median duration | %.1f ms | <= 250 ms | %s |\n", m, m <= 250 ? "PASS" : "FAIL"
+            printf "| dump of 100,000 live samples / 10,000 stacks: median duration of a run'"'"'s first dump (nothing symbolized before) | %.1f ms | <= 250 ms | %s |\n", m, m <= 250 ? "PASS" : "FAIL"
             printf "| allocating thread blocked during a dump: worst malloc+free | %.2f ms | <= 1 ms | %s |\n", w / 1000, w <= 1000 ? "PASS" : "FAIL"
             s = extreme(slept, 1) / 1000
             printf "| (the same, counting only pairs that slept: waited for a lock or the kernel) | %.3f ms | <= 1 ms | %s |\n", s / 1000, s <= 1000 ? "PASS" : "FAIL"

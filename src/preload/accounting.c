@@ -24,6 +24,7 @@
 #include "livetab.h"
 #include "maps.h"
 #include "stacktab.h"
+#include "symcache.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -395,7 +396,7 @@ void hs_acct_profiler(hs_acct_t *a)
     a->prof_maps += hs_stacktab_mem();
     a->prof_maps += hs_filter_mem();
     a->prof_maps += hs_labels_mem();
-    a->prof_heap = hs_triggers_mem();
+    a->prof_heap = hs_triggers_mem() + hs_symcache_mem();
     uint64_t p = a->prof_maps < a->other_anon ? a->prof_maps : a->other_anon;
     a->other_anon -= p;
 }

@@ -1,9 +1,11 @@
 /*
  * Dumps: snapshot the tables, build a pprof heap profile (Go's four sample types, in
- * Go's order), symbolize it in the process, gzip it and write it atomically. Runs on the
- * thread that asked (the exit destructor or heapsift_dump) under the reentrancy guard,
- * so everything it allocates comes from the real allocator and is freed before it
- * returns. The tables are only locked while they are copied, never while encoding.
+ * Go's order), symbolize it in the process (names an earlier dump found come from the
+ * symbol cache, symcache.c), gzip it and write it atomically. Runs on the thread that
+ * asked (the exit destructor or heapsift_dump) under the reentrancy guard, so everything
+ * it allocates comes from the real allocator and is freed before it returns, but for
+ * what the symbol cache keeps. The tables are only locked while they are copied, never
+ * while encoding.
  */
 #define _GNU_SOURCE
 #include "core.h"
@@ -17,6 +19,7 @@
 #include "profile.h"
 #include "stacktab.h"
 #include "symbolize.h"
+#include "symcache.h"
 #include "trackers.h"
 #include "unwind.h"
 
@@ -46,12 +49,16 @@ typedef struct {
 
 #define HS_DUMP_UNLOADED 32
 
+/* The live mappings' symbolizer: off (HEAPSIFT_SYMBOLIZE=none), not made yet, made, or
+ * failed to be made. */
+typedef enum { DUMP_SYM_OFF, DUMP_SYM_LAZY, DUMP_SYM_READY, DUMP_SYM_FAILED } dump_sym_t;
+
 typedef struct {
     hs_profile_t *prof;
     hs_maps_t maps;
-    uint64_t *map_ids;         /* mapping id per maps entry, 0 = not added yet */
-    hs_symbolizer_t *sym;      /* NULL when symbolization failed or is off */
-    bool sym_idle;             /* symbolization on, but no stack to symbolize: none made */
+    uint64_t *map_ids;    /* mapping id per maps entry, 0 = not added yet */
+    hs_symbolizer_t *sym; /* made on the first address the symbol cache lacks */
+    dump_sym_t sym_state;
     uint64_t *loc_pc, *loc_id; /* open-addressing (pc, unloaded module) -> location id */
     int32_t *loc_mod;          /* the unloaded module's index + 1, 0 for the live set */
     size_t loc_cap;
@@ -245,10 +252,27 @@ static dump_stack_t *dump_snapshot_peak(uint32_t *count, dump_meta_t *m)
     return s;
 }
 
-/* The mapping id for addr, adding the mapping on first use; 0 when addr is unmapped. */
-static uint64_t dump_mapping(dump_ctx_t *c, uint64_t addr)
+/* The in-process symbolizer as HEAPSIFT_SYMBOLIZE asks. lines: file:line and inlined
+ * frames from the DWARF inside the mapped files, names from every symbol table (separate
+ * debug files' too: their .symtab is cheap, their compressed DWARF is not: libc6-dbg
+ * alone costs ~0.1 s per process); full: DWARF of separate debug files too; names: symbol
+ * tables only; none: addresses only. One libdwfl session serves both kinds of file, so
+ * each file is mapped once. */
+static const char *dump_sym_mode; /* overrides HEAPSIFT_SYMBOLIZE when set (leak report) */
+
+static const char *dump_sym_mode_now(void)
 {
-    const hs_map_t *found = hs_maps_find(&c->maps, addr);
+    return dump_sym_mode ? dump_sym_mode : hs_opt.symbolize;
+}
+
+static bool dump_sym_on(const dump_ctx_t *c)
+{
+    return c->sym_state == DUMP_SYM_LAZY || c->sym_state == DUMP_SYM_READY;
+}
+
+/* The profile's mapping for maps entry found (NULL: 0, no mapping), added on first use. */
+static uint64_t dump_mapping_of(dump_ctx_t *c, const hs_map_t *found)
+{
     if (!found)
         return 0;
     size_t i = (size_t)(found - c->maps.maps);
@@ -261,13 +285,19 @@ static uint64_t dump_mapping(dump_ctx_t *c, uint64_t addr)
         .file_offset = m->offset,
         .filename = hs_profile_str(c->prof, m->path),
         .build_id = hs_profile_str(c->prof, hs_maps_build_id(0, &c->maps, m)),
-        .has_functions = c->sym != NULL || c->sym_idle,
-        .has_filenames = c->sym != NULL || c->sym_idle,
-        .has_line_numbers = c->sym != NULL || c->sym_idle,
-        .has_inline_frames = c->sym != NULL || c->sym_idle,
+        .has_functions = dump_sym_on(c),
+        .has_filenames = dump_sym_on(c),
+        .has_line_numbers = dump_sym_on(c),
+        .has_inline_frames = dump_sym_on(c),
     };
     c->map_ids[i] = hs_profile_add_mapping(c->prof, &pm);
     return c->map_ids[i];
+}
+
+/* The mapping id for addr, adding the mapping on first use; 0 when addr is unmapped. */
+static uint64_t dump_mapping(dump_ctx_t *c, uint64_t addr)
+{
+    return dump_mapping_of(c, hs_maps_find(&c->maps, addr));
 }
 
 /* Makes the main executable mapping 1 (pprof names a profile after its first mapping):
@@ -299,12 +329,11 @@ static void dump_main_mapping(dump_ctx_t *c)
 }
 
 /* A location at addr (a return address - 1, inside the call) in mapping map, with one
- * line per (inlined) frame sym knows of. */
-static uint64_t dump_add_location(dump_ctx_t *c, hs_symbolizer_t *sym, uint64_t map, uint64_t addr)
+ * line per (inlined) frame of syms[0..n). */
+static uint64_t dump_add_location(dump_ctx_t *c, uint64_t map, uint64_t addr,
+                                  const hs_symbol_t *syms, size_t n)
 {
-    hs_symbol_t syms[16];
     hs_line_t lines[16];
-    size_t n = sym ? hs_symbolize(sym, addr, syms, 16) : 0;
     for (size_t i = 0; i < n; i++) {
         const char *name = syms[i].name ? syms[i].name : syms[i].system_name;
         const char *sys = syms[i].system_name ? syms[i].system_name : name;
@@ -314,6 +343,46 @@ static uint64_t dump_add_location(dump_ctx_t *c, hs_symbolizer_t *sym, uint64_t 
         lines[i].line = syms[i].line;
     }
     return hs_profile_add_location(c->prof, map, addr, lines, n);
+}
+
+/* The symbolizer of the live mappings, made when first needed: setting libdwfl up costs
+ * a tenth of a millisecond and opens every binary, for nothing when the symbol cache
+ * holds every address of the profile (or the profile has no stack). NULL if off or
+ * failed. */
+static hs_symbolizer_t *dump_sym(dump_ctx_t *c)
+{
+    if (c->sym_state != DUMP_SYM_LAZY)
+        return c->sym;
+    const char *mode = dump_sym_mode_now();
+    c->sym = c->maps.n ? hs_symbolizer_new_self(&c->maps) : hs_symbolizer_new_pid(0);
+    c->sym_state = c->sym ? DUMP_SYM_READY : DUMP_SYM_FAILED;
+    if (!c->sym || strcmp(mode, "full") == 0)
+        return c->sym;
+    if (strcmp(mode, "names") == 0)
+        hs_symbolizer_names_only(c->sym, true);
+    else
+        hs_symbolizer_separate_debug(c->sym, HS_SYM_DEBUG_SYMTAB);
+    return c->sym;
+}
+
+/* The location of addr in the live mappings. The symbol cache serves the dumps made with
+ * HEAPSIFT_SYMBOLIZE's own mode (not the leak report's "lines" instead of "names"). */
+static uint64_t dump_live_location(dump_ctx_t *c, uint64_t addr)
+{
+    hs_symbol_t buf[16];
+    const hs_symbol_t *syms = buf;
+    size_t n = 0;
+    const hs_map_t *m = c->maps.n ? hs_maps_find(&c->maps, addr) : NULL;
+    uint64_t map = dump_mapping_of(c, m); /* reads m's build id, which the key includes */
+    uint64_t key = m && !dump_sym_mode ? hs_symcache_map_key(m) : 0;
+    if (dump_sym_on(c) && !(key && hs_symcache_get(addr, key, &syms, &n))) {
+        hs_symbolizer_t *sym = dump_sym(c);
+        n = sym ? hs_symbolize(sym, addr, buf, 16) : 0;
+        syms = buf;
+        if (sym && key)
+            hs_symcache_put(addr, key, buf, n);
+    }
+    return dump_add_location(c, map, addr, syms, n);
 }
 
 /* Builds the location of return address pc, with its names and lines. */
@@ -326,7 +395,7 @@ static uint64_t dump_new_location(dump_ctx_t *c, uint64_t pc)
         lines[0].line = 0;
         return hs_profile_add_location(c->prof, 0, 0, lines, 1);
     }
-    return dump_add_location(c, c->sym, dump_mapping(c, pc - 1), pc - 1);
+    return dump_live_location(c, pc - 1);
 }
 
 /* The symbolizer for unloaded module g: the file it was loaded from, if it is still
@@ -334,7 +403,7 @@ static uint64_t dump_new_location(dump_ctx_t *c, uint64_t pc)
 static hs_symbolizer_t *dump_unloaded_sym(dump_ctx_t *c, int g, const hs_unloaded_t *u)
 {
     char id[65];
-    if (c->utried[g] || !c->sym)
+    if (c->utried[g] || !dump_sym_on(c))
         return c->usym[g];
     c->utried[g] = true;
     if (!hs_elf_build_id(u->path, id, sizeof(id)) || strcmp(id, u->build_id) != 0)
@@ -371,7 +440,9 @@ static uint64_t dump_unloaded_location(dump_ctx_t *c, uint64_t pc, int g)
     if (!u || g >= HS_DUMP_UNLOADED)
         return hs_profile_add_location(c->prof, 0, pc - 1, NULL, 0);
     hs_symbolizer_t *sym = dump_unloaded_sym(c, g, u);
-    return dump_add_location(c, sym, dump_unloaded_map(c, g, u), pc - 1);
+    hs_symbol_t syms[16];
+    size_t n = sym ? hs_symbolize(sym, pc - 1, syms, 16) : 0;
+    return dump_add_location(c, dump_unloaded_map(c, g, u), pc - 1, syms, n);
 }
 
 static uint64_t dump_location(dump_ctx_t *c, uint64_t pc, int unloaded)
@@ -560,32 +631,6 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, hs_lif
     return 0;
 }
 
-/* The in-process symbolizer as HEAPSIFT_SYMBOLIZE asks. lines: file:line and inlined
- * frames from the DWARF inside the mapped files, names from every symbol table (separate
- * debug files' too: their .symtab is cheap, their compressed DWARF is not: libc6-dbg
- * alone costs ~0.1 s per process); full: DWARF of separate debug files too; names: symbol
- * tables only; none: addresses only. One libdwfl session serves both kinds of file, so
- * each file is mapped once. */
-static const char *dump_sym_mode; /* overrides HEAPSIFT_SYMBOLIZE when set (leak report) */
-
-static void dump_symbolizers(dump_ctx_t *c, size_t pcs)
-{
-    const char *mode = dump_sym_mode ? dump_sym_mode : hs_opt.symbolize;
-    if (strcmp(mode, "none") == 0)
-        return;
-    /* Setting libdwfl up is a tenth of a millisecond: not for a profile of no stack. */
-    c->sym_idle = pcs == 0;
-    if (c->sym_idle)
-        return;
-    c->sym = c->maps.n ? hs_symbolizer_new_self(&c->maps) : hs_symbolizer_new_pid(0);
-    if (!c->sym || strcmp(mode, "full") == 0)
-        return;
-    if (strcmp(mode, "names") == 0)
-        hs_symbolizer_names_only(c->sym, true);
-    else
-        hs_symbolizer_separate_debug(c->sym, HS_SYM_DEBUG_SYMTAB);
-}
-
 static size_t dump_pow2(size_t n)
 {
     size_t c = 64;
@@ -616,7 +661,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
         c->map_ids = calloc(c->maps.n ? c->maps.n : 1, sizeof(uint64_t));
     if (!c->map_ids)
         c->maps.n = 0;
-    dump_symbolizers(c, pcs);
+    c->sym_state = strcmp(dump_sym_mode_now(), "none") == 0 ? DUMP_SYM_OFF : DUMP_SYM_LAZY;
     hs_modules_refresh(); /* which libraries of the recorded stacks are gone */
     dump_main_mapping(c);
     int rc = dump_header(c->prof, m, kind, dump_live_ci95(s, n));

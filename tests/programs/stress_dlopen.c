@@ -6,9 +6,11 @@
  *   own allocation site (plugin_site_a or plugin_site_b, the same code built twice) and
  *   allocates and frees in its constructor and destructor. The program:
  *     1. loads and unloads LIB_A 20 times (allocating and freeing while loaded);
- *     2. loads LIB_A, allocates NA blocks of SA bytes in it, unloads it (checked with
+ *     2. loads LIB_A, allocates NA blocks of SA bytes in it, heapsift_dump(DIR/loaded.pb.gz)
+ *        (which fills the dumps' symbol cache with A's addresses), unloads it (checked with
  *        RTLD_NOLOAD), heapsift_dump(DIR/gone.pb.gz), loads LIB_B (which may take LIB_A's old
- * address) and allocates NB blocks of SB bytes in it;
+ *        address, so that B's addresses are A's cached ones) and allocates NB blocks of SB
+ *        bytes in it;
  *     3. heapsift_dump(DIR/unloaded.pb.gz): A's blocks are live, their stacks point into
  *        unloaded code;
  *     4. frees A's blocks, heapsift_dump(DIR/freed.pb.gz); then B's, and unloads B.
@@ -111,6 +113,7 @@ int main(int argc, char **argv)
     if (!ha)
         return 1;
     fa(g_a, NA, SA);
+    bad |= dump(dir, "loaded.pb.gz");
     bad |= unload(ha, la);
     bad |= dump(dir, "gone.pb.gz");
     void *hb = load(lb, &fb);

@@ -3,10 +3,12 @@
 # (tests/programs/stress_dlopen.c; the two plugins, built here, are the same code under
 # two names, so plugin B can take plugin A's old address with the same layout). At
 # HEAPSIFT_RATE=1, with the dwarf and libgcc unwinders:
-#  - no crash; the profiles written after A's unload, before and after B is loaded, read in
-#    both readers; A's frames resolve to plugin_site_a or are unknown: never to B's names
-#    (plugin_site_b owns exactly B's bytes), and main's cumulative inuse still covers both
-#    plugins' blocks;
+#  - no crash; the profile written while A is loaded names plugin_site_a as the owner of
+#    A's bytes; the profiles written after A's unload, before and after B is loaded, read in
+#    both readers; A's frames resolve to plugin_site_a or are unknown: never to B's names,
+#    and B's never to A's, although the dumps' symbol cache held A's names for the
+#    addresses B's code took (plugin_site_b owns exactly B's bytes); main's cumulative
+#    inuse still covers both plugins' blocks;
 #  - after A's blocks are freed, plugin_site_a owns nothing; the exit profile is valid.
 # usage: dlopen_unload.sh BUILD_DIR SOURCE_DIR
 set -eu
@@ -62,6 +64,10 @@ for unwind in dwarf libgcc; do
     }
     a=$(sed -n 's/^a_bytes=\([0-9]*\) b_bytes=\([0-9]*\)$/\1/p' "$T/$label.out")
     b=$(sed -n 's/^a_bytes=\([0-9]*\) b_bytes=\([0-9]*\)$/\2/p' "$T/$label.out")
+    if valid "$dir/loaded.pb.gz" "$label: loaded.pb.gz"; then
+        got=$(inuse_of "$dir/loaded.pb.gz" plugin_site_a)
+        [ "$got" = "$a" ] || fail "$label: loaded.pb.gz: plugin_site_a owns ${got:-?} bytes, want $a"
+    fi
     if valid "$dir/gone.pb.gz" "$label: gone.pb.gz"; then
         got=$(inuse_of "$dir/gone.pb.gz" plugin_site_a)
         [ "$got" = "$a" ] || [ "$got" = 0 ] ||
@@ -71,7 +77,7 @@ for unwind in dwarf libgcc; do
         got=$(inuse_of "$dir/unloaded.pb.gz" plugin_site_b)
         [ "$got" = "$b" ] || {
             fail "$label: unloaded.pb.gz: plugin_site_b owns ${got:-?} bytes, want $b" \
-                "(more: A's frames in unloaded code were named after B, loaded at the same address)"
+                "(more: frames at the addresses A and B took in turn were named after the wrong one)"
             [ "$HAVE_GO" = 1 ] && gotop "$dir/unloaded.pb.gz" inuse_space |
                 grep -E 'flat|plugin|unknown|\[' >"$T/top" && show "$T/top"
         }

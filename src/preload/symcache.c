@@ -1,0 +1,272 @@
+/*
+ * Symbol cache (symcache.h): return address - 1 -> the frames hs_symbolize gave it, for
+ * the addresses of the live mappings, across dumps. A dump that finds every address here
+ * never sets up libdwfl nor opens a binary; one that finds most symbolizes the rest.
+ *
+ * An entry holds while the mapping that holds its address is the same one: a library
+ * unloaded and another mapped at its place (or the same path rebuilt) has another key
+ * (hs_symcache_map_key), so its addresses are symbolized afresh and the old entries are
+ * overwritten. Entries sit in an
+ * open-addressing table (at most half full); their frames in one array; their strings
+ * interned in chunks that never move, so that a function's names and file are stored
+ * once for all its addresses. All of it comes from malloc (the dump holds the guard) and
+ * counts in the profiler's heap. At HS_SYMCACHE_MAX_BYTES it keeps what it has and takes
+ * no more, unless most of its frames are replaced entries' (libraries unloaded and
+ * others mapped in their place, again and again): then it starts over.
+ *
+ * Called by dump.c only, under the dump lock. It never logs: an address it could not keep
+ * only costs each later dump its symbolization, as without the cache.
+ */
+#include "symcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SC_CHUNK (64u << 10)
+#define SC_MIN_CAP 256u
+
+typedef struct {
+    uint64_t addr; /* 0: empty (address 0 is never cached) */
+    uint64_t map;
+    uint32_t first, n; /* frames[first .. first + n) */
+} sc_entry_t;
+
+typedef struct sc_chunk {
+    struct sc_chunk *next;
+    size_t used, size;
+    char data[];
+} sc_chunk_t;
+
+static struct {
+    sc_entry_t *tab;
+    size_t cap, count;
+    hs_symbol_t *frames;
+    size_t nframes, frames_cap;
+    size_t garbage; /* frames of replaced entries, no longer referenced */
+    const char **strs; /* interned strings, open addressing, at most half full */
+    size_t strs_cap, nstrs;
+    sc_chunk_t *chunks;
+    size_t bytes;
+} sc;
+
+static inline uint64_t sc_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    return x ^ (x >> 33);
+}
+
+uint64_t hs_symcache_map_key(const hs_map_t *m)
+{
+    uint64_t h = sc_mix(m->start);
+    h = sc_mix(h ^ m->limit);
+    h = sc_mix(h ^ m->offset);
+    h = sc_mix(h ^ (uint64_t)m->dev);
+    h = sc_mix(h ^ m->inode);
+    for (const char *p = m->build_id; *p; p++)
+        h = sc_mix(h ^ (unsigned char)*p);
+    return h | 1;
+}
+
+void hs_symcache_clear(void)
+{
+    for (sc_chunk_t *c = sc.chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(sc.tab);
+    free(sc.frames);
+    free(sc.strs);
+    memset(&sc, 0, sizeof(sc));
+}
+
+size_t hs_symcache_mem(void)
+{
+    return sc.bytes;
+}
+
+/* The slot of addr: its entry, or the empty slot where it would go. cap > 0. */
+static size_t sc_slot(uint64_t addr)
+{
+    size_t mask = sc.cap - 1, i = (size_t)sc_mix(addr) & mask;
+    while (sc.tab[i].addr && sc.tab[i].addr != addr)
+        i = (i + 1) & mask;
+    return i;
+}
+
+bool hs_symcache_get(uint64_t addr, uint64_t map_key, const hs_symbol_t **frames, size_t *n)
+{
+    if (!sc.cap || !addr)
+        return false;
+    const sc_entry_t *e = &sc.tab[sc_slot(addr)];
+    if (e->addr != addr || e->map != map_key)
+        return false;
+    *frames = sc.frames + e->first;
+    *n = e->n;
+    return true;
+}
+
+/* Whether `more` bytes fit under the limit; counts them if so. */
+static bool sc_charge(size_t more)
+{
+    if (sc.bytes + more > HS_SYMCACHE_MAX_BYTES)
+        return false;
+    sc.bytes += more;
+    return true;
+}
+
+/* Doubles the entry table (or makes it). false: no memory, or over the limit. */
+static bool sc_grow_tab(void)
+{
+    size_t cap = sc.cap ? sc.cap * 2 : SC_MIN_CAP;
+    if (!sc_charge(cap * sizeof(sc_entry_t)))
+        return false;
+    sc_entry_t *old = sc.tab, *tab = calloc(cap, sizeof(*tab));
+    if (!tab)
+        return false;
+    size_t old_cap = sc.cap;
+    sc.tab = tab;
+    sc.cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].addr)
+            sc.tab[sc_slot(old[i].addr)] = old[i];
+    free(old);
+    sc.bytes -= old_cap * sizeof(sc_entry_t);
+    return true;
+}
+
+/* Room for n more frames. */
+static bool sc_reserve_frames(size_t n)
+{
+    if (sc.nframes + n <= sc.frames_cap)
+        return true;
+    size_t cap = sc.frames_cap ? sc.frames_cap : 256;
+    while (cap < sc.nframes + n)
+        cap *= 2;
+    if (!sc_charge((cap - sc.frames_cap) * sizeof(hs_symbol_t)))
+        return false;
+    hs_symbol_t *f = realloc(sc.frames, cap * sizeof(*f));
+    if (!f)
+        return false;
+    sc.frames = f;
+    sc.frames_cap = cap;
+    return true;
+}
+
+static uint64_t sc_str_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The slot of s in the string set: its copy, or the empty slot where it would go. */
+static size_t sc_str_slot(const char *s, uint64_t h)
+{
+    size_t mask = sc.strs_cap - 1, i = (size_t)h & mask;
+    while (sc.strs[i] && strcmp(sc.strs[i], s) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static bool sc_grow_strs(void)
+{
+    size_t cap = sc.strs_cap ? sc.strs_cap * 2 : SC_MIN_CAP;
+    if (!sc_charge(cap * sizeof(char *)))
+        return false;
+    const char **old = sc.strs;
+    size_t old_cap = sc.strs_cap;
+    sc.strs = calloc(cap, sizeof(char *));
+    if (!sc.strs) {
+        sc.strs = old; /* the caller empties the cache */
+        return false;
+    }
+    sc.strs_cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i])
+            sc.strs[sc_str_slot(old[i], sc_str_hash(old[i]))] = old[i];
+    free(old);
+    sc.bytes -= old_cap * sizeof(char *);
+    return true;
+}
+
+/* A copy of len + 1 bytes of s in the chunks. */
+static char *sc_copy(const char *s, size_t len)
+{
+    sc_chunk_t *c = sc.chunks;
+    if (!c || c->size - c->used < len + 1) {
+        size_t size = len + 1 > SC_CHUNK ? len + 1 : SC_CHUNK;
+        if (!sc_charge(sizeof(*c) + size) || !(c = malloc(sizeof(*c) + size)))
+            return NULL;
+        c->next = sc.chunks;
+        c->used = 0;
+        c->size = size;
+        sc.chunks = c;
+    }
+    char *d = memcpy(c->data + c->used, s, len + 1);
+    c->used += len + 1;
+    return d;
+}
+
+/* The interned copy of s (NULL stays NULL); *ok = false when out of room. */
+static const char *sc_intern(const char *s, bool *ok)
+{
+    if (!s || !*ok)
+        return NULL;
+    if ((sc.nstrs + 1) * 2 > sc.strs_cap && !sc_grow_strs()) {
+        *ok = false;
+        return NULL;
+    }
+    uint64_t h = sc_str_hash(s);
+    size_t i = sc_str_slot(s, h);
+    if (!sc.strs[i]) {
+        char *d = sc_copy(s, strlen(s));
+        if (!d) {
+            *ok = false;
+            return NULL;
+        }
+        sc.strs[i] = d;
+        sc.nstrs++;
+    }
+    return sc.strs[i];
+}
+
+/* Stores the entry; false when out of room (the caller starts over). */
+static bool sc_store(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n)
+{
+    bool ok = true;
+    if ((sc.count + 1) * 2 > sc.cap && !sc_grow_tab())
+        return false;
+    if (!sc_reserve_frames(n))
+        return false;
+    for (size_t k = 0; k < n && ok; k++) {
+        hs_symbol_t *f = &sc.frames[sc.nframes + k];
+        *f = frames[k];
+        f->name = sc_intern(frames[k].name, &ok);
+        f->system_name = sc_intern(frames[k].system_name, &ok);
+        f->file = sc_intern(frames[k].file, &ok);
+    }
+    if (!ok)
+        return false;
+    sc_entry_t *e = &sc.tab[sc_slot(addr)];
+    if (!e->addr)
+        sc.count++;
+    else
+        sc.garbage += e->n; /* a re-mapped address: its old frames stay behind, counted */
+    *e = (sc_entry_t){.addr = addr, .map = map_key, .first = (uint32_t)sc.nframes, .n = (uint32_t)n};
+    sc.nframes += n;
+    return true;
+}
+
+void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n)
+{
+    if (!addr || n > UINT32_MAX || sc.nframes + n > UINT32_MAX)
+        return;
+    if (sc_store(addr, map_key, frames, n) || sc.garbage * 2 < sc.nframes)
+        return; /* stored, or full of live entries: they stay, new ones are not kept */
+    /* Full of frames of libraries gone or replaced: start over, with this entry first. */
+    hs_symcache_clear();
+    if (!sc_store(addr, map_key, frames, n))
+        hs_symcache_clear();
+}
