@@ -42,7 +42,7 @@ static struct {
     size_t cap, count;
     hs_symbol_t *frames;
     size_t nframes, frames_cap;
-    size_t garbage; /* frames of replaced entries, no longer referenced */
+    size_t garbage;    /* frames of replaced entries, no longer referenced */
     const char **strs; /* interned strings, open addressing, at most half full */
     size_t strs_cap, nstrs;
     sc_chunk_t *chunks;
@@ -254,7 +254,8 @@ static bool sc_store(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames,
         sc.count++;
     else
         sc.garbage += e->n; /* a re-mapped address: its old frames stay behind, counted */
-    *e = (sc_entry_t){.addr = addr, .map = map_key, .first = (uint32_t)sc.nframes, .n = (uint32_t)n};
+    *e =
+        (sc_entry_t){.addr = addr, .map = map_key, .first = (uint32_t)sc.nframes, .n = (uint32_t)n};
     sc.nframes += n;
     return true;
 }

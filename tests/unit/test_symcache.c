@@ -36,8 +36,9 @@ static void test_put_get(void)
     CHECK(hs_symcache_map_key(&c) != ka, "the build id is part of the key");
 
     char inner[] = "inlined_helper", outer[] = "caller", file[] = "/src/x.c";
-    hs_symbol_t in[2] = {{.name = inner, .system_name = NULL, .file = file, .line = 7, .start_line = 5},
-                         {.name = outer, .system_name = "_Z6callerv", .file = file, .line = 40}};
+    hs_symbol_t in[2] = {
+        {.name = inner, .system_name = NULL, .file = file, .line = 7, .start_line = 5},
+        {.name = outer, .system_name = "_Z6callerv", .file = file, .line = 40}};
     const hs_symbol_t *out = NULL;
     size_t n = 99;
     CHECK(!hs_symcache_get(0x401234, ka, &out, &n), "empty cache");
@@ -73,7 +74,8 @@ static void test_many(void)
     char name[64];
     for (uint64_t i = 0; i < 30000; i++) {
         snprintf(name, sizeof(name), "function_number_%llu", (unsigned long long)(i % 1000));
-        hs_symbol_t f = {.name = name, .system_name = name, .file = "/src/many.c", .line = (int64_t)i};
+        hs_symbol_t f = {
+            .name = name, .system_name = name, .file = "/src/many.c", .line = (int64_t)i};
         hs_symcache_put(m.start + i * 4, k, &f, 1);
     }
     size_t bad = 0;
@@ -90,7 +92,8 @@ static void test_many(void)
         if (i == 0)
             first = out;
         else if (i % 1000 == 0 && first)
-            CHECK(out[0].name == first[0].name, "entry %llu: name not shared", (unsigned long long)i);
+            CHECK(out[0].name == first[0].name, "entry %llu: name not shared",
+                  (unsigned long long)i);
     }
     CHECK(bad == 0, "%zu of 30000 entries wrong or missing", bad);
     size_t mem = hs_symcache_mem();
