@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sort.h"
 #include "report.h"
 #include "viewopts.h"
 
@@ -305,7 +306,7 @@ static int check_growth(check_opts_t *c, hs_profile_t *const p[2], const hs_view
     for (long i = 0; i < n; i++)
         changed += st[i].d != 0;
     double z = hs_report_verdict_zm(changed);
-    qsort(st, (size_t)n, sizeof(*st), check_cmp_growth);
+    hs_sort(st, (size_t)n, sizeof(*st), check_cmp_growth);
     char name[512], d[64], sd[64];
     for (long i = 0; i < n; i++) {
         if (hs_report_verdict_z((double)st[i].d, st[i].var, z) != HS_GREW)

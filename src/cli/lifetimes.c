@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sort.h"
 #include "report_lifetimes.h"
 #include "viewopts.h"
 
@@ -259,7 +260,7 @@ int hs_cmd_lifetimes(int argc, char **argv)
                     "lifetimes): every allocation shows as live\n",
                     o.pos[0]);
         life_sort_key = lo.sort;
-        qsort(l.rows, l.nrows, sizeof(*l.rows), life_cmp);
+        hs_sort(l.rows, l.nrows, sizeof(*l.rows), life_cmp);
         if (o.json)
             life_json(&l, &o);
         else

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sort.h"
 #include "report_suspects.h"
 #include "viewopts.h"
 
@@ -85,7 +86,7 @@ static long sus_dir(const char *dir, char ***out)
         hs_cli_error("%s: %s", dir, strerror(ENOMEM));
         return -1;
     }
-    qsort(v, n, sizeof(char *), sus_cmp_name);
+    hs_sort(v, n, sizeof(char *), sus_cmp_name);
     *out = v;
     return (long)n;
 }

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "sort.h"
 #include "report.h"
 #include "viewopts.h"
 
@@ -56,7 +57,7 @@ static int traces_labels(const hs_report_t *r, const hs_profile_t *p, const hs_s
         fclose(f);
         lines[n++] = line;
     }
-    qsort(lines, n, sizeof(char *), traces_strcmp);
+    hs_sort(lines, n, sizeof(char *), traces_strcmp);
     for (size_t i = 0; i < n; i++) {
         fputs(lines[i], stdout);
         free(lines[i]);

@@ -6,6 +6,7 @@
  * 3 I/O.
  */
 #include "cli.h"
+#include "sort.h"
 #include "report.h"
 #include "viewopts.h"
 
@@ -58,7 +59,7 @@ static int tree_walk(tree_state_t *st, uint32_t i)
     for (uint32_t c = t[i].child; c; c = t[c].sibling)
         kids[k++] = c;
     tree_sort_state = st;
-    qsort(kids, n, sizeof(*kids), tree_cmp);
+    hs_sort(kids, n, sizeof(*kids), tree_cmp);
     int rc = 0;
     for (k = 0; !rc && k < n; k++) {
         if (t[kids[k]].cum == 0 || tree_abs(t[kids[k]].cum) < st->cutoff)

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "readers.h"
+#include "sort.h"
 #include "viewopts.h"
 #include "web.h"
 
@@ -299,7 +300,7 @@ static long store_dir_new(hs_web_target_t *t, hs_web_seen_t **out)
         nw[n++] = cur;
     }
     closedir(d);
-    qsort(nw, n, sizeof(*nw), store_seen_cmp);
+    hs_sort(nw, n, sizeof(*nw), store_seen_cmp);
     *out = nw;
     return (long)n;
 }

@@ -8,6 +8,7 @@
  * addresses), n (row count). Called with the store lock held.
  */
 #include "pprof.h"
+#include "sort.h"
 #include "report.h"
 #include "report_suspects.h"
 #include "web.h"
@@ -230,7 +231,7 @@ static int flame_walk(const flame_t *f, uint32_t i)
         if (f->t[c].cum >= f->min || f->t[c].base_cum >= f->min)
             kids[k++] = c;
     flame_sort = f;
-    qsort(kids, k, sizeof(*kids), flame_cmp);
+    hs_sort(kids, k, sizeof(*kids), flame_cmp);
     int rc = 0;
     for (size_t j = 0; !rc && j < k; j++) {
         if (j)

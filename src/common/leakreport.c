@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "leakreport.h"
+#include "sort.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -259,7 +260,7 @@ static size_t leak_tally(leak_site_t *sites, size_t n, hs_supp_t *s, hs_leak_res
         r->bytes += sites[i].bytes;
         sites[k++] = sites[i];
     }
-    qsort(sites, k, sizeof(*sites), leak_cmp_size);
+    hs_sort(sites, k, sizeof(*sites), leak_cmp_size);
     return k;
 }
 

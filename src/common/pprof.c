@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "pprof.h"
+#include "sort.h"
 #include "fdhigh.h"
 #include "pb.h"
 
@@ -494,7 +495,7 @@ static const char *pprof_ids(const void *arr, size_t n, size_t stride, uint64_t 
         return "out of memory";
     for (size_t i = 0; i < n; i++)
         (*out)[i] = *(const uint64_t *)((const char *)arr + i * stride);
-    qsort(*out, n, sizeof(uint64_t), pprof_cmp_u64);
+    hs_sort(*out, n, sizeof(uint64_t), pprof_cmp_u64);
     for (size_t i = 0; i < n; i++) {
         if ((*out)[i] == 0)
             return "reserved id 0";
@@ -852,7 +853,8 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
     char *tmp = malloc(plen + 32);
     if (!tmp)
         return -ENOMEM;
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    memcpy(tmp, path, plen); /* not "%s": GCC's ASan build then warns path may be NULL */
+    snprintf(tmp + plen, 32, ".tmp.%ld", (long)getpid());
     int rc = pprof_write_unnamed(path, tmp, data, len);
     if (rc >= 0) {
         if (rc == 0 && rename(tmp, path) < 0) {

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "report.h"
+#include "sort.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -86,7 +87,7 @@ static int rep_idmap_init(rep_idmap_t *m, const void *arr, size_t n, size_t stri
         m->sorted[i].id = *(const uint64_t *)((const char *)arr + i * stride);
         m->sorted[i].idx = i;
     }
-    qsort(m->sorted, n, sizeof(rep_id_t), rep_cmp_id);
+    hs_sort(m->sorted, n, sizeof(rep_id_t), rep_cmp_id);
     return 0;
 }
 

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "report_lifetimes.h"
+#include "sort.h"
 
 #include <errno.h>
 #include <math.h>
@@ -50,7 +51,7 @@ static int life_bounds(hs_lifetimes_t *l)
             l->bounds[n++] = v;
     }
     l->labelled = n;
-    qsort(l->bounds, n, sizeof(double), life_cmp_double);
+    hs_sort(l->bounds, n, sizeof(double), life_cmp_double);
     size_t w = 0;
     for (size_t i = 0; i < n; i++)
         if (w == 0 || l->bounds[w - 1] != l->bounds[i])
@@ -178,7 +179,7 @@ int hs_lifetimes_build(hs_lifetimes_t *out, const hs_profile_t *p, const hs_repo
         out->shorter += x->shorter;
         out->longer += x->longer;
     }
-    qsort(out->rows, out->nrows, sizeof(hs_lifetime_row_t), life_cmp_rows);
+    hs_sort(out->rows, out->nrows, sizeof(hs_lifetime_row_t), life_cmp_rows);
     return 0;
 }
 

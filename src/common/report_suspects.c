@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "report_suspects.h"
+#include "sort.h"
 
 #include <errno.h>
 #include <math.h>
@@ -237,7 +238,7 @@ int hs_suspects_find(hs_suspects_t *out, const hs_profile_t *const *profs, size_
         x->growing = x->slope > 0 && hs_report_verdict((double)x->growth, x->var) == HS_GREW;
         out->ngrowing += x->growing;
     }
-    qsort(out->s, out->n, sizeof(hs_suspect_t), sus_cmp);
+    hs_sort(out->s, out->n, sizeof(hs_suspect_t), sus_cmp);
 out:
     if (rc == -ENOMEM)
         snprintf(err, errlen, "%s", strerror(ENOMEM));

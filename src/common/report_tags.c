@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "report.h"
+#include "sort.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -314,7 +315,7 @@ static void tag_print_key(const hs_report_t *r, tag_entry_t *e, size_t n, const 
     int64_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += e[i].sum;
-    qsort(e, n, sizeof(*e), tag_cmp_flat);
+    hs_sort(e, n, sizeof(*e), tag_cmp_flat);
     char(*cells)[96] = malloc(n * sizeof(*cells));
     if (!cells)
         return;
@@ -387,7 +388,7 @@ int hs_report_print_tags(const hs_report_t *r, const char *out_unit, FILE *f)
     long n = tag_collect(r, out_unit, &e);
     if (n < 0)
         return (int)n;
-    qsort(e, (size_t)n, sizeof(*e), tag_cmp_kv);
+    hs_sort(e, (size_t)n, sizeof(*e), tag_cmp_kv);
     size_t w = 0;
     for (size_t i = 0; i < (size_t)n; i++) { /* sum equal (key, value) pairs */
         if (w && tag_cmp_kv(&e[w - 1], &e[i]) == 0) {

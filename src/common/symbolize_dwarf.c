@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "symbolize_int.h"
+#include "sort.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -214,7 +215,7 @@ static bool sym_cu_top(hs_sym_cu_t *c)
             c->top[c->ntop++] = (hs_sym_top_t){.lo = r->lo, .hi = r->hi, .scope = i};
         }
     }
-    qsort(c->top, c->ntop, sizeof(*c->top), sym_top_cmp);
+    hs_sort(c->top, c->ntop, sizeof(*c->top), sym_top_cmp);
     for (uint32_t i = 0; i < c->ntop; i++) {
         uint64_t prev = i ? c->top[i - 1].maxhi : 0;
         c->top[i].maxhi = c->top[i].hi > prev ? c->top[i].hi : prev;

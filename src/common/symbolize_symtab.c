@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "symbolize_int.h"
+#include "sort.h"
 
 #include <gelf.h>
 #include <stdlib.h>
@@ -252,7 +253,7 @@ static void sym_modtab_build(hs_sym_modtab_t *t)
         if (sym_func_at(t, i, &t->funcs[t->n]))
             t->n++;
     if (!hs_sym_funcs_radix(t->funcs, t->n))
-        qsort(t->funcs, t->n, sizeof(*t->funcs), hs_sym_func_cmp);
+        hs_sort(t->funcs, t->n, sizeof(*t->funcs), hs_sym_func_cmp);
 }
 
 /* The symbol name of index idx without its version ("pthread_create@@GLIBC_2.34" keeps

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "sort.h"
 #include "trackers.h"
 
 #include <ctype.h>
@@ -241,7 +242,7 @@ static int resolve_cmp(const void *a, const void *b)
 static void resolve_merge(resolve_ctx_t *c)
 {
     size_t k = 0;
-    qsort(c->r, c->n, 2 * sizeof(*c->r), resolve_cmp);
+    hs_sort(c->r, c->n, 2 * sizeof(*c->r), resolve_cmp);
     for (size_t i = 0; i < c->n; i++) {
         if (k && c->r[2 * i] <= c->r[2 * k - 1]) {
             if (c->r[2 * i + 1] > c->r[2 * k - 1])

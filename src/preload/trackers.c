@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "trackers.h"
+#include "sort.h"
 #include "core.h"
 #include "stacktab.h"
 
@@ -155,7 +156,7 @@ static trackers_table_t *trackers_table_build(int n)
             ev[k++] = (trackers_event_t){trackers[i].ranges[2 * r], i, 1};
             ev[k++] = (trackers_event_t){trackers[i].ranges[2 * r + 1], i, -1};
         }
-    qsort(ev, ne, sizeof(*ev), trackers_event_cmp);
+    hs_sort(ev, ne, sizeof(*ev), trackers_event_cmp);
     int cover[HS_TRACKERS_MAX] = {0};
     uint32_t mask = 0;
     for (size_t i = 0; i < ne;) {
