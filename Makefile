@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # CI builds with -Werror (CI=true is set there).
 WERROR := $(if $(CI),ON,OFF)
 
-.PHONY: all configure setup demo test install format format-check clean bench
+.PHONY: all configure setup demo test test-sanitize install format format-check clean bench
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -23,6 +23,14 @@ demo: setup all
 
 test: setup all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The CLI and the unit tests built with ASan and UBSan (any report fails its test), in a
+# build directory of their own; the preloaded library stays uninstrumented.
+test-sanitize: setup
+	@test -f $(BUILD)-sanitize/CMakeCache.txt || cmake -S . -B $(BUILD)-sanitize \
+	    -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DHS_WERROR=$(WERROR) -DHS_SANITIZE=ON
+	cmake --build $(BUILD)-sanitize -j $(JOBS)
+	cd $(BUILD)-sanitize && ctest --output-on-failure -j $(JOBS)
 
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -294,7 +294,7 @@ static uint64_t trig_read_u64(const char *dir, const char *file)
 }
 
 /* The cgroup v2 path of this process ("0::/path" in /proc/self/cgroup) under the
- * unified hierarchy's mount point; false without cgroup v2. */
+ * unified hierarchy's mount point; false without cgroup v2 (or if it does not fit). */
 static bool trig_cgroup_dir(char *dir, size_t cap)
 {
     char buf[2048];
@@ -310,8 +310,8 @@ static bool trig_cgroup_dir(char *dir, size_t cap)
         return false;
     line += 3;
     line[strcspn(line, "\n")] = '\0';
-    snprintf(dir, cap, "%s%s", base, strcmp(line, "/") == 0 ? "" : line);
-    return true;
+    int len = snprintf(dir, cap, "%s%s", base, strcmp(line, "/") == 0 ? "" : line);
+    return len > 0 && (size_t)len < cap; /* a truncated path would name another cgroup */
 }
 
 /* The tightest memory.max/memory.high from this cgroup up to the root, and RLIMIT_AS. */
