@@ -14,8 +14,9 @@
  * no more, unless most of its frames are replaced entries' (libraries unloaded and
  * others mapped in their place, again and again): then it starts over.
  *
- * Called by dump.c only, under the dump lock. It never logs: an address it could not keep
- * only costs each later dump its symbolization, as without the cache.
+ * Called by dump.c only, under the dump lock (but for hs_symcache_mem, from the accounting
+ * anywhere). It never logs: an address it could not keep only costs each later dump its
+ * symbolization, as without the cache.
  */
 #include "symcache.h"
 
@@ -46,8 +47,16 @@ static struct {
     const char **strs; /* interned strings, open addressing, at most half full */
     size_t strs_cap, nstrs;
     sc_chunk_t *chunks;
-    size_t bytes;
 } sc;
+
+/* Bytes held: written under the dump lock, read by heapsift_stats and the HTTP /stats
+ * without it (hs_symcache_mem), hence atomic. */
+static size_t sc_bytes;
+
+static void sc_bytes_add(size_t add, size_t sub)
+{
+    __atomic_store_n(&sc_bytes, sc_bytes + add - sub, __ATOMIC_RELAXED);
+}
 
 static inline uint64_t sc_mix(uint64_t x)
 {
@@ -78,11 +87,12 @@ void hs_symcache_clear(void)
     free(sc.frames);
     free(sc.strs);
     memset(&sc, 0, sizeof(sc));
+    __atomic_store_n(&sc_bytes, 0, __ATOMIC_RELAXED);
 }
 
 size_t hs_symcache_mem(void)
 {
-    return sc.bytes;
+    return __atomic_load_n(&sc_bytes, __ATOMIC_RELAXED);
 }
 
 /* The slot of addr: its entry, or the empty slot where it would go. cap > 0. */
@@ -109,9 +119,9 @@ bool hs_symcache_get(uint64_t addr, uint64_t map_key, const hs_symbol_t **frames
 /* Whether `more` bytes fit under the limit; counts them if so. */
 static bool sc_charge(size_t more)
 {
-    if (sc.bytes + more > HS_SYMCACHE_MAX_BYTES)
+    if (sc_bytes + more > HS_SYMCACHE_MAX_BYTES)
         return false;
-    sc.bytes += more;
+    sc_bytes_add(more, 0);
     return true;
 }
 
@@ -131,7 +141,7 @@ static bool sc_grow_tab(void)
         if (old[i].addr)
             sc.tab[sc_slot(old[i].addr)] = old[i];
     free(old);
-    sc.bytes -= old_cap * sizeof(sc_entry_t);
+    sc_bytes_add(0, old_cap * sizeof(sc_entry_t));
     return true;
 }
 
@@ -187,7 +197,7 @@ static bool sc_grow_strs(void)
         if (old[i])
             sc.strs[sc_str_slot(old[i], sc_str_hash(old[i]))] = old[i];
     free(old);
-    sc.bytes -= old_cap * sizeof(char *);
+    sc_bytes_add(0, old_cap * sizeof(char *));
     return true;
 }
 

@@ -2,7 +2,8 @@
  * Symbol cache: the frames the dumps' symbolizer gave each address of a loaded mapping,
  * kept from one dump to the next, so that a later dump (periodic, on a signal, each
  * scrape of /debug/pprof/heap) symbolizes only the addresses it has not seen before.
- * Dumps only: every call is made under the dump lock, with the guard held.
+ * Dumps only: every call but hs_symcache_mem is made under the dump lock, with the guard
+ * held.
  */
 #ifndef HS_SYMCACHE_H
 #define HS_SYMCACHE_H
@@ -35,7 +36,7 @@ void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames,
 /* Empties the cache and gives its memory back. */
 void hs_symcache_clear(void);
 
-/* Bytes the cache holds (for the profiler's own memory in the accounting). */
+/* Bytes the cache holds (for the profiler's own memory in the accounting); any thread. */
 size_t hs_symcache_mem(void);
 
 #endif
