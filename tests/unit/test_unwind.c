@@ -720,13 +720,13 @@ static void test_dwarf_signal(int on_altstack)
 
 /* ---- dwarf's cache under concurrent use and flushes ---------------------------------- */
 
-static volatile int flushing;
+static int flushing; /* atomic: the flusher's stop flag */
 
 static void *flusher(void *arg)
 {
     size_t *rounds = arg;
 
-    while (flushing) {
+    while (__atomic_load_n(&flushing, __ATOMIC_RELAXED)) {
         hs_unwind_dwarf_invalidate();
         (*rounds)++;
     }
@@ -738,14 +738,14 @@ static void test_dwarf_threads(void)
     pthread_t th[6], fl;
     size_t rounds = 0;
 
-    flushing = 1;
+    __atomic_store_n(&flushing, 1, __ATOMIC_RELAXED);
     CHECK(pthread_create(&fl, NULL, flusher, &rounds) == 0, "pthread_create");
     for (size_t i = 0; i < 6; i++)
         CHECK(pthread_create(&th[i], NULL, thread_main, (void *)&variants[0]) == 0,
               "pthread_create");
     for (size_t i = 0; i < 6; i++)
         pthread_join(th[i], NULL);
-    flushing = 0;
+    __atomic_store_n(&flushing, 0, __ATOMIC_RELAXED);
     pthread_join(fl, NULL);
     if (verbose)
         fprintf(stderr, "  dwarf threads: %zu cache flushes meanwhile\n", rounds);
