@@ -12,8 +12,10 @@
  *   5. kept peak lock    (triggers.c)  a leaf: only copies under it, never allocates
  *   6. label interning   (labels.c)    a leaf: interning a new label set, never allocates
  *   7. module list       (modules.c)   a leaf: noting a new stack's libraries
+ *   8. symbol cache      (symcache.c)  a leaf: held while a dump changes the cache
  * The stack is captured before any lock; no lock is held while calling the real
- * allocator, the unwinder or the symbolizer, except hs_dump_lock.
+ * allocator, the unwinder or the symbolizer, except hs_dump_lock (and the symbol cache's,
+ * across its own mallocs).
  */
 #ifndef HS_CORE_H
 #define HS_CORE_H

@@ -13,6 +13,7 @@
 #include "livetab.h"
 #include "modules.h"
 #include "stacktab.h"
+#include "symcache.h"
 #include "trackers.h"
 #include "unwind.h"
 
@@ -66,7 +67,8 @@ static int recorder_find_self(struct dl_phdr_info *info, size_t size, void *data
 
 /* Fork: take every table lock in rank order (core.h), so the child inherits them in a
  * consistent state; the dump lock is not taken (a dump may be long) but re-created in the
- * child, where no dump runs. */
+ * child, where no dump runs. The symbol cache, which outlives dumps, has a lock of its
+ * own that is held only while it changes. */
 static void recorder_fork_prepare(void)
 {
     hs_trackers_lock();
@@ -76,10 +78,12 @@ static void recorder_fork_prepare(void)
     hs_triggers_fork_prepare();
     hs_labels_lock();
     hs_modules_lock();
+    hs_symcache_lock();
 }
 
 static void recorder_fork_parent(void)
 {
+    hs_symcache_unlock();
     hs_modules_unlock();
     hs_labels_unlock();
     hs_triggers_fork_parent();
@@ -92,6 +96,7 @@ static void recorder_fork_parent(void)
 /* The trigger thread is restarted last, once every table is usable again. */
 static void recorder_fork_child(void)
 {
+    hs_symcache_unlock();
     hs_modules_unlock();
     hs_labels_unlock();
     hs_threads_after_fork_child();

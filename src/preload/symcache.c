@@ -15,11 +15,12 @@
  * others mapped in their place, again and again): then it starts over.
  *
  * Called by dump.c only, under the dump lock (but for hs_symcache_mem, from the accounting
- * anywhere). It never logs: an address it could not keep only costs each later dump its
- * symbolization, as without the cache.
+ * anywhere, and the fork handlers). It never logs: an address it could not keep only costs each
+ * later dump its symbolization, as without the cache.
  */
 #include "symcache.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,10 @@ static struct {
     sc_chunk_t *chunks;
 } sc;
 
+/* Held while the cache changes (rank 8 in core.h: a leaf, malloc only under it), and by
+ * the fork handlers, so that a child never inherits it half changed. */
+static pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Bytes held: written under the dump lock, read by heapsift_stats and the HTTP /stats
  * without it (hs_symcache_mem), hence atomic. */
 static size_t sc_bytes;
@@ -77,7 +82,7 @@ uint64_t hs_symcache_map_key(const hs_map_t *m)
     return h | 1;
 }
 
-void hs_symcache_clear(void)
+static void sc_clear(void)
 {
     for (sc_chunk_t *c = sc.chunks, *next; c; c = next) {
         next = c->next;
@@ -270,14 +275,38 @@ static bool sc_store(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames,
     return true;
 }
 
-void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n)
+static void sc_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n)
 {
     if (!addr || n > UINT32_MAX || sc.nframes + n > UINT32_MAX)
         return;
     if (sc_store(addr, map_key, frames, n) || sc.garbage * 2 < sc.nframes)
         return; /* stored, or full of live entries: they stay, new ones are not kept */
     /* Full of frames of libraries gone or replaced: start over, with this entry first. */
-    hs_symcache_clear();
+    sc_clear();
     if (!sc_store(addr, map_key, frames, n))
-        hs_symcache_clear();
+        sc_clear();
+}
+
+void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n)
+{
+    pthread_mutex_lock(&sc_lock);
+    sc_put(addr, map_key, frames, n);
+    pthread_mutex_unlock(&sc_lock);
+}
+
+void hs_symcache_clear(void)
+{
+    pthread_mutex_lock(&sc_lock);
+    sc_clear();
+    pthread_mutex_unlock(&sc_lock);
+}
+
+void hs_symcache_lock(void)
+{
+    pthread_mutex_lock(&sc_lock);
+}
+
+void hs_symcache_unlock(void)
+{
+    pthread_mutex_unlock(&sc_lock);
 }

@@ -36,6 +36,12 @@ void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames,
 /* Empties the cache and gives its memory back. */
 void hs_symcache_clear(void);
 
+/* Fork handlers (recorder.c): the cache's lock (rank 8, core.h), taken before fork and
+ * released after it in both processes, so that a dump on another thread cannot leave the
+ * child a cache half changed. */
+void hs_symcache_lock(void);
+void hs_symcache_unlock(void);
+
 /* Bytes the cache holds (for the profiler's own memory in the accounting); any thread. */
 size_t hs_symcache_mem(void);
 
