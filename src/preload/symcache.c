@@ -6,17 +6,17 @@
  * An entry holds while the mapping that holds its address is the same one: a library
  * unloaded and another mapped at its place (or the same path rebuilt) has another key
  * (hs_symcache_map_key), so its addresses are symbolized afresh and the old entries are
- * overwritten. Entries sit in an
- * open-addressing table (at most half full); their frames in one array; their strings
- * interned in chunks that never move, so that a function's names and file are stored
- * once for all its addresses. All of it comes from malloc (the dump holds the guard) and
- * counts in the profiler's heap. At HS_SYMCACHE_MAX_BYTES it keeps what it has and takes
- * no more, unless most of its frames are replaced entries' (libraries unloaded and
- * others mapped in their place, again and again): then it starts over.
+ * overwritten. Entries sit in an open-addressing table (at most half full); their frames
+ * in one array; their strings interned in chunks that never move, so that a function's
+ * names and file are stored once for all its addresses. All of it comes from malloc (the
+ * dump holds the guard) and counts in the profiler's heap. At HS_SYMCACHE_MAX_BYTES it
+ * keeps what it has and takes no more, unless most of its frames are replaced entries'
+ * (libraries unloaded and others mapped in their place, again and again): then it starts
+ * over.
  *
- * Called by dump.c only, under the dump lock (but for hs_symcache_mem, from the accounting
- * anywhere, and the fork handlers). It never logs: an address it could not keep only costs each
- * later dump its symbolization, as without the cache.
+ * Called by dump.c, under the dump lock; hs_symcache_mem also by the accounting anywhere,
+ * and the lock functions by the fork handlers. It never logs: an address it could not
+ * keep only costs each later dump its symbolization, as without the cache.
  */
 #include "symcache.h"
 
@@ -121,24 +121,20 @@ bool hs_symcache_get(uint64_t addr, uint64_t map_key, const hs_symbol_t **frames
     return true;
 }
 
-/* Whether `more` bytes fit under the limit; counts them if so. */
-static bool sc_charge(size_t more)
+/* Whether `more` further bytes fit under the limit (counted once allocated). */
+static bool sc_fits(size_t more)
 {
-    if (sc_bytes + more > HS_SYMCACHE_MAX_BYTES)
-        return false;
-    sc_bytes_add(more, 0);
-    return true;
+    return sc_bytes + more <= HS_SYMCACHE_MAX_BYTES;
 }
 
 /* Doubles the entry table (or makes it). false: no memory, or over the limit. */
 static bool sc_grow_tab(void)
 {
     size_t cap = sc.cap ? sc.cap * 2 : SC_MIN_CAP;
-    if (!sc_charge(cap * sizeof(sc_entry_t)))
-        return false;
-    sc_entry_t *old = sc.tab, *tab = calloc(cap, sizeof(*tab));
+    sc_entry_t *old = sc.tab, *tab = sc_fits(cap * sizeof(*tab)) ? calloc(cap, sizeof(*tab)) : NULL;
     if (!tab)
         return false;
+    sc_bytes_add(cap * sizeof(*tab), 0);
     size_t old_cap = sc.cap;
     sc.tab = tab;
     sc.cap = cap;
@@ -158,11 +154,11 @@ static bool sc_reserve_frames(size_t n)
     size_t cap = sc.frames_cap ? sc.frames_cap : 256;
     while (cap < sc.nframes + n)
         cap *= 2;
-    if (!sc_charge((cap - sc.frames_cap) * sizeof(hs_symbol_t)))
-        return false;
-    hs_symbol_t *f = realloc(sc.frames, cap * sizeof(*f));
+    size_t more = (cap - sc.frames_cap) * sizeof(hs_symbol_t);
+    hs_symbol_t *f = sc_fits(more) ? realloc(sc.frames, cap * sizeof(*f)) : NULL;
     if (!f)
         return false;
+    sc_bytes_add(more, 0);
     sc.frames = f;
     sc.frames_cap = cap;
     return true;
@@ -188,15 +184,13 @@ static size_t sc_str_slot(const char *s, uint64_t h)
 static bool sc_grow_strs(void)
 {
     size_t cap = sc.strs_cap ? sc.strs_cap * 2 : SC_MIN_CAP;
-    if (!sc_charge(cap * sizeof(char *)))
+    const char **old = sc.strs,
+               **strs = sc_fits(cap * sizeof(char *)) ? calloc(cap, sizeof(char *)) : NULL;
+    if (!strs)
         return false;
-    const char **old = sc.strs;
+    sc_bytes_add(cap * sizeof(char *), 0);
     size_t old_cap = sc.strs_cap;
-    sc.strs = calloc(cap, sizeof(char *));
-    if (!sc.strs) {
-        sc.strs = old; /* the caller empties the cache */
-        return false;
-    }
+    sc.strs = strs;
     sc.strs_cap = cap;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i])
@@ -212,8 +206,9 @@ static char *sc_copy(const char *s, size_t len)
     sc_chunk_t *c = sc.chunks;
     if (!c || c->size - c->used < len + 1) {
         size_t size = len + 1 > SC_CHUNK ? len + 1 : SC_CHUNK;
-        if (!sc_charge(sizeof(*c) + size) || !(c = malloc(sizeof(*c) + size)))
+        if (!sc_fits(sizeof(*c) + size) || !(c = malloc(sizeof(*c) + size)))
             return NULL;
+        sc_bytes_add(sizeof(*c) + size, 0);
         c->next = sc.chunks;
         c->used = 0;
         c->size = size;
@@ -247,7 +242,7 @@ static const char *sc_intern(const char *s, bool *ok)
     return sc.strs[i];
 }
 
-/* Stores the entry; false when out of room (the caller starts over). */
+/* Stores the entry; false when out of room or memory (sc_put decides what then). */
 static bool sc_store(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n)
 {
     bool ok = true;
