@@ -5,6 +5,7 @@
  * functions pay nothing until someone interns. Uses malloc only; no I/O, no locks.
  */
 #include "profile.h"
+#include "hash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,16 +23,6 @@ struct hs_strtab {
     hs_idxset_t strs;
     hs_idxset_t funcs;
 };
-
-static uint64_t profile_hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (uint8_t)s[i];
-        h *= 1099511628211ull;
-    }
-    return h ^ (h >> 29);
-}
 
 static uint64_t profile_hash_func(const hs_function_t *f)
 {
@@ -74,7 +65,7 @@ static void idxset_put(hs_idxset_t *s, uint64_t h, size_t idx)
 
 static uint64_t profile_hash_str_at(const hs_profile_t *p, size_t i)
 {
-    return profile_hash_bytes(p->strings[i], strlen(p->strings[i]));
+    return hs_hash_bytes(p->strings[i], strlen(p->strings[i]));
 }
 
 static uint64_t profile_hash_func_at(const hs_profile_t *p, size_t i)
@@ -155,7 +146,7 @@ static int profile_index_strings(hs_profile_t *p)
     for (; s->nindexed < p->nstrings; s->nindexed++) {
         const char *str = p->strings[s->nindexed];
         size_t n = strlen(str);
-        uint64_t h = profile_hash_bytes(str, n);
+        uint64_t h = hs_hash_bytes(str, n);
         if (strset_find(p, s, str, n, h) >= 0)
             continue;
         if (idxset_room(s, p, profile_hash_str_at))
@@ -248,7 +239,7 @@ int64_t hs_profile_str(hs_profile_t *p, const char *s)
     if (profile_ensure_tab(p) || profile_index_strings(p))
         return -1;
     size_t n = strlen(s);
-    uint64_t h = profile_hash_bytes(s, n);
+    uint64_t h = hs_hash_bytes(s, n);
     int64_t idx = strset_find(p, &p->strtab->strs, s, n, h);
     if (idx >= 0)
         return idx;

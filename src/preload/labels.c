@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "labels.h"
 #include "core.h"
+#include "hash.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -48,14 +49,6 @@ static struct {
     int failed;      /* mmap failed: every new set is refused */
     int full_logged; /* hs_log_once flag */
 } labels = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint64_t labels_hash_str(const char *s, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull ^ len;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return h ^ (h >> 29);
-}
 
 static uint64_t labels_hash_set(const labels_pair_t *p, uint32_t n)
 {
@@ -116,7 +109,7 @@ static const char *labels_str_find(const char *s, size_t len, uint64_t h, uint32
 static const char *labels_str_intern(const char *s, size_t len)
 {
     uint32_t slot;
-    uint64_t h = labels_hash_str(s, len);
+    uint64_t h = hs_hash_bytes(s, len);
     const char *c = labels_str_find(s, len, h, &slot);
     if (c)
         return c;
@@ -201,7 +194,7 @@ static const char *labels_lookup_str(const char *s, bool *all_interned)
 {
     uint32_t slot;
     size_t len = strlen(s);
-    const char *c = labels_str_find(s, len, labels_hash_str(s, len), &slot);
+    const char *c = labels_str_find(s, len, hs_hash_bytes(s, len), &slot);
     if (!c)
         *all_interned = false;
     return c ? c : s;

@@ -19,6 +19,7 @@
  * keep only costs each later dump its symbolization, as without the cache.
  */
 #include "symcache.h"
+#include "hash.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -166,10 +167,7 @@ static bool sc_reserve_frames(size_t n)
 
 static uint64_t sc_str_hash(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
+    return hs_hash_bytes(s, strlen(s));
 }
 
 /* The slot of s in the string set: its copy, or the empty slot where it would go. */
