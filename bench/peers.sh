@@ -78,6 +78,8 @@ peer_run() {
     jemalloc) set -- "$@" "LD_PRELOAD=$jemalloc" ;;
     jemalloc-prof) set -- "$@" "LD_PRELOAD=$jemalloc" MALLOC_CONF=prof:true,lg_prof_sample:19 ;;
     hs-on-jemalloc) set -- "$@" "LD_PRELOAD=$lib $jemalloc" ;;
+    trampoline) set -- "$@" "LD_PRELOAD=$bin/libtrampoline.so" ;;
+    tramp-on-jemalloc) set -- "$@" "LD_PRELOAD=$bin/libtrampoline.so $jemalloc" ;;
     heaptrack) set -- "$@" heaptrack -o "$tmp/heaptrack" ;;
     *) echo "bench: unknown configuration $c" >&2; exit 1 ;;
     esac

@@ -119,6 +119,8 @@ compile pairs "$here/pairs.c" "$cc" -std=gnu11
 compile sample_cost "$here/sample_cost.c" "$cc" -std=gnu11 -fno-omit-frame-pointer -I"$top/include"
 compile dump_latency "$here/dump_latency.c" "$cc" -std=gnu11 -pthread
 compile dump_repeat "$here/dump_repeat.cc" "$cxx" -std=gnu++17 -I"$top/include"
+# The least any interposer costs (bench/trampoline.c), for the jemalloc palindromes' floor.
+compile libtrampoline.so "$here/trampoline.c" "$cc" -shared -fPIC -ldl
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/heapsift-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
