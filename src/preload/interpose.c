@@ -9,8 +9,9 @@
  * two initial-exec TLS read-modify-writes (the count, and the countdown whose flags
  * decide), one predicted branch and a tail call; a non-sampled free is a hash, one bit
  * tested in the live filter (8 KiB, more on a big live set: livefilter.h), one predicted
- * branch and a tail call: 19 instructions per malloc+free pair more than the real
- * allocator alone. No lock, atomic read-modify-write, syscall or allocation on either.
+ * branch and a tail call, with no NULL test (NULL's filter bit is pinned set, so
+ * free(NULL) takes the slow path): 17 instructions per malloc+free pair more than the
+ * real allocator alone. No lock, atomic read-modify-write, syscall or allocation on either.
  */
 #define _GNU_SOURCE
 #include "core.h"
@@ -78,9 +79,7 @@ static inline __attribute__((always_inline)) void *interpose_malloc(size_t n)
 
 static inline __attribute__((always_inline)) void interpose_free(void *p)
 {
-    if (HS_UNLIKELY(!p))
-        return;
-    hs_tls.frees++;
+    hs_tls.frees++; /* taken back by the slow path for NULL, whose filter bit is set */
     if (HS_UNLIKELY(hs_livetab_maybe(p)))
         return hs_slow_free(p);
     hs_real.free(p);
@@ -92,8 +91,11 @@ HS_EXPORT void *malloc(size_t n)
     return interpose_malloc(n);
 }
 
-/* 13 instructions: NULL test, TLS address, counter, filter address, hash and its scaling
- * to the filter's size (2), bit and word index (3), word load, bit test, branch, jump. */
+/* 12 instructions: TLS address, counter, filter address, hash and its scaling to the
+ * filter's size (2), bit and word index (3), word load, bit test, branch, jump. No NULL
+ * test: free(NULL) finds its pinned filter bit set and returns from the slow path (14
+ * instructions more than before, where a pointer's free saves 2: python3 building a
+ * dict of lists frees NULL 5% of the time, perl, sqlite3 and gcc under 1%). */
 HS_EXPORT void free(void *p)
 {
     interpose_free(p);
@@ -125,7 +127,7 @@ HS_EXPORT void *realloc(void *p, size_t n)
     t->allocs++;
     if (HS_UNLIKELY(!interpose_charge(t, n)))
         return interpose_realloc_slow(p, n);
-    if (HS_UNLIKELY(hs_livetab_maybe(p)))
+    if (HS_UNLIKELY(p && hs_livetab_maybe(p))) /* NULL's bit is pinned set */
         return interpose_realloc_slow(p, n);
     t->frees += p != NULL;
     return hs_real.realloc(p, n);
@@ -256,9 +258,7 @@ HS_EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const
 static inline __attribute__((always_inline)) void interpose_sized_delete(void *p, size_t n,
                                                                          bool array)
 {
-    if (HS_UNLIKELY(!p))
-        return;
-    hs_tls.frees++;
+    hs_tls.frees++; /* as in interpose_free, NULL comes back from the slow path */
     if (HS_UNLIKELY(hs_livetab_maybe(p)))
         return hs_slow_free(p);
     if (array)

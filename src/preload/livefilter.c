@@ -21,7 +21,7 @@ static uint8_t filter0_counts[1u << HS_FILTER_MIN_LOG2];
 static hs_filter_t filter0 = {
     .counts = filter0_counts,
     .nbits = 1u << HS_FILTER_MIN_LOG2,
-    .words = {[(1u << HS_FILTER_MIN_LOG2) / 32 - 1] = 0},
+    .words = {[0] = 1u, [(1u << HS_FILTER_MIN_LOG2) / 32 - 1] = 0}, /* counter 0 pinned */
 };
 
 uint32_t *hs_filter_words = filter0.words;
@@ -34,6 +34,8 @@ static hs_filter_t *filter_next;
 static void filter_inc_in(hs_filter_t *f, uintptr_t p)
 {
     size_t i = hs_filter_index_in(f, p);
+    if (i == 0)
+        return; /* pinned: its bit is always set */
     uint8_t v = f->counts[i];
     if (v == 0)
         __atomic_fetch_or(&f->words[i / 32], 1u << (i % 32), __ATOMIC_RELAXED);
@@ -46,13 +48,14 @@ void hs_filter_inc(uintptr_t p)
     filter_inc_in(hs_filter_current(), p);
 }
 
-/* Saturated counters are never decremented: their true count is unknown. */
+/* Saturated counters are never decremented: their true count is unknown. Nor is the
+ * pinned counter 0. */
 void hs_filter_dec(uintptr_t p)
 {
     hs_filter_t *f = hs_filter_current();
     size_t i = hs_filter_index_in(f, p);
     uint8_t v = f->counts[i];
-    if (v != 0 && v != 255) {
+    if (i != 0 && v != 0 && v != 255) {
         f->counts[i] = (uint8_t)(v - 1);
         if (v == 1)
             __atomic_fetch_and(&f->words[i / 32], ~(1u << (i % 32)), __ATOMIC_RELAXED);
@@ -102,6 +105,7 @@ int hs_filter_grow(uint64_t live, void (*each)(void (*mark)(uintptr_t p)))
     filter_next = m;
     filter_next->nbits = nbits;
     filter_next->counts = c;
+    filter_next->words[0] = 1u; /* counter 0 pinned, before anyone can read this filter */
     each(filter_mark_next);
     filter_next = NULL;
     /* The counters of the old filter are never read again (every reader of them holds a

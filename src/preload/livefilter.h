@@ -11,6 +11,11 @@
  * load; the bits of a filter replaced by a bigger one are never unmapped, so a free that
  * loaded the old pointer reads valid memory whose bits can only be stale set (a false
  * "maybe"), never stale clear (see livefilter.c).
+ *
+ * Counter 0, where NULL hashes at every size, is pinned: its bit is set in every filter
+ * from the start and no insert or remove changes it. free(NULL) therefore takes the slow
+ * path, which returns at once, and the fast path needs no NULL test (2 instructions on
+ * every free); an address that hashes there (1 in nbits) is looked up in the table.
  */
 #ifndef HS_LIVEFILTER_H
 #define HS_LIVEFILTER_H
@@ -78,8 +83,8 @@ static inline bool hs_filter_maybe(const void *p)
     return (__atomic_load_n(&w[i / 32], __ATOMIC_RELAXED) >> (i % 32)) & 1;
 }
 
-/* Counter of p up or down by one in the current filter (saturated counters stay), its
- * bit following. The caller holds p's shard lock. */
+/* Counter of p up or down by one in the current filter (saturated counters and the
+ * pinned counter 0 stay), its bit following. The caller holds p's shard lock. */
 void hs_filter_inc(uintptr_t p);
 void hs_filter_dec(uintptr_t p);
 

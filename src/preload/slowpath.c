@@ -55,6 +55,10 @@ int hs_slow_posix_memalign(void **out, size_t align, size_t n)
 
 void hs_slow_free(void *p)
 {
+    if (!p) { /* its filter bit is pinned set: the fast path counted a free that was not */
+        hs_tls.frees--;
+        return;
+    }
     if (hs_boot_owns(p)) {
         hs_boot_free(p);
         return;

@@ -29,7 +29,8 @@ void *hs_slow_alloc(hs_op_t op, size_t align, size_t n) __attribute__((noinline,
 int hs_slow_posix_memalign(void **out, size_t align, size_t n) __attribute__((noinline, cold));
 /* Charged n; either the countdown ran out or p may be sampled. */
 void *hs_slow_realloc(void *p, size_t n) __attribute__((noinline, cold));
-/* p passed the filter: a sampled object, a bootstrap block or a false positive. */
+/* p passed the filter: a sampled object, a bootstrap block, NULL (whose filter bit is
+ * pinned set) or a false positive. */
 void hs_slow_free(void *p) __attribute__((noinline, cold));
 /* operator new whose fast path did not return memory: sample if due, and on failure
  * defer to the next operator new (new_handler, std::bad_alloc). */

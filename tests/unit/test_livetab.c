@@ -23,12 +23,15 @@ static uintptr_t addr_of(uint64_t i)
     return 0x10000000ull + i * 48 + (i % 7) * 16 * 1024 * 1024;
 }
 
+/* Counters set, leaving out counter 0, which is pinned: its bit set, its count unused. */
 static size_t filter_nonzero(void)
 {
     const hs_filter_t *f = hs_filter_current();
     size_t n = 0;
 
-    for (size_t i = 0; i < f->nbits; i++) {
+    CHECK((f->words[0] & 1) && f->counts[0] == 0, "counter 0 not pinned (count %u)", f->counts[0]);
+    CHECK(hs_livetab_maybe(NULL), "NULL not sent to the slow path");
+    for (size_t i = 1; i < f->nbits; i++) {
         bool bit = (f->words[i / 32] >> (i % 32)) & 1;
         CHECK(bit == (f->counts[i] != 0), "slot %zu: bit %d, counter %u", i, bit, f->counts[i]);
         n += f->counts[i] != 0;
@@ -201,6 +204,22 @@ static void test_pins_grow(void)
     CHECK(filter_nonzero() == 0, "%zu counters set after the unmark", filter_nonzero());
 }
 
+/* An address whose low 32 bits are zero hashes to the pinned counter 0, as NULL does:
+ * inserted and removed like any other, its bit stays set, and the table has the word. */
+static void test_pinned(void)
+{
+    hs_live_t e = {.addr = 0x7f0100000000, .size = 64, .weight = 1.0, .stack_id = 2};
+    hs_live_t out;
+
+    CHECK(hs_filter_index_in(hs_filter_current(), e.addr) == 0, "not counter 0's address");
+    CHECK(hs_livetab_insert(&e) == 0, "insert");
+    CHECK(hs_livetab_maybe((void *)e.addr) && filter_nonzero() == 0, "pinned counter counted");
+    CHECK(hs_livetab_remove(e.addr, &out) && out.size == 64, "remove");
+    CHECK(!hs_livetab_remove(e.addr, &out), "removed twice");
+    CHECK(hs_livetab_maybe((void *)e.addr) && hs_livetab_maybe(NULL), "pinned bit cleared");
+    CHECK(filter_nonzero() == 0, "%zu counters set", filter_nonzero());
+}
+
 static void test_lock_all(void)
 {
     hs_live_t e = {.addr = 0x5000, .size = 1, .weight = 1, .stack_id = 0};
@@ -231,6 +250,7 @@ static void test_saturation(void)
 int main(void)
 {
     test_basic();
+    test_pinned();
     test_pins_grow();
     test_threads();
     test_million();
