@@ -14,7 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "maps.h"
-#include "fdhigh.h"
+#include "fdio.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -80,7 +80,7 @@ static bool maps_pread_all(const hs_elf_t *e, void *buf, size_t len, uint64_t of
     }
     size_t done = 0;
     while (done < len) {
-        ssize_t r = pread(e->fd, (char *)buf + done, len - done, (off_t)(off + done));
+        ssize_t r = hs_fd_pread(e->fd, (char *)buf + done, len - done, (off_t)(off + done));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -96,7 +96,7 @@ static bool maps_elf_open(hs_elf_t *e, int fd)
     unsigned char h[sizeof(Elf64_Ehdr)];
     memset(e, 0, sizeof(*e));
     e->fd = fd;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    if (hs_fd_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         return false;
     e->size = st.st_size;
     size_t head = (uint64_t)e->size < sizeof(e->head) ? (size_t)e->size : sizeof(e->head);
@@ -257,7 +257,7 @@ bool hs_elf_build_id(const char *path, char *hex, size_t hexlen)
     if (fd < 0)
         return false;
     bool found = maps_build_id_fd(fd, hex, hexlen);
-    close(fd);
+    hs_fd_close(fd);
     if (!found && hexlen > 0)
         hex[0] = '\0';
     return found;
@@ -385,9 +385,9 @@ static void maps_build_id_of(pid_t pid, hs_map_t *m, const hs_maps_line_t *x)
     if (!maps_is_deleted(m->path)) {
         struct stat st;
         fd = hs_open_high(m->path, O_RDONLY, 0);
-        if (fd >= 0 && x->inode != 0 && fstat(fd, &st) == 0 && st.st_ino != x->inode &&
+        if (fd >= 0 && x->inode != 0 && hs_fd_fstat(fd, &st) == 0 && st.st_ino != x->inode &&
             st.st_dev == x->dev) {
-            close(fd);
+            hs_fd_close(fd);
             fd = -1;
         }
     }
@@ -397,7 +397,7 @@ static void maps_build_id_of(pid_t pid, hs_map_t *m, const hs_maps_line_t *x)
         return;
     if (!maps_build_id_fd(fd, m->build_id, sizeof(m->build_id)))
         m->build_id[0] = '\0';
-    close(fd);
+    hs_fd_close(fd);
 }
 
 static uint64_t maps_hash(const char *s, uint64_t inode)
@@ -523,7 +523,7 @@ static int maps_text_read_pid(pid_t pid, hs_maps_text_t *t)
         if (t->size - t->len < 4096 + 1 &&
             (rc = maps_text_grow(t, t->size ? 2 * t->size : 1 << 16)))
             break;
-        ssize_t r = read(fd, t->text + t->len, t->size - t->len - 1);
+        ssize_t r = hs_fd_read(fd, t->text + t->len, t->size - t->len - 1);
         if (r == 0)
             break;
         if (r < 0 && errno != EINTR)
@@ -532,7 +532,7 @@ static int maps_text_read_pid(pid_t pid, hs_maps_text_t *t)
             t->len += (size_t)r;
     }
     if (fd >= 0)
-        close(fd);
+        hs_fd_close(fd);
     if (rc != 0)
         hs_maps_text_free(t);
     else

@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "pprof.h"
 #include "sort.h"
-#include "fdhigh.h"
+#include "fdio.h"
 #include "pb.h"
 
 #include <errno.h>
@@ -721,12 +721,12 @@ int hs_gunzip_auto(const uint8_t *data, size_t len, hs_buf_t *out, char *err, si
 
 int hs_read_file(const char *path, hs_buf_t *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = hs_fd_open(path, O_RDONLY, 0);
     if (fd < 0)
         return -errno;
     int rc = 0;
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (hs_fd_fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         rc = -EISDIR;
         goto out;
     }
@@ -734,7 +734,7 @@ int hs_read_file(const char *path, hs_buf_t *out)
     for (;;) {
         if ((rc = hs_buf_reserve(out, 1 << 16)))
             break;
-        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
+        ssize_t n = hs_fd_read(fd, out->data + out->len, out->cap - out->len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -748,26 +748,16 @@ int hs_read_file(const char *path, hs_buf_t *out)
     if (rc)
         out->len = start;
 out:
-    close(fd);
+    hs_fd_close(fd);
     return rc;
 }
 
-/* Whether fd is still the file fstat gave *was: a thread sharing the program's
- * descriptor table can have its descriptor closed by the program and the number reused
- * for the program's own file between two calls (fdhigh.h). */
-static bool pprof_same_file(int fd, const struct stat *was)
-{
-    return hs_fd_is(fd, was->st_dev, was->st_ino);
-}
-
-/* Writes in chunks of at most 1 MiB, each after checking fd is still the file *st (NULL:
- * not checked): -EBADF, and nothing written, once it is not. */
-static int pprof_write_all_checked(int fd, const uint8_t *p, size_t len, const struct stat *st)
+/* Writes in chunks of at most 1 MiB. The descriptor is in a table only heapsift uses
+ * (fdio.h), so no other file can have taken its number. */
+static int pprof_write_all(int fd, const uint8_t *p, size_t len)
 {
     while (len) {
-        if (st && !pprof_same_file(fd, st))
-            return -EBADF;
-        ssize_t n = write(fd, p, len < (1u << 20) ? len : (1u << 20));
+        ssize_t n = hs_fd_write(fd, p, len < (1u << 20) ? len : (1u << 20));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -778,20 +768,15 @@ static int pprof_write_all_checked(int fd, const uint8_t *p, size_t len, const s
     return 0;
 }
 
-static int pprof_write_all(int fd, const uint8_t *p, size_t len)
-{
-    return pprof_write_all_checked(fd, p, len, NULL);
-}
-
 /* Writes straight into path, which exists and is not a regular file (a device such as
  * /dev/null or /dev/stdout, a FIFO): renaming over it would replace the node itself. */
 static int pprof_write_special(const char *path, const void *data, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    int fd = hs_fd_open(path, O_WRONLY | O_NOCTTY, 0);
     if (fd < 0)
         return -errno;
     int rc = pprof_write_all(fd, data, len);
-    if (close(fd) < 0 && !rc)
+    if (hs_fd_close(fd) < 0 && !rc)
         rc = -errno;
     return rc;
 }
@@ -806,38 +791,25 @@ static int pprof_write_unnamed(const char *path, const char *tmp, const void *da
     char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
     if (!dir)
         return -ENOMEM;
-    /* EBADF: the number changed hands before the move; what is left open is not ours. */
-    int fd = hs_open_high(dir, O_TMPFILE | O_WRONLY, 0644);
+    int fd = hs_fd_open(dir, O_TMPFILE | O_WRONLY, 0644);
     free(dir);
     if (fd < 0)
         return -errno;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return -EIO;
-    }
-    int rc = pprof_write_all_checked(fd, data, len, &st);
-    if (rc == -EBADF)
-        return rc; /* the number is someone else's now: not ours to close */
-    if (!rc && !pprof_same_file(fd, &st))
-        return -EBADF;
+    int rc = pprof_write_all(fd, data, len);
     if (!rc) {
         /* Named path straight away when it is new (a trigger's numbered file); else tmp,
          * which the caller renames over path. */
-        char proc[64];
-        snprintf(proc, sizeof(proc), "/proc/thread-self/fd/%d", fd);
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) {
+        if (hs_fd_link(fd, path) == 0) {
             rc = 1;
         } else if (errno != EEXIST) {
             rc = -errno;
         } else {
             unlink(tmp); /* a leftover of an earlier process with this pid */
-            if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) < 0)
+            if (hs_fd_link(fd, tmp) < 0)
                 rc = -errno;
         }
     }
-    if (pprof_same_file(fd, &st))
-        close(fd);
+    hs_fd_close(fd);
     return rc;
 }
 
@@ -864,25 +836,15 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len)
         rc = rc > 0 ? 0 : rc;
         goto out;
     }
-    if (rc == -EBADF)
-        goto out;
     /* No unnamed file here: a named one, written in place. */
-    rc = 0;
-    int fd = hs_open_high(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = hs_fd_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         rc = -errno;
         goto out;
     }
-    struct stat fst;
-    if (fstat(fd, &fst) != 0) {
+    rc = pprof_write_all(fd, data, len);
+    if (hs_fd_close(fd) < 0 && !rc)
         rc = -errno;
-        close(fd);
-    } else {
-        rc = pprof_write_all_checked(fd, data, len, &fst);
-        /* Closed only while still ours (see pprof_same_file). */
-        if (rc != -EBADF && pprof_same_file(fd, &fst) && close(fd) < 0 && !rc)
-            rc = -errno;
-    }
     if (!rc && rename(tmp, path) < 0)
         rc = -errno;
     if (rc)

@@ -15,8 +15,9 @@
  */
 #define _GNU_SOURCE
 #include "symbolize_int.h"
-#include "fdhigh.h"
+#include "fdio.h"
 #include "maps.h"
+#include "pprof.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdw.h>
@@ -26,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Frames resolved per address before truncation to the caller's max. */
@@ -299,7 +302,8 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
                               GElf_Word crc, char **found)
 {
     hs_symbolizer_t *s = userdata != NULL ? *userdata : NULL;
-    if (s == NULL || !s->debug_open) {
+    /* Remote descriptors (fdio.h): libdwfl takes the debug file's only as a descriptor. */
+    if (s == NULL || !s->debug_open || hs_fd_remote()) {
         errno = ENOENT;
         return -1;
     }
@@ -324,43 +328,76 @@ static hs_symbolizer_t *sym_alloc(const Dwfl_Callbacks *cb)
     return s;
 }
 
-/* find_elf for this process: a module's file is opened above the low descriptor numbers
- * (fdhigh.h), as libdwfl's own callback would open it at the lowest free one, where a
- * program closing its descriptors in a loop can take the number over between the open
- * and libdwfl's reads and close: libdwfl then read from and closed the program's file
- * (stress/descriptors, shared closeloop). Anything else (the vDSO, a deleted file) goes
- * to libdwfl's callback. */
+/* The ELF file at path as an Elf over a private mapping of it, for a thread whose
+ * descriptors live in heapsift's I/O thread (fdio.h): the file is opened, mapped and
+ * closed there, so neither libelf nor libdwfl ever holds a descriptor (a number they held
+ * would name whatever the program has at it). The mapping lasts until
+ * hs_symbolizer_free. NULL when the file cannot be mapped. */
+static Elf *sym_elf_image(hs_symbolizer_t *s, const char *path)
+{
+    struct stat st;
+    void *p = MAP_FAILED;
+    int fd = hs_fd_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return NULL;
+    if (hs_fd_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        p = hs_fd_mmap((size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    hs_fd_close(fd);
+    if (p == MAP_FAILED)
+        return NULL;
+    if (s->nimages == s->imagecap) {
+        size_t cap = s->imagecap ? 2 * s->imagecap : 16;
+        struct hs_sym_image *t = realloc(s->images, cap * sizeof(*t));
+        if (t == NULL) {
+            munmap(p, (size_t)st.st_size);
+            return NULL;
+        }
+        s->images = t;
+        s->imagecap = cap;
+    }
+    s->images[s->nimages++] = (struct hs_sym_image){p, (size_t)st.st_size};
+    elf_version(EV_CURRENT);
+    return elf_memory(p, (size_t)st.st_size);
+}
+
+/* find_elf for this process. In a table of heapsift's own (a private one, or the CLI's),
+ * the file is opened there and libdwfl takes the descriptor; else the file is handed over
+ * as a mapping (sym_elf_image), and what only libdwfl's own callback could open (the vDSO,
+ * a deleted file, through /proc/PID/mem) is left unnamed. */
 static int sym_find_elf_self(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
                              char **file_name, Elf **elfp)
 {
+    if (hs_fd_remote()) {
+        hs_symbolizer_t *s = userdata != NULL ? *userdata : NULL;
+        if (s == NULL || name == NULL || name[0] != '/' || (*elfp = sym_elf_image(s, name)) == NULL)
+            return -1;
+        *file_name = strdup(name);
+        return -1;
+    }
     if (name == NULL || name[0] != '/')
         return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
-    int fd = hs_open_high(name, O_RDONLY, 0);
+    int fd = hs_fd_open(name, O_RDONLY, 0);
     if (fd < 0)
-        return errno == EBADF
-                   ? -1
-                   : dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+        return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
     *file_name = strdup(name);
     if (*file_name == NULL) {
-        close(fd);
+        hs_fd_close(fd);
         return -1;
     }
     return fd;
 }
 
-/* This process's mappings through a descriptor above the low numbers (libdwfl's
- * dwfl_linux_proc_report opens /proc/PID/maps at the lowest free one). */
+/* This process's mappings, read through fdio.h (libdwfl's dwfl_linux_proc_report would
+ * open /proc/PID/maps in the caller's table). */
 static int sym_report_self(Dwfl *dwfl)
 {
-    int fd = hs_open_high("/proc/self/maps", O_RDONLY, 0);
-    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (f == NULL) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    int rc = dwfl_linux_proc_maps_report(dwfl, f);
-    fclose(f);
+    hs_buf_t text = HS_BUF_INIT;
+    int rc = hs_read_file("/proc/self/maps", &text);
+    FILE *f = rc == 0 && text.len ? fmemopen(text.data, text.len, "r") : NULL;
+    rc = f ? dwfl_linux_proc_maps_report(dwfl, f) : -1;
+    if (f)
+        fclose(f);
+    hs_buf_free(&text);
     return rc;
 }
 
@@ -486,6 +523,9 @@ void hs_symbolizer_free(hs_symbolizer_t *s)
         return;
     if (s->dwfl != NULL)
         dwfl_end(s->dwfl);
+    for (size_t i = 0; i < s->nimages; i++)
+        munmap(s->images[i].p, s->images[i].n);
+    free(s->images);
     if (s->stdcxx != NULL)
         dlclose(s->stdcxx);
     while (s->chunks != NULL) {
@@ -572,8 +612,10 @@ int hs_symbolizer_add_file(hs_symbolizer_t *s, const char *path, uint64_t start,
     bool oom;
     if (s == NULL || s->dwfl == NULL || path == NULL || start >= limit)
         return -EINVAL;
+    if (hs_fd_remote())
+        return -ENOTSUP; /* libdwfl would take the descriptor: see sym_elf_image */
     elf_version(EV_CURRENT);
-    int fd = hs_open_high(path, O_RDONLY, 0);
+    int fd = hs_fd_open(path, O_RDONLY, 0);
     if (fd < 0)
         return -errno;
     int rc = -EINVAL;
@@ -594,6 +636,6 @@ int hs_symbolizer_add_file(hs_symbolizer_t *s, const char *path, uint64_t start,
     s->nfiles--; /* not reported after all */
     rc = -EINVAL;
 out:
-    close(fd);
+    hs_fd_close(fd);
     return rc;
 }

@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "maps.h"
-#include "fdhigh.h"
+#include "fdio.h"
 #include "symbolize_int.h"
 
 #include <errno.h>
@@ -30,7 +30,7 @@ static bool sym_debug_crc(int fd, GElf_Word *crc)
     uLong c = crc32(0, Z_NULL, 0);
     off_t off = 0;
     for (;;) {
-        ssize_t n = pread(fd, buf, sizeof(buf), off);
+        ssize_t n = hs_fd_pread(fd, buf, sizeof(buf), off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -65,7 +65,7 @@ static int sym_debug_open_checked(Dwfl_Module *mod, const char *path, GElf_Word 
         if (sym_debug_crc(fd, &c) && c == crc)
             return fd;
     }
-    close(fd);
+    hs_fd_close(fd);
     return -1;
 }
 

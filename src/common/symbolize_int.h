@@ -108,6 +108,12 @@ struct hs_symbolizer {
     hs_sym_file_t *files;
     size_t nfiles, filecap;
 
+    struct hs_sym_image { /* files mapped for libelf, unmapped after dwfl_end */
+        void *p;
+        size_t n;
+    } *images;
+    size_t nimages, imagecap;
+
     hs_sym_modtab_t *mods;
     size_t nmods, modcap, lastmod;
 

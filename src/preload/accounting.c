@@ -19,7 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
-#include "fdhigh.h"
+#include "fdio.h"
 #include "labels.h"
 #include "livetab.h"
 #include "maps.h"
@@ -54,7 +54,7 @@ typedef struct {
 static ssize_t acct_fill(acct_reader_t *r, char *dst, size_t n)
 {
     if (!r->text)
-        return read(r->fd, dst, n);
+        return hs_fd_read(r->fd, dst, n);
     size_t k = r->text_len - r->text_pos < n ? r->text_len - r->text_pos : n;
     memcpy(dst, r->text + r->text_pos, k);
     r->text_pos += k;
@@ -110,7 +110,7 @@ static void acct_rollup(hs_acct_t *a)
         acct_kb(line, "Anonymous", &a->anon);
         acct_kb(line, "Swap", &a->swap);
     }
-    close(r.fd);
+    hs_fd_close(r.fd);
     a->file = a->rss > a->anon ? a->rss - a->anon : 0;
 }
 
@@ -227,7 +227,7 @@ static bool acct_smaps(hs_acct_t *a)
     }
     if (have)
         acct_classify(a, &cur, prev_guard);
-    close(r.fd);
+    hs_fd_close(r.fd);
     a->file = a->rss > a->anon ? a->rss - a->anon : 0;
     return true;
 }
@@ -247,7 +247,7 @@ static bool acct_status(hs_acct_t *a)
         acct_kb(line, "RssShmem", &shmem);
         acct_kb(line, "VmSwap", &a->swap);
     }
-    close(r.fd);
+    hs_fd_close(r.fd);
     a->file = file + shmem;
     return a->rss != 0;
 }
@@ -325,7 +325,7 @@ static bool acct_probe(hs_acct_t *a, const char *maps, size_t len)
             acct_classify(a, &m, guard_below);
     }
     if (r.fd >= 0)
-        close(r.fd);
+        hs_fd_close(r.fd);
     if (!ok || !acct_status(a))
         return false;
     uint64_t anon = a->heap + a->stacks + a->other_anon;
@@ -464,8 +464,8 @@ uint64_t hs_acct_rss_fast(void)
     int fd = hs_open_high("/proc/self/statm", O_RDONLY, 0);
     if (fd < 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
+    ssize_t n = hs_fd_read(fd, buf, sizeof(buf) - 1);
+    hs_fd_close(fd);
     if (n <= 0)
         return 0;
     buf[n] = '\0';

@@ -215,10 +215,19 @@ void *hs_real_sym(const char *name);
  * thread does). */
 int hs_fd_private(void);
 
+/* Runs fn(arg) on a thread with a descriptor table of its own (a new one, joined before
+ * this returns, unless the caller already has one), or on the caller where none can be
+ * had. For work that reaches libraries making descriptor calls of their own. Guard held
+ * or not; no lock of the table's is needed. */
+void hs_fdtable_run(void (*fn)(void *), void *arg);
+
 /* --- orphan.c ---------------------------------------------------------------------- */
 
-/* Called by each of heapsift's own threads when it starts (at most 4). */
+/* Called by each of heapsift's own threads when it starts (at most 8 at once). */
 void hs_orphan_register(void);
+/* The same for a thread heapsift started without glibc (iothread.c), and its removal. */
+void hs_orphan_register_tid(int tid);
+void hs_orphan_forget(int tid);
 /* In a forked child, before its own threads start: the parent's threads are not there,
  * and their slots would leave none for the child's (nor a grandchild's). */
 void hs_orphan_after_fork(void);
@@ -230,6 +239,11 @@ bool hs_orphan_program_gone(void);
 
 /* Writes "heapsift: <formatted>\n" to stderr with one write(2). */
 void hs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* write(2) on the program's descriptor 2, from any thread (fdtable.c's too). With kept,
+ * a stderr the program has closed falls back to the I/O thread's copy (not from a signal
+ * handler: that takes a lock). Bytes written, or -1 with errno. */
+#include <sys/types.h>
+ssize_t hs_stderr_write(const void *p, size_t n, bool kept);
 /* Same, but only the first call per call site (pass a static flag). */
 #define hs_log_once(flag, ...)                                                                     \
     do {                                                                                           \

@@ -811,6 +811,18 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
     return rc;
 }
 
+typedef struct {
+    const char *path, *kind;
+    unsigned flags;
+    int rc;
+} dump_job_t;
+
+static void dump_job(void *p)
+{
+    dump_job_t *j = p;
+    j->rc = dump_locked(j->path, j->kind, j->flags);
+}
+
 int hs_dump_ex(const char *path, const char *kind, unsigned flags)
 {
     hs_tls_t *t = &hs_tls;
@@ -819,8 +831,12 @@ int hs_dump_ex(const char *path, const char *kind, unsigned flags)
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
     pthread_mutex_lock(&dump_lock);
-    if (!(dump_closed && (flags & HS_DUMP_TRIGGER)))
-        rc = dump_locked(path, kind, flags);
+    if (!(dump_closed && (flags & HS_DUMP_TRIGGER))) {
+        /* In a table of heapsift's own: libdwfl opens the binaries itself (fdtable.c). */
+        dump_job_t j = {path, kind, flags, -ECANCELED};
+        hs_fdtable_run(dump_job, &j);
+        rc = j.rc;
+    }
     if (flags & HS_DUMP_CLOSE)
         dump_closed = true;
     pthread_mutex_unlock(&dump_lock);
@@ -848,32 +864,46 @@ static int dump_write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-int hs_dump_fd(int fd, int format)
+typedef struct {
+    int format, rc;
+    hs_buf_t raw, gz;
+} dump_fd_job_t;
+
+/* The profile's bytes, made in a table of heapsift's own (fdtable.c). */
+static void dump_fd_job(void *p)
 {
-    hs_tls_t *t = &hs_tls;
+    dump_fd_job_t *j = p;
     uint64_t samples;
     uint32_t stacks;
     dump_ctx_t c;
-    hs_buf_t raw, gz;
+    j->rc = dump_make(&c, "heap", NULL, &samples, &stacks);
+    if (j->rc == 0)
+        j->rc = hs_pprof_encode(c.prof, &j->raw);
+    if (j->rc == 0 && j->format == 0)
+        j->rc = hs_gzip(j->raw.data, j->raw.len, HS_GZIP_PROCESS_LEVEL, &j->gz);
+    dump_ctx_free(&c);
+}
+
+/* Written by the caller: fd is the program's, in the program's table. */
+int hs_dump_fd(int fd, int format)
+{
+    hs_tls_t *t = &hs_tls;
     int cancel;
     if (format != 0 && format != 1)
         return -EINVAL;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
     pthread_mutex_lock(&dump_lock);
-    memset(&raw, 0, sizeof(raw));
-    memset(&gz, 0, sizeof(gz));
-    int rc = dump_make(&c, "heap", NULL, &samples, &stacks);
+    dump_fd_job_t j;
+    memset(&j, 0, sizeof(j));
+    j.format = format;
+    hs_fdtable_run(dump_fd_job, &j);
+    int rc = j.rc;
     if (rc == 0)
-        rc = hs_pprof_encode(c.prof, &raw);
-    if (rc == 0 && format == 0)
-        rc = hs_gzip(raw.data, raw.len, HS_GZIP_PROCESS_LEVEL, &gz);
-    if (rc == 0)
-        rc = format == 0 ? dump_write_all(fd, gz.data, gz.len)
-                         : dump_write_all(fd, raw.data, raw.len);
-    dump_ctx_free(&c);
-    hs_buf_free(&raw);
-    hs_buf_free(&gz);
+        rc = format == 0 ? dump_write_all(fd, j.gz.data, j.gz.len)
+                         : dump_write_all(fd, j.raw.data, j.raw.len);
+    hs_buf_free(&j.raw);
+    hs_buf_free(&j.gz);
     pthread_mutex_unlock(&dump_lock);
     hs_guard_exit(t);
     pthread_setcancelstate(cancel, NULL);

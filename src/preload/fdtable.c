@@ -8,13 +8,21 @@
  *     program's files, nor the program the thread's;
  *   - the thread holds none of the program's files open (a pipe the program closes
  *     reaches end-of-file as without heapsift).
- * The thread's messages go to the program's stderr as it is at the time of the message,
- * opened through /proc/self/fd/2 (log.c).
+ * The thread's messages go to the program's stderr as it is at the time of the message
+ * (log.c). Where unshare is refused (a container's seccomp filter), the threads share the
+ * program's table, and their file operations run in the I/O thread instead (iothread.c).
+ *
+ * hs_fdtable_run gives the same guarantee to work that starts on a program's thread (a
+ * dump at exit or through the API, resolving a tracker): it runs on a short-lived thread
+ * with a table of its own, since libdwfl and ld.so, which it calls, make their own
+ * descriptor calls, which no route can redirect.
  */
 #define _GNU_SOURCE
 #include "core.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -38,10 +46,15 @@ static void fd_close_all(void)
         close(fd);
 }
 
+static int fd_refused; /* unshare was refused once: it always will be (seccomp) */
+
 int hs_fd_private(void)
 {
-    if (unshare(CLONE_FILES) != 0)
-        return -errno;
+    if (unshare(CLONE_FILES) != 0) {
+        int e = errno;
+        __atomic_store_n(&fd_refused, 1, __ATOMIC_RELAXED);
+        return -e;
+    }
     fd_close_all();
     int fd = open("/dev/null", O_RDWR);
     if (fd == 0) {
@@ -50,4 +63,40 @@ int hs_fd_private(void)
     }
     hs_tls.private_fds = 1;
     return 0;
+}
+
+typedef struct {
+    void (*fn)(void *);
+    void *arg;
+    bool ran;
+} fd_job_t;
+
+static void *fd_job_main(void *p)
+{
+    fd_job_t *job = p;
+    hs_guard_enter(&hs_tls); /* for life: what it allocates is the profiler's */
+    if (hs_fd_private() == 0) {
+        job->fn(job->arg);
+        job->ran = true;
+    }
+    return NULL;
+}
+
+void hs_fdtable_run(void (*fn)(void *), void *arg)
+{
+    fd_job_t job = {fn, arg, false};
+    if (hs_tls.private_fds || __atomic_load_n(&fd_refused, __ATOMIC_RELAXED)) {
+        fn(arg); /* its table already, or none to be had: fdio.h's route serves it */
+        return;
+    }
+    sigset_t all, old;
+    pthread_t th;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* no signal is ever the thread's to take */
+    int rc = pthread_create(&th, NULL, fd_job_main, &job);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        pthread_join(th, NULL);
+    if (!job.ran)
+        fn(arg);
 }

@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
-#include "fdhigh.h"
+#include "fdio.h"
 #include "http.h"
 
 #include <arpa/inet.h>
@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,15 +41,14 @@ static struct {
     struct sockaddr_storage sa;
     socklen_t salen;
     int listen_fd;
-    int wake_fd, wake_wr;           /* read and write ends; one eventfd when the table is shared */
+    int wake_fd, wake_wr;           /* the wake-up pipe's read and write ends */
     int conn_fds[HS_HTTP_MAX_CONN]; /* -1: free slot */
     struct MHD_Daemon *d;
     int stop, running, started, loaded;
     int loading;     /* the thread may be inside dlopen */
     int private_fds; /* the thread has a descriptor table of its own (fdtable.c) */
-    int abandoned;   /* the program closed the server's descriptors (shared table) */
+    int abandoned;   /* libmicrohttpd panicked: the endpoint stopped */
     pthread_t thread;
-    struct stat listen_st;
     pid_t tid;
 } http = {.listen_fd = -1, .wake_fd = -1, .wake_wr = -1};
 
@@ -137,20 +135,7 @@ static int http_listen(void)
         return -e;
     }
     http.listen_fd = fd;
-    fstat(fd, &http.listen_st);
     return 0;
-}
-
-/* With a shared table, whether the listening socket is still the one it made (a socket's
- * inode is its own): a program that closes every descriptor closes it with the rest, and
- * the numbers of the server's descriptors may then be the program's files. Always true
- * with a table of its own. */
-static bool http_fds_ours(void)
-{
-    if (http.private_fds)
-        return true;
-    return http.listen_fd >= 0 &&
-           hs_fd_is(http.listen_fd, http.listen_st.st_dev, http.listen_st.st_ino);
 }
 
 /* HEAPSIFT_HTTP_PORTFILE (%p: the pid), written atomically. */
@@ -169,10 +154,10 @@ static void http_write_portfile(uint16_t port)
     path[n] = '\0';
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
     int len = snprintf(line, sizeof(line), "%u\n", port);
-    int fd = hs_open_high(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    bool ok = fd >= 0 && write(fd, line, (size_t)len) == len;
+    int fd = hs_fd_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    bool ok = fd >= 0 && hs_fd_write(fd, line, (size_t)len) == len;
     if (fd >= 0)
-        ok = close(fd) == 0 && ok;
+        ok = hs_fd_close(fd) == 0 && ok;
     if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);
         hs_log("HEAPSIFT_HTTP_PORTFILE: cannot write %s: %s", path, strerror(errno));
@@ -348,22 +333,12 @@ static void http_loop(void)
             if (hs_orphan_program_gone())
                 break;
         }
-        if (!http_fds_ours()) {
-            /* Never call libmicrohttpd again: it would read, write and close numbers
-             * that are now the program's (and abort when a close fails). */
-            hs_log("HEAPSIFT_HTTP: the program closed the endpoint's descriptors (pid %ld); "
-                   "the endpoint stops, profiling goes on",
-                   (long)getpid());
-            __atomic_store_n(&http.abandoned, 1, __ATOMIC_RELEASE);
-            return;
-        }
         hs_mhd.run(http.d);
         /* After the run: a window it opened must count in this round's timeout. */
         int64_t due = hs_http_tick(hs_http_now_ms());
         http_throttle(&budget);
         int to = http_timeout(due);
-        if (poll(p, 2, to < 0 || to > 1000 ? 1000 : to) > 0 && (p[1].revents & POLLIN) &&
-            http_fds_ours()) {
+        if (poll(p, 2, to < 0 || to > 1000 ? 1000 : to) > 0 && (p[1].revents & POLLIN)) {
             uint64_t v[8];
             if (read(http.wake_fd, v, sizeof(v)) < 0) {
                 /* nothing to do: the flag is what counts */
@@ -419,22 +394,15 @@ static int http_open(void)
     return 0;
 }
 
-/* The wake-up channel, in the thread's own table when it has one: a pipe, which another
- * thread reaches through /proc/self/task/TID/fd (an eventfd cannot be opened that way);
- * else an eventfd in the shared table, as any thread would have. */
+/* The wake-up channel, in the thread's own table: a pipe, which another thread reaches
+ * through /proc/self/task/TID/fd (an eventfd cannot be opened that way). */
 static int http_wake_open(void)
 {
     int fds[2];
-    if (http.private_fds) {
-        if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-            return -errno;
-        http.tid = (pid_t)syscall(SYS_gettid);
-        http.wake_fd = fds[0];
-    } else {
-        if ((fds[1] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
-            return -errno;
-        http.wake_fd = fds[1];
-    }
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        return -errno;
+    http.tid = (pid_t)syscall(SYS_gettid);
+    http.wake_fd = fds[0];
     /* Published before the stop flag is read (http_at_exit: the other way round). */
     __atomic_store_n(&http.wake_wr, fds[1], __ATOMIC_SEQ_CST);
     return 0;
@@ -447,12 +415,17 @@ static void *http_main(void *arg)
     http.thread = pthread_self();
     hs_orphan_register();
     pthread_setname_np(pthread_self(), "heapsift-http");
+    /* Sockets live in the thread's table. Without one of its own, no number of the
+     * server's could be told from a file the program opened under it after closing it:
+     * the server stays off rather than ever write a response into the program's file. */
     http.private_fds = hs_fd_private() == 0;
-    if (!http.private_fds && hs_opt.verbose)
-        hs_log("HEAPSIFT_HTTP: no descriptor table of its own for the server (%s): a program "
-               "that closes every descriptor may close its socket",
+    if (!http.private_fds)
+        hs_log("HEAPSIFT_HTTP: the endpoint is off: the server cannot have a descriptor table "
+               "of its own here (unshare: %s; a container's seccomp filter refuses it), and "
+               "in the program's table a socket's number can become one of the program's "
+               "files; profiles are still written (docs/http.md)",
                strerror(errno));
-    if (http_wake_open() == 0 && http_open() == 0)
+    else if (http_wake_open() == 0 && http_open() == 0)
         http_loop();
     __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
     return NULL;
@@ -480,27 +453,23 @@ static int http_spawn(void)
     return -rc;
 }
 
-/* From another thread. With the server's own table, the pipe is opened through /proc for
- * the one write: no descriptor of the server's is ever used by number in the program's
- * table, where the program may have closed it and reused the number. */
+/* From another thread: the pipe is opened through /proc for the one write, in a table
+ * of heapsift's own (fdio.h): no descriptor of the server's is ever used by number in the
+ * program's table, where the program may have closed it and reused the number. */
 static void http_wake(void)
 {
     uint64_t one = 1;
     int w = __atomic_load_n(&http.wake_wr, __ATOMIC_SEQ_CST);
     if (w < 0)
         return;
-    if (http.private_fds) {
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/self/task/%ld/fd/%d", (long)http.tid, w);
-        int fd = hs_open_high(path, O_WRONLY | O_NONBLOCK, 0);
-        if (fd >= 0 && write(fd, &one, 1) < 0) {
-            /* the pipe is full: the thread is awake anyway */
-        }
-        if (fd >= 0)
-            close(fd);
-    } else if (http_fds_ours() && write(w, &one, sizeof(one)) < 0) {
-        /* the counter is full: the thread is awake anyway */
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/fd/%d", (long)http.tid, w);
+    int fd = hs_fd_open(path, O_WRONLY | O_NONBLOCK, 0);
+    if (fd >= 0 && hs_fd_write(fd, &one, 1) < 0) {
+        /* the pipe is full: the thread is awake anyway */
     }
+    if (fd >= 0)
+        hs_fd_close(fd);
 }
 
 /* At exit, before the libraries' destructors (libmicrohttpd's among them): the thread
@@ -526,24 +495,13 @@ static void http_fork_prepare(void)
     }
 }
 
-/* A forked child has no serving thread. When the parent's had a table of its own, the
- * child (a copy of the forking thread's table) has none of its descriptors; else close
- * what it inherited (the parent's listening socket, its connections, the wake-up
- * descriptor; MHD's epoll stays close-on-exec and is left). Then forget the parent's
- * state, and serve on its own when it can bind. */
+/* A forked child has no serving thread, and (a copy of the forking thread's table) none
+ * of the server's descriptors. Forget the parent's state, and serve on its own when it
+ * can bind. */
 static void http_fork_child(void)
 {
     if (!__atomic_load_n(&http.started, __ATOMIC_ACQUIRE))
         return;
-    if (!http.private_fds && http_fds_ours()) {
-        if (http.listen_fd >= 0)
-            close(http.listen_fd);
-        for (int i = 0; i < HS_HTTP_MAX_CONN; i++)
-            if (http.conn_fds[i] >= 0)
-                close(http.conn_fds[i]);
-        if (http.wake_fd >= 0)
-            close(http.wake_fd);
-    }
     for (int i = 0; i < HS_HTTP_MAX_CONN; i++)
         http.conn_fds[i] = -1;
     http.listen_fd = http.wake_fd = http.wake_wr = -1;

@@ -12,7 +12,8 @@
  */
 #define _GNU_SOURCE
 #include "leaks.h"
-#include "fdhigh.h"
+#include "fdio.h"
+#include "iothread.h"
 
 #include "core.h"
 #include "leakreport.h"
@@ -34,43 +35,17 @@ static char leaks_path[4096];
 static char leaks_error[160]; /* why the user's file is not applied; "" = it is */
 static bool leaks_loaded, leaks_found;
 
-/* A copy of stderr taken before main, for a program that closes its stderr before it
- * exits (GNU tools do, in an atexit handler: the report and the error status would come
- * without a word). Used only when descriptor 2 is closed and the copy still refers to the
- * file it was taken from (a program closing every descriptor closes it too, and its
- * number may then be one of the program's files). */
-static struct {
-    int fd;
-    dev_t dev;
-    ino_t ino;
-} leaks_err = {.fd = -1};
-
-static void leaks_keep_stderr(void)
+static void leaks_write(const char *p, size_t n)
 {
-    struct stat st;
-    int fd = hs_fd_dup_high(STDERR_FILENO); /* above the numbers a program takes first */
-    if (fd < 0)
-        return;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return;
+    while (n > 0) {
+        ssize_t w = hs_stderr_write(p, n, true);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return; /* stderr closed or broken: nobody to tell */
+        p += w;
+        n -= (size_t)w;
     }
-    leaks_err.fd = fd;
-    leaks_err.dev = st.st_dev;
-    leaks_err.ino = st.st_ino;
-}
-
-/* Descriptor 2 when it is open for writing; else the copy, if it is still the same file.
- * (Once the program has closed 2, the number may be a file heapsift itself has open for
- * reading while it writes the exit profile: libdw's copy of an ELF file.) */
-static int leaks_stderr(void)
-{
-    int fl = fcntl(STDERR_FILENO, F_GETFL);
-    if ((fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) || leaks_err.fd < 0)
-        return STDERR_FILENO;
-    if (!hs_fd_is(leaks_err.fd, leaks_err.dev, leaks_err.ino))
-        return STDERR_FILENO;
-    return leaks_err.fd;
 }
 
 bool hs_leaks_on(void)
@@ -97,7 +72,7 @@ static int leaks_read(const char *path, char **text, size_t *len)
             buf = nb;
             cap = ncap;
         }
-        ssize_t r = read(fd, buf + n, cap - n);
+        ssize_t r = hs_fd_read(fd, buf + n, cap - n);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
@@ -106,7 +81,7 @@ static int leaks_read(const char *path, char **text, size_t *len)
         }
         n += (size_t)r;
     }
-    close(fd);
+    hs_fd_close(fd);
     if (rc != 0) {
         free(buf);
         return rc;
@@ -166,22 +141,8 @@ __attribute__((constructor)) static void leaks_ctor(void)
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
     leaks_load();
-    leaks_keep_stderr();
+    hs_iothread_keep_stderr();
     hs_guard_exit(t);
-}
-
-static void leaks_write(const char *p, size_t n)
-{
-    int fd = leaks_stderr();
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return; /* stderr closed or broken: nobody to tell */
-        p += w;
-        n -= (size_t)w;
-    }
 }
 
 void hs_leaks_report(const hs_profile_t *p)

@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
-#include "fdhigh.h"
+#include "fdio.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,12 +18,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define HS_OWN_MAX 4
+#define HS_OWN_MAX 8
 static pid_t own_tids[HS_OWN_MAX];
 
 void hs_orphan_register(void)
 {
-    pid_t tid = (pid_t)syscall(SYS_gettid);
+    hs_orphan_register_tid((pid_t)syscall(SYS_gettid));
+}
+
+void hs_orphan_register_tid(pid_t tid)
+{
     for (int i = 0; i < HS_OWN_MAX; i++) {
         pid_t zero = 0;
         if (__atomic_compare_exchange_n(&own_tids[i], &zero, tid, false, __ATOMIC_RELAXED,
@@ -33,6 +37,14 @@ void hs_orphan_register(void)
 }
 
 /* The state letter of task tid of this process ('?' when unreadable). */
+void hs_orphan_forget(pid_t tid)
+{
+    for (int i = 0; i < HS_OWN_MAX; i++) {
+        pid_t t = tid;
+        __atomic_compare_exchange_n(&own_tids[i], &t, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
+}
+
 static char orphan_state(long tid)
 {
     char path[64], buf[512];
@@ -40,8 +52,8 @@ static char orphan_state(long tid)
     int fd = hs_open_high(path, O_RDONLY, 0);
     if (fd < 0)
         return '?';
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
+    ssize_t n = hs_fd_read(fd, buf, sizeof(buf) - 1);
+    hs_fd_close(fd);
     if (n <= 0)
         return '?';
     buf[n] = '\0';
@@ -63,28 +75,36 @@ void hs_orphan_after_fork(void)
         __atomic_store_n(&own_tids[i], 0, __ATOMIC_RELAXED);
 }
 
+/* Whether every task of this process but heapsift's own is gone (the directory read in
+ * getdents64 records, through fdio.h). */
+static bool orphan_others_gone(long pid)
+{
+    int dfd = hs_fd_open("/proc/self/task", O_RDONLY | O_DIRECTORY, 0);
+    if (dfd < 0)
+        return false;
+    bool gone = true;
+    char buf[4096] __attribute__((aligned(8)));
+    long n;
+    while (gone && (n = hs_fd_getdents(dfd, buf, sizeof(buf))) > 0) {
+        for (long off = 0; gone && off < n;) {
+            const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+            off += e->d_reclen;
+            long tid = strtol(e->d_name, NULL, 10);
+            if (tid <= 0 || tid == pid || orphan_own(tid))
+                continue;
+            char s = orphan_state(tid);
+            gone = s == 'Z' || s == 'X' || s == '?'; /* '?': gone while we looked */
+        }
+    }
+    hs_fd_close(dfd);
+    return gone;
+}
+
 bool hs_orphan_program_gone(void)
 {
     long pid = (long)getpid();
     char s = orphan_state(pid);
     if (s != 'Z' && s != 'X')
         return false; /* the main thread runs: the common case, one small read */
-    int dfd = hs_open_high("/proc/self/task", O_RDONLY | O_DIRECTORY, 0);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        if (dfd >= 0)
-            close(dfd);
-        return false;
-    }
-    bool gone = true;
-    struct dirent *e;
-    while (gone && (e = readdir(d)) != NULL) {
-        long tid = strtol(e->d_name, NULL, 10);
-        if (tid <= 0 || tid == pid || orphan_own(tid))
-            continue;
-        s = orphan_state(tid);
-        gone = s == 'Z' || s == 'X' || s == '?'; /* '?': gone while we looked */
-    }
-    closedir(d);
-    return gone;
+    return orphan_others_gone(pid);
 }

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "iothread.h"
 #include "labels.h"
 #include "leaks.h"
 #include "lifetimes.h"
@@ -105,6 +106,7 @@ static void recorder_fork_child(void)
     hs_trackers_unlock();
     hs_dump_after_fork();
     hs_orphan_after_fork();
+    hs_iothread_after_fork();
     hs_triggers_fork_child();
 }
 
@@ -160,6 +162,7 @@ void hs_init(void)
     hs_tls_t *t = &hs_tls;
     int next = HS_STATE_OFF;
     hs_guard_enter(t);
+    hs_iothread_install(); /* from here on, heapsift's files never live in the program's table */
     if (hs_bootstrap_resolve() != 0) {
         hs_log("cannot find the real allocator; profiling disabled");
     } else if (hs_options_load() == 0) {

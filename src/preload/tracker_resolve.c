@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "fdio.h"
 #include "sort.h"
 #include "trackers.h"
 
@@ -256,7 +257,7 @@ static void resolve_merge(resolve_ctx_t *c)
     c->n = k;
 }
 
-int hs_tracker_resolve(const char *function, uintptr_t **ranges, size_t *n)
+static int resolve_run(const char *function, uintptr_t **ranges, size_t *n)
 {
     static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf,
                                       .find_debuginfo = dwfl_standard_find_debuginfo};
@@ -285,4 +286,26 @@ int hs_tracker_resolve(const char *function, uintptr_t **ranges, size_t *n)
     *ranges = c.r;
     *n = c.n;
     return 0;
+}
+
+typedef struct {
+    const char *function;
+    uintptr_t **ranges;
+    size_t *n;
+    int rc;
+} resolve_job_t;
+
+/* libdwfl opens the binaries itself: only in a table of heapsift's own (fdtable.c). Where
+ * none can be had, no tracker can be resolved. */
+static void resolve_job(void *p)
+{
+    resolve_job_t *j = p;
+    j->rc = hs_fd_remote() ? -ENOTSUP : resolve_run(j->function, j->ranges, j->n);
+}
+
+int hs_tracker_resolve(const char *function, uintptr_t **ranges, size_t *n)
+{
+    resolve_job_t j = {function, ranges, n, -ENOTSUP};
+    hs_fdtable_run(resolve_job, &j);
+    return j.rc;
 }

@@ -15,7 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
-#include "fdhigh.h"
+#include "fdio.h"
 #include "livetab.h"
 #include "stacktab.h"
 
@@ -277,8 +277,8 @@ static ssize_t trig_read(const char *path, char *buf, size_t cap)
     ssize_t n = -1;
     if (fd < 0)
         return -1;
-    n = read(fd, buf, cap - 1);
-    close(fd);
+    n = hs_fd_read(fd, buf, cap - 1);
+    hs_fd_close(fd);
     buf[n > 0 ? n : 0] = '\0';
     return n;
 }

@@ -19,11 +19,18 @@
 #    write a line: the log holds exactly "child" and "parent" (nothing of the server's
 #    is written into it, and the child's descriptor is not closed), and the run ends
 #    within 10 s (the exit does not wait on a lost wake-up);
-#  - the same three under tests/programs/nounshare.c, where unshare fails (a container's
-#    seccomp filter) and the threads share the program's table: they must notice that the
-#    program closed their descriptors and leave the numbers alone (the server stops; a
-#    dump may fail): the program's files stay intact and the program is not aborted by
-#    libmicrohttpd (also with a ?seconds=2 request open while the program closes them).
+#  - watch: for 2 s a thread of the program calls heapsift_dump in a loop, beside interval
+#    dumps every millisecond (HEAPSIFT_LEAKS=1 too), while the main thread lists its own
+#    descriptor table over and over: no descriptor in it may ever be one of heapsift's
+#    files (a profile, a /proc file, a binary libdw reads). The library before the I/O
+#    thread showed some 2,000 of them there in 2 s: every one a number the program could
+#    have closed and reused for its own file while heapsift still wrote or closed it;
+#  - the same under tests/programs/nounshare.c, where unshare fails (a container's seccomp
+#    filter) and heapsift's threads share the program's table: their file operations run
+#    in heapsift's I/O thread (src/preload/iothread.c), dumps still work, and the HTTP
+#    endpoint stays off with one line saying why (its sockets could not be told from the
+#    program's files): the program's files stay intact and the program exits 0 (also with
+#    a ?seconds=2 request attempted while the program closes every descriptor).
 # usage: descriptors.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/stress.inc"
@@ -71,6 +78,19 @@ FDS=$BUILD/programs/stress_fds
 fd_cases() {
     mode=$1
     shift
+    mkdir -p "$T/$mode-watch"
+    if bounded 60 "$mode watch" env HEAPSIFT_RATE=4096 HEAPSIFT_INTERVAL_SECONDS=0.001 \
+        HEAPSIFT_LEAKS=1 HEAPSIFT_OUT="$T/$mode-watch/p.%n.pb.gz" HEAPSIFT_KEEP=2 LD_PRELOAD="$LIB" \
+        "$@" "$FDS" watch 2000 "$T/$mode-watch" >"$T/$mode-watch.out" 2>"$T/$mode-watch.err"; then
+        grep -q 'dumps=api' "$T/$mode-watch.out" || fail "$mode watch: heapsift_dump was not there"
+        valid "$T/$mode-watch/api.pb.gz" "$mode watch: the API's profile" || true
+        echo "$mode watch: $(head -n 1 "$T/$mode-watch.out")"
+    else
+        [ "$RC" -ne 0 ] && [ "$RC" -lt 124 ] &&
+            fail "$mode watch: heapsift's files in the program's table: $(tr '\n' ';' <"$T/$mode-watch.out")"
+        show "$T/$mode-watch.err" 5
+    fi
+
     mkdir -p "$T/$mode-loop"
     if bounded 120 "$mode closeloop" env HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_SECONDS=0.001 \
         HEAPSIFT_OUT="$T/$mode-loop/p.%n.pb.gz" HEAPSIFT_KEEP=2 LD_PRELOAD="$LIB" \
@@ -98,6 +118,10 @@ fd_cases() {
         fi
     done
     echo "$mode steal: 5 runs checked"
+    if [ "$mode" = shared ]; then
+        grep -q "HEAPSIFT_HTTP: the endpoint is off" "$T/steal.err" ||
+            fail "shared steal: no line saying the endpoint is off: $(head -n 2 "$T/steal.err")"
+    fi
 
     for i in 1 2 3; do
         rm -f "$T/port" "$T/fork.log"

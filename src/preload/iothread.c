@@ -1,0 +1,274 @@
+/*
+ * The I/O thread: a thread of the profiled process with a descriptor table of its own,
+ * where heapsift's file operations run whenever the calling thread shares the program's
+ * table (the program's own threads calling the API or exiting, and heapsift's threads
+ * where unshare(CLONE_FILES) is refused, as under a container's seccomp filter). Since
+ * the program cannot name, close or reuse a descriptor in that table, nothing heapsift
+ * reads, writes or closes there can be the program's file, and no check is needed.
+ *
+ * It is a clone of the process without CLONE_FILES (the table is copied, and the copy's
+ * descriptors, the program's, are closed at once), sharing the address space, so a call
+ * passes pointers as they are. glibc does not know the thread: it runs only raw system
+ * calls (no errno, no locks, no allocation), on a stack and a thread pointer of its own,
+ * with every signal blocked, and ends with the process (exit_group) or when the
+ * credentials of the program change (a new one then starts with the new ones, as a
+ * thread glibc knows would have been changed by setuid).
+ *
+ * Cost: one call is two futex hand-offs (about 10 us; a dump makes a few dozen); the
+ * thread holds a 64 KiB stack. Callers: fdio.c through the route installed here.
+ * Lock: io.lock (rank 9, a leaf: held across one call, nothing else is taken under it).
+ */
+#define _GNU_SOURCE
+#include "core.h"
+#include "fdio.h"
+#include "iothread.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+#define IO_STACK (64 * 1024)
+#define IO_GROUPS 64
+
+typedef struct {
+    uid_t uid[3];
+    gid_t gid[3];
+    int ngroups;
+    gid_t groups[IO_GROUPS];
+} io_creds_t;
+
+static struct {
+    pthread_mutex_t lock;
+    uint32_t req;  /* futex: bumped by the caller for each call */
+    uint32_t done; /* futex: set to req by the thread once the call returned */
+    long nr, args[6], ret;
+    pid_t pid;        /* the process the thread runs in; 0 = none */
+    pid_t tid;        /* cleared by the kernel when the thread ends */
+    pid_t started;    /* the thread's id, as clone returned it */
+    void *stack;      /* IO_STACK bytes, reused by the next thread */
+    io_creds_t creds; /* what the thread was started with */
+    bool said;        /* the failure to start one was logged */
+    bool keep_stderr; /* the thread keeps its copy of the program's 2 */
+    uint64_t tls[64]; /* its thread pointer's block: never the caller's, which may end */
+} io = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* A system call without errno (the thread shares no TLS with glibc). */
+static inline long io_raw(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+#if defined(__x86_64__)
+    register long r10 __asm__("r10") = a3, r8 __asm__("r8") = a4, r9 __asm__("r9") = a5;
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(nr), "D"(a0), "S"(a1), "d"(a2), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return ret;
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a0, x1 __asm__("x1") = a1;
+    register long x2 __asm__("x2") = a2, x3 __asm__("x3") = a3, x4 __asm__("x4") = a4;
+    register long x5 __asm__("x5") = a5;
+    __asm__ volatile("svc 0"
+                     : "+r"(x0)
+                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                     : "memory");
+    return x0;
+#else
+#error "heapsift's I/O thread needs a raw system call for this architecture"
+#endif
+}
+
+/* The thread: waits for a call, makes it, says so. Nothing here may touch glibc. */
+__attribute__((optimize("no-stack-protector"))) static int io_main(void *arg)
+{
+    (void)arg;
+    io_raw(SYS_close_range, io.keep_stderr ? 3 : 0, ~0L & 0xffffffffL, 0, 0, 0, 0);
+    io_raw(SYS_prctl, PR_SET_NAME, (long)"heapsift-io", 0, 0, 0, 0);
+    uint32_t seen = 0;
+    for (;;) {
+        uint32_t r = __atomic_load_n(&io.req, __ATOMIC_ACQUIRE);
+        if (r == seen) {
+            io_raw(SYS_futex, (long)&io.req, FUTEX_WAIT_PRIVATE, seen, 0, 0, 0);
+            continue;
+        }
+        seen = r;
+        long ret = io_raw(io.nr, io.args[0], io.args[1], io.args[2], io.args[3], io.args[4],
+                          io.args[5]); /* SYS_exit ends here */
+        io.ret = ret;
+        __atomic_store_n(&io.done, r, __ATOMIC_RELEASE);
+        io_raw(SYS_futex, (long)&io.done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+    }
+    return 0;
+}
+
+static void io_creds_now(io_creds_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    getresuid(&c->uid[0], &c->uid[1], &c->uid[2]);
+    getresgid(&c->gid[0], &c->gid[1], &c->gid[2]);
+    c->ngroups = getgroups(IO_GROUPS, c->groups);
+}
+
+/* Ends the thread (its credentials are stale) and waits until the kernel says it is gone. */
+static void io_stop(void)
+{
+    io.nr = SYS_exit;
+    memset(io.args, 0, sizeof(io.args));
+    __atomic_add_fetch(&io.req, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &io.req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pid_t tid;
+    while ((tid = __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE)) != 0)
+        syscall(SYS_futex, &io.tid, FUTEX_WAIT, tid, NULL, NULL, 0);
+    hs_orphan_forget(io.started);
+    io.pid = 0;
+}
+
+static int io_start(void)
+{
+    if (io.stack == NULL) {
+        void *s = mmap(NULL, IO_STACK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (s == MAP_FAILED)
+            return -ENOMEM;
+        io.stack = s;
+    }
+    io.req = io.done = 0;
+    io.tls[0] = (uint64_t)(uintptr_t)&io.tls[0]; /* a TCB's self pointer, as x86-64 has */
+    io_creds_now(&io.creds);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: no signal is ever its to take */
+    int flags = CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
+                CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+    int tid =
+        clone(io_main, (char *)io.stack + IO_STACK, flags, NULL, &io.tid, &io.tls[0], &io.tid);
+    int err = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (tid < 0) {
+        if (!io.said) {
+            io.said = true;
+            hs_log("cannot start the I/O thread (%s): profiles cannot be written from a thread "
+                   "that shares the program's descriptors",
+                   strerror(err));
+        }
+        return -err;
+    }
+    io.pid = getpid();
+    io.started = tid;
+    hs_orphan_register_tid(tid);
+    return 0;
+}
+
+static bool io_creds_same(void)
+{
+    io_creds_t now;
+    io_creds_now(&now);
+    return memcmp(&now, &io.creds, sizeof(now)) == 0;
+}
+
+/* A running thread of this process with the caller's credentials: 0 or -errno. */
+static int io_ready(void)
+{
+    if (io.pid == getpid() && __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE) != 0) {
+        if (io_creds_same())
+            return 0;
+        io_stop();
+    }
+    return io_start();
+}
+
+/* One call in the thread. The wait is bounded: a thread gone (which only the process's
+ * end does) fails the call instead of hanging the caller. */
+static long io_call(long nr, const long args[6])
+{
+    long r = io_ready();
+    if (r != 0)
+        return r;
+    io.nr = nr;
+    memcpy(io.args, args, sizeof(io.args));
+    uint32_t want = __atomic_add_fetch(&io.req, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &io.req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    for (;;) {
+        uint32_t d = __atomic_load_n(&io.done, __ATOMIC_ACQUIRE);
+        if (d == want)
+            return io.ret;
+        if (__atomic_load_n(&io.tid, __ATOMIC_ACQUIRE) == 0)
+            return -EIO;
+        struct timespec ts = {1, 0};
+        syscall(SYS_futex, &io.done, FUTEX_WAIT_PRIVATE, d, &ts, NULL, 0);
+    }
+}
+
+/* One call in the thread, from any thread. */
+static long io_remote(long nr, const long args[6])
+{
+    int saved = errno, cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    pthread_mutex_lock(&io.lock);
+    long r = io_call(nr, args);
+    pthread_mutex_unlock(&io.lock);
+    pthread_setcancelstate(cancel, NULL);
+    errno = saved;
+    return r;
+}
+
+static long io_route(long nr, const long args[6])
+{
+    if (nr == -1)
+        return !hs_tls.private_fds;
+    if (hs_tls.private_fds) { /* a table of the thread's own (fdtable.c) */
+        long r = syscall(nr, args[0], args[1], args[2], args[3], args[4], args[5]);
+        return r == -1 ? -errno : r;
+    }
+    return io_remote(nr, args);
+}
+
+void hs_iothread_keep_stderr(void)
+{
+    pthread_mutex_lock(&io.lock);
+    io.keep_stderr = true;
+    if (io.pid == getpid() && __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE) != 0)
+        io_stop(); /* started without it */
+    io_ready();
+    pthread_mutex_unlock(&io.lock);
+}
+
+ssize_t hs_iothread_write_stderr(const void *p, size_t n)
+{
+    if (!io.keep_stderr) {
+        errno = EBADF;
+        return -1;
+    }
+    const long args[6] = {STDERR_FILENO, (long)p, (long)n, 0, 0, 0};
+    long r = io_remote(SYS_write, args);
+    if (r < 0) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+
+void hs_iothread_install(void)
+{
+    __atomic_store_n(&hs_fdio_route, io_route, __ATOMIC_RELEASE);
+}
+
+void hs_iothread_after_fork(void)
+{
+    /* The parent's thread is not here; its stack is ours to reuse. A call in progress
+     * in another thread of the parent left the lock held. */
+    pthread_mutex_init(&io.lock, NULL);
+    io.pid = 0;
+    io.tid = 0;
+}
