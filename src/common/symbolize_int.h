@@ -111,7 +111,7 @@ struct hs_symbolizer {
     struct hs_sym_image { /* files mapped for libelf, unmapped after dwfl_end */
         void *p;
         size_t n;
-    } *images;
+    } * images;
     size_t nimages, imagecap;
 
     hs_sym_modtab_t *mods;

@@ -307,6 +307,28 @@ static void http_throttle(http_budget_t *b)
     poll(&p, 1, (int)ms);
 }
 
+/* The gate around every call into libmicrohttpd on the serving thread. At exit, once the
+ * thread has had its second to stop, http_at_exit closes it: from then on the thread never
+ * calls libmicrohttpd again, so the library's destructor, which runs next, never runs
+ * beside one of its calls (a forked child's thread, slow to stop on a loaded machine,
+ * was killed by a signal that way). The wait for the gate is one call at most. */
+static pthread_mutex_t http_gate = PTHREAD_MUTEX_INITIALIZER;
+static bool http_gate_closed;
+
+static bool http_gate_enter(void)
+{
+    pthread_mutex_lock(&http_gate);
+    if (!http_gate_closed)
+        return true;
+    pthread_mutex_unlock(&http_gate);
+    return false;
+}
+
+static void http_gate_exit(void)
+{
+    pthread_mutex_unlock(&http_gate);
+}
+
 static int http_timeout(int64_t next_due)
 {
     MHD_UNSIGNED_LONG_LONG to;
@@ -333,11 +355,17 @@ static void http_loop(void)
             if (hs_orphan_program_gone())
                 break;
         }
+        if (!http_gate_enter())
+            return; /* the process is ending: the daemon is left to it */
         hs_mhd.run(http.d);
         /* After the run: a window it opened must count in this round's timeout. */
         int64_t due = hs_http_tick(hs_http_now_ms());
+        http_gate_exit();
         http_throttle(&budget);
+        if (!http_gate_enter())
+            return;
         int to = http_timeout(due);
+        http_gate_exit();
         if (poll(p, 2, to < 0 || to > 1000 ? 1000 : to) > 0 && (p[1].revents & POLLIN)) {
             uint64_t v[8];
             if (read(http.wake_fd, v, sizeof(v)) < 0) {
@@ -349,11 +377,14 @@ static void http_loop(void)
         struct timespec ts = {0, HS_HTTP_ROUND_MS * 1000000L};
         nanosleep(&ts, NULL);
     }
+    if (!http_gate_enter())
+        return;
     hs_http_resume_all();
     hs_mhd.run(http.d);
     hs_mhd.stop_daemon(http.d); /* closes the listening socket too */
     http.d = NULL;
     http.listen_fd = -1;
+    http_gate_exit();
 }
 
 /* Binds and starts MHD; logs why not. Guard held. */
@@ -369,7 +400,11 @@ static int http_open(void)
                http.addr, (long)getpid(), strerror(-rc));
         return rc;
     }
-    if ((rc = http_daemon()) != 0) {
+    if (!http_gate_enter())
+        return -ECANCELED;
+    rc = http_daemon();
+    http_gate_exit();
+    if (rc != 0) {
         hs_log("HEAPSIFT_HTTP=%s: cannot start libmicrohttpd; profiling goes on without the "
                "endpoint",
                http.addr);
@@ -473,7 +508,8 @@ static void http_wake(void)
 }
 
 /* At exit, before the libraries' destructors (libmicrohttpd's among them): the thread
- * stops serving; waited for at most a second (it may be building a profile). */
+ * stops serving, given a second for it (it may be building a profile); then the gate
+ * closes, whether it has stopped or not. */
 static void http_at_exit(void)
 {
     __atomic_store_n(&http.stop, 1, __ATOMIC_SEQ_CST);
@@ -482,6 +518,9 @@ static void http_at_exit(void)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+    pthread_mutex_lock(&http_gate);
+    http_gate_closed = true;
+    pthread_mutex_unlock(&http_gate);
 }
 
 /* Belt and braces: libmicrohttpd is loaded by the constructor (hs_http_start), so the
@@ -500,6 +539,8 @@ static void http_fork_prepare(void)
  * can bind. */
 static void http_fork_child(void)
 {
+    /* The parent's thread may have been inside libmicrohttpd, the gate held. */
+    pthread_mutex_init(&http_gate, NULL);
     if (!__atomic_load_n(&http.started, __ATOMIC_ACQUIRE))
         return;
     for (int i = 0; i < HS_HTTP_MAX_CONN; i++)
