@@ -30,7 +30,7 @@ typedef struct {
 } run_opt_t;
 
 static const run_opt_t run_opts[] = {
-    {"out", 'o', "HEAPSIFT_OUT", NULL, "output path pattern (%p pid, %n dump number)"},
+    {"out", 'o', "HEAPSIFT_OUT", NULL, "output path pattern (%p pid, %n dump number, %k kind)"},
     {"rate", 'r', "HEAPSIFT_RATE", NULL, "mean bytes between samples (1 = all, 0 = off)"},
     {"seed", 0, "HEAPSIFT_SEED", NULL, "seed for reproducible sampling"},
     {"depth", 0, "HEAPSIFT_DEPTH", NULL, "frames per stack, 1 to 256"},
@@ -45,6 +45,8 @@ static const run_opt_t run_opts[] = {
     {"interval-bytes", 0, "HEAPSIFT_INTERVAL_BYTES", NULL, "dump every N bytes allocated"},
     {"interval-seconds", 0, "HEAPSIFT_INTERVAL_SECONDS", NULL, "dump every T seconds"},
     {"peak", 0, "HEAPSIFT_PEAK", "1", "keep the live set at the highest live heap"},
+    {"no-dump-on-term", 0, "HEAPSIFT_DUMP_ON_TERM", "0",
+     "no exit profile when CMD dies of SIGINT, SIGTERM or SIGHUP"},
     {"peak-growth", 0, "HEAPSIFT_PEAK_GROWTH", NULL, "dump at new peaks this much higher"},
     {"peak-min-seconds", 0, "HEAPSIFT_PEAK_MIN_SECONDS", NULL, "at most one peak dump per T s"},
     {"oom-fraction", 0, "HEAPSIFT_OOM_FRACTION", NULL, "dump near the memory limit (0.9)"},

@@ -107,6 +107,7 @@ typedef struct {
     uint64_t interval_bytes; /* dump every this many bytes allocated */
     uint64_t interval_ms;    /* dump every this many milliseconds */
     bool peak;               /* keep the live set at the highest live heap */
+    bool dump_on_term;       /* write the exit profile on SIGINT/TERM/HUP (termsig.c) */
     uint32_t peak_growth;    /* dump at new peaks this many per-mille above the last */
     uint64_t peak_min_ms;    /* at most one peak dump per this many milliseconds */
     uint32_t oom_fraction;   /* dump at this many per-mille of the memory limit */
@@ -339,6 +340,13 @@ static inline void hs_live_add(int64_t d)
 int hs_triggers_start(void);
 /* At exit: no trigger dumps from now on; the thread is woken to leave (not joined). */
 void hs_triggers_stop(void);
+/* From termsig.c's handler (async-signal-safe): write the exit profiles now. */
+void hs_triggers_wake_term(void);
+/* Whether the trigger thread runs and will serve a wake-up. */
+bool hs_triggers_running(void);
+/* The exit profiles (the live heap, then the kept peak), once per process: from the
+ * destructor, or from the trigger thread for a terminating signal (termsig.c). */
+void hs_exit_dumps(void);
 /* Fork handlers (rank 5 lock; in the child: a new semaphore and thread). */
 void hs_triggers_fork_prepare(void);
 void hs_triggers_fork_parent(void);

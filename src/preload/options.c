@@ -262,6 +262,7 @@ int hs_options_load(void)
         {"HEAPSIFT_INTERVAL_SECONDS", HS_OPT_SECONDS, "0", 0, UINT64_MAX / 2, &hs_opt.interval_ms,
          "seconds between dumps, e.g. 60, 0.5 or 250ms; 0 = off", NULL},
         {"HEAPSIFT_PEAK", HS_OPT_BOOL, "0", 0, 0, &hs_opt.peak, "0 or 1", NULL},
+        {"HEAPSIFT_DUMP_ON_TERM", HS_OPT_BOOL, "1", 0, 0, &hs_opt.dump_on_term, "0 or 1", NULL},
         {"HEAPSIFT_PEAK_GROWTH", HS_OPT_PERCENT, "0", 0, 1000000, &hs_opt.peak_growth,
          "a growth in percent, e.g. 10%; 0 = no dumps at new peaks", NULL},
         {"HEAPSIFT_PEAK_MIN_SECONDS", HS_OPT_SECONDS, "10", 0, UINT64_MAX / 2, &hs_opt.peak_min_ms,

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "core.h"
 #include "iothread.h"
+#include "termsig.h"
 #include "labels.h"
 #include "leaks.h"
 #include "lifetimes.h"
@@ -288,8 +289,21 @@ void hs_unforget(const void *entry)
 __attribute__((constructor)) static void recorder_ctor(void)
 {
     hs_init();
-    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON) {
+        hs_termsig_install();
         hs_triggers_start();
+    }
+}
+
+void hs_exit_dumps(void)
+{
+    static int done;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+        return; /* a signal's dumps (termsig.c), then an exit after all */
+    hs_triggers_stop();
+    hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
+    if (hs_opt.peak)
+        hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);
 }
 
 /* The exit dumps: the live heap, then the kept peak. Trigger dumps are refused from the
@@ -298,9 +312,6 @@ __attribute__((destructor)) static void recorder_dtor(void)
 {
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
         return;
-    hs_triggers_stop();
-    hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
-    if (hs_opt.peak)
-        hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);
+    hs_exit_dumps();
     hs_leaks_exit(); /* HEAPSIFT_LEAKS=error: may end the process with status 23 */
 }

@@ -18,6 +18,7 @@
 #include "fdio.h"
 #include "livetab.h"
 #include "stacktab.h"
+#include "termsig.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -31,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TRIG_SIGNAL = 1, TRIG_PEAK = 2, TRIG_STOP = 4 };
+enum { TRIG_SIGNAL = 1, TRIG_PEAK = 2, TRIG_STOP = 4, TRIG_TERM = 8 };
 
 #define TRIG_POLL_MS 20     /* bytes and memory-limit polling period */
 #define TRIG_LIMITS_MS 1000 /* how often the memory limits are re-read */
@@ -105,6 +106,17 @@ static void trig_on_signal(int sig, siginfo_t *si, void *uc)
     }
 }
 
+void hs_triggers_wake_term(void)
+{
+    trig_wake(TRIG_TERM);
+}
+
+bool hs_triggers_running(void)
+{
+    return __atomic_load_n(&trig_running, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE);
+}
+
 void hs_triggers_peak_poke(void)
 {
     if (__atomic_exchange_n(&hs_peak_arm, INT64_MAX, __ATOMIC_RELAXED) != INT64_MAX)
@@ -114,7 +126,7 @@ void hs_triggers_peak_poke(void)
 static bool trig_needs_thread(void)
 {
     return hs_opt.signal || hs_opt.interval_bytes || hs_opt.interval_ms || hs_opt.peak ||
-           hs_opt.oom_fraction;
+           hs_opt.oom_fraction || hs_termsig_armed();
 }
 
 /* A trigger's dump; failures are logged once by dump.c and retried at the next one. */
@@ -491,6 +503,10 @@ static void *trig_main(void *arg)
     int64_t orphan_at = now + 1000;
     for (;;) {
         unsigned why = __atomic_exchange_n(&trig_pending, 0, __ATOMIC_ACQ_REL);
+        if (why & TRIG_TERM) {
+            hs_termsig_dump(); /* the program ends by the signal right after */
+            break;
+        }
         if (__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
             break;
         now = trig_now_ms();
