@@ -10,6 +10,7 @@
  * and references them weakly, so a verb whose file is not in the build yet is simply
  * absent from `heapsift --help`. */
 int hs_cmd_run(int argc, char **argv);
+int hs_cmd_probe(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);
 int hs_cmd_traces(int argc, char **argv);
 int hs_cmd_peek(int argc, char **argv);

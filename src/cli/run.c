@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -251,6 +252,73 @@ static int run_wait(pid_t child, const char *name)
     return 1;
 }
 
+/* The directory of path (a pattern: checked only when it holds no %), as it will be used. */
+static int run_check_dir(const char *env, const char *what)
+{
+    const char *path = getenv(env);
+    if (!path || !*path)
+        return 0;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (n >= sizeof(dir))
+        return 0;
+    memcpy(dir, slash ? path : ".", n);
+    dir[n == 0 ? 1 : n] = '\0';
+    if (n == 0)
+        dir[0] = '/';
+    if (strchr(dir, '%'))
+        return 0;
+    struct stat st;
+    int e = stat(dir, &st) != 0             ? errno
+            : !S_ISDIR(st.st_mode)          ? ENOTDIR
+            : access(dir, W_OK | X_OK) != 0 ? errno
+                                            : 0;
+    if (e == 0)
+        return 0;
+    hs_cli_error("run: cannot write %s in %s (%s): %s", what, dir, env, strerror(e));
+    return 3;
+}
+
+/* Runs this executable with the library preloaded and HEAPSIFT_PROBE set: the library
+ * reads the options as the program's copy will, says what is wrong on one line, and
+ * exits before main (0 or 1); main running at all (4) means ld.so could not preload it. */
+static int run_probe(const char *lib)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        hs_cli_error("fork: %s", strerror(errno));
+        return 3;
+    }
+    if (pid == 0) {
+        char *args[] = {"heapsift", "__probe", NULL};
+        setenv("HEAPSIFT_PROBE", "1", 1);
+        execv("/proc/self/exe", args);
+        _exit(5);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 3;
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 5;
+    if (rc == 0 || rc == 1)
+        return rc;
+    if (rc == 4)
+        hs_cli_error("run: %s could not be preloaded (not found by the dynamic loader, or not "
+                     "a library for this machine); give its path with --lib",
+                     lib);
+    else
+        hs_cli_error("run: could not check the options with %s (status %d)", lib, rc);
+    return 3;
+}
+
+/* The hidden verb of run_probe: reached only when the library did not load. */
+int hs_cmd_probe(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    return 4;
+}
+
 int hs_cmd_run(int argc, char **argv)
 {
     const char *given = NULL;
@@ -273,6 +341,13 @@ int hs_cmd_run(int argc, char **argv)
         return 3;
     }
     run_set_preload(lib);
+    int rc = run_check_dir("HEAPSIFT_OUT", "profiles");
+    if (rc == 0)
+        rc = run_check_dir("HEAPSIFT_HTTP_PORTFILE", "the port file");
+    if (rc == 0)
+        rc = run_probe(lib);
+    if (rc != 0)
+        return rc;
     /* Like a shell waiting for a foreground job: the terminal's signals go to CMD. */
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);

@@ -154,6 +154,8 @@ static int recorder_setup(void)
     return pthread_atfork(recorder_fork_prepare, recorder_fork_parent, recorder_fork_child);
 }
 
+static int recorder_options_rc; /* hs_options_load's verdict, for HEAPSIFT_PROBE */
+
 void hs_init(void)
 {
     int expected = HS_STATE_UNINIT;
@@ -166,7 +168,7 @@ void hs_init(void)
     hs_iothread_install(); /* from here on, heapsift's files never live in the program's table */
     if (hs_bootstrap_resolve() != 0) {
         hs_log("cannot find the real allocator; profiling disabled");
-    } else if (hs_options_load() == 0) {
+    } else if ((recorder_options_rc = hs_options_load()) == 0) {
         if (!hs_opt.children)
             recorder_scrub_preload();
         int rc = hs_opt.rate ? recorder_setup() : 0;
@@ -289,6 +291,10 @@ void hs_unforget(const void *entry)
 __attribute__((constructor)) static void recorder_ctor(void)
 {
     hs_init();
+    /* heapsift run's check before it starts the program (run.c): the options as the
+     * library reads them, and the library loaded at all. Nothing else is started. */
+    if (getenv("HEAPSIFT_PROBE"))
+        _exit(recorder_options_rc == 0 ? 0 : 1);
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON) {
         hs_termsig_install();
         hs_triggers_start();
