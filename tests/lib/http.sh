@@ -62,3 +62,31 @@ get() {
 site() {
     gotop "$1" "$2" 2>/dev/null | table | awk -F '\t' -v s="$3" '$1 == s { print $2 }'
 }
+
+# windows_open: the endpoint's open ?seconds=N windows (http.delta_windows_open of
+# /debug/heapsift/stats); empty when the stats cannot be read.
+windows_open() {
+    curl -sS --max-time 5 "$URL/debug/heapsift/stats" 2>>"$T/curl.err" |
+        sed -n 's/.*"delta_windows_open":\([0-9][0-9]*\).*/\1/p'
+}
+
+# windows_wait N [SECONDS]: polls the stats until exactly N windows are open (deadline
+# SECONDS, 15 by default); returns 1 (after a fail) if they never are, so a test acts only
+# once its window is known to be open.
+windows_wait() {
+    w_want=$1 w_end=$(($(date +%s) + ${2:-15}))
+    while :; do
+        w_n=$(windows_open)
+        [ "$w_n" != "$w_want" ] || return 0
+        [ "$(date +%s)" -lt "$w_end" ] || break
+        sleep 0.05
+    done
+    fail "$w_want delta window(s) not open within ${2:-15} s (last seen: ${w_n:-no stats})"
+    return 1
+}
+
+# still_open N WHAT: fails unless N windows are still open after WHAT was done, i.e. WHAT
+# fell inside the window(s) the test then reads (not after one closed on a slow machine).
+still_open() {
+    [ "$(windows_open)" = "$1" ] || fail "$2 came after the delta window closed (machine too slow?)"
+}
