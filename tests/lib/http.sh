@@ -63,11 +63,16 @@ site() {
     gotop "$1" "$2" 2>/dev/null | table | awk -F '\t' -v s="$3" '$1 == s { print $2 }'
 }
 
-# windows_open: the endpoint's open ?seconds=N windows (http.delta_windows_open of
-# /debug/heapsift/stats); empty when the stats cannot be read.
-windows_open() {
+# http_stat KEY: the number after "KEY": in /debug/heapsift/stats (KEY unique there, e.g.
+# requests, delta_windows_open); empty when the stats cannot be read.
+http_stat() {
     curl -sS --max-time 5 "$URL/debug/heapsift/stats" 2>>"$T/curl.err" |
-        sed -n 's/.*"delta_windows_open":\([0-9][0-9]*\).*/\1/p'
+        sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p"
+}
+
+# windows_open: the endpoint's open ?seconds=N windows (http.delta_windows_open).
+windows_open() {
+    http_stat delta_windows_open
 }
 
 # windows_wait N [SECONDS]: polls the stats until exactly N windows are open (deadline
