@@ -77,6 +77,8 @@ int64_t hs_http_tick(int64_t now_ms);
 void hs_http_resume_all(void);
 /* In a forked child: forget the parent's windows and cache (leaked, never touched). */
 void hs_http_routes_forget(void);
+/* The ?seconds=N windows open now (requests suspended, not yet answered). Serving thread. */
+int hs_http_windows_open(void);
 
 /* Queues a response of len bytes copied from data. Returns MHD_YES or MHD_NO. */
 enum MHD_Result hs_http_reply(struct MHD_Connection *c, unsigned status, const char *type,

@@ -524,6 +524,11 @@ void hs_http_resume_all(void)
         http_cache_drop(k);
 }
 
+int hs_http_windows_open(void)
+{
+    return http_nwindows;
+}
+
 void hs_http_routes_forget(void)
 {
     http_windows = NULL;

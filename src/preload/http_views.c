@@ -87,9 +87,10 @@ int hs_http_stats_json(hs_buf_t *out)
                            "},\n\"dumps\":{\"written\":%llu,\"failed\":%llu},\n"
                            "\"http\":{\"requests\":%" PRIu64 ",\"rejected\":%" PRIu64
                            ",\"builds\":%" PRIu64 ",\"deltas\":%" PRIu64
-                           ",\"throttled_ms\":%" PRIu64 "}}\n",
+                           ",\"throttled_ms\":%" PRIu64 ",\"delta_windows_open\":%d}}\n",
                            s.dumps, s.dump_failures, hs_http_count.requests, hs_http_count.rejected,
-                           hs_http_count.builds, hs_http_count.deltas, hs_http_count.throttled_ms);
+                           hs_http_count.builds, hs_http_count.deltas, hs_http_count.throttled_ms,
+                           hs_http_windows_open());
     return rc;
 }
 

@@ -8,8 +8,11 @@
 #  - set_rate(4096) from rate 1: the period becomes 4096, 16384 blocks of 256 bytes give
 #    16384 samples before and 600..1400 after (expected 993), and site_r2's estimate is
 #    within 15% of its 4 MiB;
-#  - stats: exact allocs >= the program's 35840 (3 x 1024 + 2 x 16384 malloc calls), live within 5% of 12 MiB, a positive
-#    interval, RSS above the live heap, profiler memory > 0;
+#  - stats: exact allocs >= the program's 35840 (3 x 1024 + 2 x 16384 malloc calls), live within 5% of 12 MiB, an
+#    interval within 10% of the half-width its three live sites give at the highest rate
+#    seen (docs/sampling.md: 1.96 sqrt(sum B s (w - 1)), w = 1/(1 - exp(-s/4096)); 4 MiB
+#    of 4096-byte objects and twice 4 MiB of 256-byte ones: about 408 KB; site_r2's
+#    estimate moves it by 3% at most), RSS above the live heap, profiler memory > 0;
 #  - heapsift_write: gzipped and raw pprof, both read by go tool pprof.
 # usage: control_api.sh BUILD_DIR SOURCE_DIR
 set -eu
@@ -45,9 +48,12 @@ awk -v v="${r2:-0}" 'BEGIN { exit !(v > 0.85 * 4194304 && v < 1.15 * 4194304) }'
     fail "rate.pb.gz: site_r2 holds '$r2', want 4 MiB +-15%"
 set -- $(line stats)
 [ "$1" = 0 ] && [ "$2" -ge 35840 ] || fail "stats: '$(line stats)'"
-awk -v l="$3" -v c="$4" -v r="$5" -v p="$6" 'BEGIN { w = 12582912
-    exit !(l > 0.95 * w && l < 1.05 * w && c > 0 && r > l && p > 0) }' ||
-    fail "stats: live=$3 ci95=$4 rss=$5 profiler=$6, want live 12 MiB +-5%, ci95 > 0, rss > live"
+ci=$(awk 'BEGIN { R = 4096; split("4096 256 256", s, " ")
+    for (i = 1; i <= 3; i++) v += 4194304 * s[i] * (1 / (1 - exp(-s[i] / R)) - 1)
+    printf "%.0f\n", 1.96 * sqrt(v) }')
+awk -v l="$3" -v c="$4" -v r="$5" -v p="$6" -v ci="$ci" 'BEGIN { w = 12582912
+    exit !(l > 0.95 * w && l < 1.05 * w && c > 0.9 * ci && c < 1.1 * ci && r > l && p > 0) }' ||
+    fail "stats: live=$3 ci95=$4 rss=$5 profiler=$6, want live 12 MiB +-5%, ci95 $ci +-10%, rss > live"
 [ "$(line write)" = "0 0" ] || fail "heapsift_write returned '$(line write)'"
 for f in write.pb.gz write.pb; do
     [ "$(val "$T/$f" inuse_space site_on)" = 4194304 ] || fail "$f: unreadable or site_on not 4 MiB"

@@ -5,8 +5,9 @@
 # C++ program). heapsift and `go tool pprof` read the same file: the totals of every
 # sample type must be equal, and for the HEAPPROFILE file the function pprof puts first
 # (it symbolizes with the program) must be ours too, with the same flat bytes.
-# Usage: formats_gperftools.sh BUILD_DIR SOURCE_DIR. Exits 77 when gperftools or go is
-# missing.
+# Usage: formats_gperftools.sh BUILD_DIR SOURCE_DIR. Exits 77 when gperftools (library or
+# headers: libgoogle-perftools-dev), a C or C++ compiler, or go is missing (scripts/setup.sh
+# installs them), never dropping a part.
 set -eu
 build=$1
 hs=$build/heapsift
@@ -14,6 +15,9 @@ lib=$(ls /usr/lib/*/libtcmalloc.so.4 2>/dev/null | head -n 1 || true)
 [ -n "$lib" ] || { echo "libtcmalloc.so.4 not found (libgoogle-perftools4): skipping"; exit 77; }
 command -v go >/dev/null 2>&1 || { echo "go not found: skipping"; exit 77; }
 command -v cc >/dev/null 2>&1 || { echo "no C compiler: skipping"; exit 77; }
+command -v c++ >/dev/null 2>&1 || { echo "no C++ compiler (the heap_v2 part): skipping"; exit 77; }
+[ -f /usr/include/gperftools/malloc_extension.h ] ||
+    { echo "no gperftools headers (libgoogle-perftools-dev; the heap_v2 part): skipping"; exit 77; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -71,8 +75,7 @@ else
     [ -n "$want" ] && [ "$want" = "$got" ] || fail "heapprofile: first row '$got' != '$want'"
 fi
 
-if command -v c++ >/dev/null 2>&1 && [ -f /usr/include/gperftools/malloc_extension.h ]; then
-    cat >"$tmp/sample.cc" <<'EOF'
+cat >"$tmp/sample.cc" <<'EOF'
 #include <gperftools/malloc_extension.h>
 #include <cstdio>
 #include <cstdlib>
@@ -102,16 +105,13 @@ int main(int, char **argv)
     return fclose(f) != 0;
 }
 EOF
-    c++ -O1 -g -o "$tmp/sample" "$tmp/sample.cc" -ltcmalloc
-    TCMALLOC_SAMPLE_PARAMETER=32768 "$tmp/sample" "$tmp/v2.heap"
-    if head -n 1 "$tmp/v2.heap" | grep -q '@ heap_v2/32768'; then
-        compare heap_v2 "$tmp/v2.heap" "$tmp/sample" objects space
-    else
-        fail "GetHeapSample did not write a heap_v2/32768 profile"
-        head -n 2 "$tmp/v2.heap" >&2
-    fi
+c++ -O1 -g -o "$tmp/sample" "$tmp/sample.cc" -ltcmalloc
+TCMALLOC_SAMPLE_PARAMETER=32768 "$tmp/sample" "$tmp/v2.heap"
+if head -n 1 "$tmp/v2.heap" | grep -q '@ heap_v2/32768'; then
+    compare heap_v2 "$tmp/v2.heap" "$tmp/sample" objects space
 else
-    echo "no C++ compiler or gperftools headers: heap_v2 part skipped"
+    fail "GetHeapSample did not write a heap_v2/32768 profile"
+    head -n 2 "$tmp/v2.heap" >&2
 fi
 
 if [ $fails -ne 0 ]; then

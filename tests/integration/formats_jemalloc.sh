@@ -4,14 +4,15 @@
 # type must equal what `jeprof --text` prints, the function jeprof puts first must be
 # ours too with the same flat bytes (give or take one byte per stack, jeprof keeping
 # fractions), and `go tool pprof` must read our conversion with the same totals.
-# Usage: formats_jemalloc.sh BUILD_DIR SOURCE_DIR. Exits 77 when jemalloc or jeprof is
-# missing.
+# Usage: formats_jemalloc.sh BUILD_DIR SOURCE_DIR. Exits 77 when jemalloc, jeprof or go
+# is missing (scripts/setup.sh installs them), never dropping a cross-check.
 set -eu
 build=$1
 hs=$build/heapsift
 lib=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1 || true)
 [ -n "$lib" ] || { echo "libjemalloc.so.2 not found: skipping"; exit 77; }
 command -v jeprof >/dev/null 2>&1 || { echo "jeprof not found (libjemalloc-dev): skipping"; exit 77; }
+command -v go >/dev/null 2>&1 || { echo "go not found (go tool pprof reads the conversion): skipping"; exit 77; }
 command -v cc >/dev/null 2>&1 || { echo "no C compiler: skipping"; exit 77; }
 
 tmp=$(mktemp -d)
@@ -82,11 +83,10 @@ check() { # name conf jeprof-opts-and-types...
         shift 2
         want=$(jeprof_total $opt "$tmp/prog" "$f")
         got=$(hs_total "$f" "$st")
-        conv=""
-        command -v go >/dev/null 2>&1 && conv=$(pprof_total "$tmp/conv.pb.gz" "$st")
-        echo "$name $st: jeprof $want, heapsift $got, go tool pprof on the conversion ${conv:-(no go)}"
+        conv=$(pprof_total "$tmp/conv.pb.gz" "$st")
+        echo "$name $st: jeprof $want, heapsift $got, go tool pprof on the conversion $conv"
         [ -n "$want" ] && [ "$want" = "$got" ] || fail "$name $st: heapsift total '$got' != jeprof '$want'"
-        [ -z "$conv" ] || [ "$conv" = "$want" ] || fail "$name $st: converted total '$conv' != '$want'"
+        [ "$conv" = "$want" ] || fail "$name $st: converted total '$conv' != '$want'"
     done
     # The first function of jeprof's flat list is ours too, with the same flat bytes.
     jeprof --text --show_bytes "$tmp/prog" "$f" 2>/dev/null | sed -n 2p >"$tmp/je1"

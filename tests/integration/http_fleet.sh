@@ -48,12 +48,13 @@ go tool pprof -top "$T/allocs.pb.gz" 2>/dev/null | grep -q '^Type: alloc_space' 
 
 scrape '/debug/pprof/allocs?seconds=2' "$T/delta.pb.gz" >"$T/delta.code" &
 S=$!
-sleep 0.5
+windows_wait 1 || true
 app window 2 >/dev/null
+still_open 1 "the allocations of the delta scrape's window"
 wait "$S" || true
 [ "$(cut -d' ' -f1 "$T/delta.code")" = 200 ] || fail "Alloy scrape (delta = true): $(cat "$T/delta.code")"
 [ "$(site "$T/delta.pb.gz" alloc_space site_window)" = 131072 ] && [ -z "$(site "$T/delta.pb.gz" alloc_space site_old)" ] ||
     { fail "delta scrape: want site_window 131072 and no site_old"; gotop "$T/delta.pb.gz" alloc_space | show /dev/stdin; }
 app_stop
 [ "$FAILS" -eq 0 ] && echo "http_fleet: ok"
-exit "$FAILS"
+exit $((FAILS > 0))

@@ -1,7 +1,7 @@
 #!/bin/sh
 # heapsift top vs go tool pprof -top: byte for byte from the "Showing nodes" line on, for
 # every sample type, several units, -n and --cum. Profiles come from a tiny Go program
-# (runtime/pprof heap profile, inlined frames included) and from a C generator built on
+# (runtime/pprof heap profiles of two runs, inlined frames included) and from a C generator built on
 # heapsift's own profile model (random stacks, unsymbolized and unnamed frames, inline
 # lines, recursion, negative values). Usage: top_vs_pprof.sh BUILD_DIR SOURCE_DIR.
 # Exits 77 (skip) when go is missing.
@@ -17,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 export GOCACHE="$tmp/gocache" GOFLAGS=-mod=mod GOPATH="$tmp/gopath" GO111MODULE=on
 
-hs_make_test_profiles "$tmp" "$src" # $tmp/go.pb.gz and the generator $tmp/gen
+hs_make_test_profiles "$tmp" "$src" # $tmp/go.pb.gz, $tmp/go2.pb.gz and the generator $tmp/gen
 
 fails=0
 checks=0
@@ -56,6 +56,10 @@ for st in alloc_objects alloc_space inuse_objects inuse_space; do
     compare "$tmp/go.pb.gz" --sample-type $st --cum -n 3 -- -sample_index=$st -cum -nodecount=3
 done
 compare "$tmp/go.pb.gz" -- # the default sample type
+for st in alloc_objects alloc_space inuse_objects inuse_space; do # Go's second run
+    compare "$tmp/go2.pb.gz" --sample-type $st -- -sample_index=$st
+    compare "$tmp/go2.pb.gz" --sample-type $st --cum -- -sample_index=$st -cum
+done
 
 seed=1
 while [ $seed -le 40 ]; do

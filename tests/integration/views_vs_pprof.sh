@@ -3,7 +3,8 @@
 # peek (-peek), top at every granularity (-lines, -addresses) with --focus/--ignore/--hide
 # (-focus/-ignore/-hide), sample labels (traces, --tags, --tagfocus/--tagignore with string
 # regexps and numeric ranges with units), and diff (-top -diff_base) without heapsift's
-# extra "change" column. Profiles come from a Go program (runtime/pprof), from heapsift itself running
+# extra "change" column. Profiles come from a Go program (runtime/pprof: two runs, also
+# diffed against each other), from heapsift itself running
 # tests/programs/sites, and from a C generator on heapsift's own profile model (random
 # stacks, inline frames, unsymbolized and unnamed frames, recursion).
 # Usage: views_vs_pprof.sh BUILD_DIR SOURCE_DIR. Exits 77 (skip) when go is missing.
@@ -19,7 +20,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 export GOCACHE="$tmp/gocache" GOFLAGS=-mod=mod GOPATH="$tmp/gopath" GO111MODULE=on
 
-hs_make_test_profiles "$tmp" "$src" # $tmp/go.pb.gz and the generator $tmp/gen
+hs_make_test_profiles "$tmp" "$src" # $tmp/go.pb.gz, $tmp/go2.pb.gz and the generator $tmp/gen
 
 # Two runs of sites under heapsift, for diff (different seeds) and the rest.
 lib=$build/libheapsift.so
@@ -115,6 +116,11 @@ tagviews() {
 }
 
 views "$tmp/go.pb.gz" 'leaf|small'
+views "$tmp/go2.pb.gz" 'leaf|caller'
+# Two profiles written by Go's runtime (two runs, the second with 1500 more leafA objects).
+check diff diff "$tmp/go.pb.gz" "$tmp/go2.pb.gz" -- -top -diff_base "$tmp/go.pb.gz" "$tmp/go2.pb.gz"
+check diff diff --sample-type alloc_space "$tmp/go2.pb.gz" "$tmp/go.pb.gz" -- \
+    -top -sample_index=alloc_space -diff_base "$tmp/go2.pb.gz" "$tmp/go.pb.gz"
 views "$tmp/sites1.pb.gz" 'site_(malloc|small)'
 check diff diff "$tmp/sites1.pb.gz" "$tmp/sites2.pb.gz" -- -top -diff_base "$tmp/sites1.pb.gz" "$tmp/sites2.pb.gz"
 check diff diff --cum --sample-type alloc_objects "$tmp/sites2.pb.gz" "$tmp/sites1.pb.gz" -- \

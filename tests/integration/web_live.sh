@@ -4,9 +4,10 @@
 # on a free loopback port, and `heapsift web` polls its /debug/pprof/heap and
 # /debug/heapsift/stats every second. Checks:
 #   - each kept profile has the process's RSS from the stats JSON, and live heap rises;
-#   - two stored profiles (A, B), downloaded from /api/raw, read by `heapsift top`/`diff`
-#     and `go tool pprof`: the page shows the same top row, the same site_leak figure and
-#     diff (tests/web/web_live.mjs, headless Chromium), Series from the endpoint, and
+#   - two stored profiles (A, B), downloaded from /api/raw: the page shows go tool pprof's
+#     top row and site_leak figure, and go tool pprof -diff_base's site_leak change, which
+#     must be positive (the program's truth: site_leak only grows) and equal heapsift
+#     diff's (tests/web/web_live.mjs, headless Chromium), Series from the endpoint, and
 #     Suspects ranking site_leak first, growing, with site_flat not growing;
 #   - when the process exits, the target's error shows up and heapsift web keeps serving
 #     the profiles it has; SIGTERM stops it with status 0.
@@ -49,15 +50,25 @@ top_row() { sed -n '/^ *flat /{n;p;q}'; }
 want_top=$("$CLI" top "$T/b.pb.gz" | top_row)
 go_top=$(go tool pprof -symbolize=none -top -sample_index=inuse_space "$T/b.pb.gz" 2>/dev/null | top_row)
 [ "$want_top" = "$go_top" ] || fail "heapsift top and go tool pprof disagree: '$want_top' / '$go_top'"
-set -- $want_top
+set -- $go_top
 TOP_FLAT=$1 TOP_NAME=$6
 # site_leak allocates through a helper (block): its figure is cum.
 LEAK_CUM=$("$CLI" top "$T/b.pb.gz" | awk '$6 == "site_leak" {print $4; exit}')
 GO_LEAK=$(go tool pprof -symbolize=none -top -sample_index=inuse_space "$T/b.pb.gz" 2>/dev/null |
     awk '$6 == "site_leak" {print $4; exit}')
 [ -n "$LEAK_CUM" ] && [ "$LEAK_CUM" = "$GO_LEAK" ] || fail "site_leak: '$LEAK_CUM' / go '$GO_LEAK'"
+LEAK_CUM=$GO_LEAK
+# The change, from go tool pprof -diff_base; site_leak grows 256 KiB a step and never frees,
+# so its change from A to B is positive, and heapsift diff must judge it grown.
+GO_DIFF=$(go tool pprof -symbolize=none -top -sample_index=inuse_space -diff_base "$T/a.pb.gz" "$T/b.pb.gz" 2>/dev/null |
+    awk '$6 == "site_leak" {print $4; exit}')
+GO_DIFF_B=$(go tool pprof -symbolize=none -top -unit=B -sample_index=inuse_space -diff_base "$T/a.pb.gz" "$T/b.pb.gz" 2>/dev/null |
+    awk '$6 == "site_leak" {sub(/B$/, "", $4); print $4; exit}')
+[ -n "$GO_DIFF" ] && [ "${GO_DIFF_B:-0}" -gt 0 ] ||
+    fail "go tool pprof -diff_base: site_leak's change from #$A to #$B is '$GO_DIFF' ($GO_DIFF_B B), want > 0"
 DIFF=$("$CLI" diff "$T/a.pb.gz" "$T/b.pb.gz" | awk '$7 == "site_leak" {print $4, $6; exit}')
-[ "${DIFF#* }" = grew ] || fail "heapsift diff: site_leak not grown from #$A to #$B: $DIFF"
+[ "$DIFF" = "$GO_DIFF grew" ] || fail "heapsift diff: site_leak from #$A to #$B: '$DIFF', want '$GO_DIFF grew'"
+DIFF="$GO_DIFF grew"
 
 cat >"$T/want.json" <<EOF
 {"a": $A, "b": $B, "top": {"name": "$TOP_NAME", "flat": "$TOP_FLAT"},

@@ -1,8 +1,11 @@
 #!/bin/sh
 # `heapsift web` end to end. Profiles of tests/programs/grow with known sites (A: 4000
 # objects of 4096 bytes at site_grow, B: 6000) in a directory; the figures the page must
-# show come from `heapsift top`/`diff` and, for the top row, from `go tool pprof -top` (an
-# independent reader). Checks:
+# show come from `go tool pprof` (an independent reader: -top for the top row and totals,
+# -diff_base for the diff and the suspects' growth) and from the program's truth (the
+# verdicts: site_grow grew by 2000 x 4096 bytes, site_steady did not change; go's diff
+# figures must lie within 4 sigma of that truth at rate 4096), and `heapsift top`/`diff`/
+# `suspects` must agree with them. Checks:
 #   - the command line: bad --listen (exit 1), port in use (exit 3), missing TARGET (2);
 #   - the JSON API: a directory, a file and an http:// target (a loopback static server
 #     serving a profile at debug/pprof/heap) give the same figures; unknown ids are 404;
@@ -69,19 +72,41 @@ go_top=$(go tool pprof -symbolize=none -top -sample_index=inuse_space "$T/dumps/
 set -- $want_top
 TOP_FLAT=$1 TOP_PCT=$2 TOP_NAME=$6
 [ "$TOP_NAME" = site_grow ] || fail "top site of B is $TOP_NAME, want site_grow"
+# The diff, from go tool pprof -diff_base; its site_grow and site_steady figures against the
+# truth (+8192000 and 0 bytes): sigma^2 = sum over both profiles of B s (w - 1), s = 4096 =
+# the rate (w - 1 = 0.582), B the truth's live bytes of the site in each.
+godiff() { go tool pprof -symbolize=none -top -sample_index=inuse_space $1 -diff_base "$T/dumps/a.pb.gz" \
+    "$T/dumps/b.pb.gz" 2>/dev/null; }
+go_diff=$(godiff "" | grep ' site_grow$')
+set -- $go_diff
+DIFF_FLAT=$1 DIFF_PCT=$2
+godiff -unit=B >"$T/godiff"
+awk '$NF == "site_grow" { g = $1 } $NF == "site_steady" { s = $1 }
+    END { sub(/B$/, "", g); sub(/B$/, "", s); w1 = 1 / (1 - exp(-1)) - 1
+          sg = sqrt((4000 + 6000) * 4096 * 4096 * w1); ss = sqrt(2 * 4000 * 4096 * 4096 * w1)
+          d = g - 8192000; if (d < 0) d = -d; e = s + 0; if (e < 0) e = -e
+          printf "go diff: site_grow %s (truth 8192000 +- %.0f), site_steady %s (truth 0 +- %.0f)\n", g, 4 * sg, s, 4 * ss
+          exit !(g != "" && d <= 4 * sg && e <= 4 * ss) }' "$T/godiff" ||
+    { fail "go tool pprof -diff_base: site_grow/site_steady not within 4 sigma of the truth"; show "$T/godiff"; }
+# heapsift diff must say the same figure, and the truth's verdicts.
 want_diff=$("$CLI" diff "$T/dumps/a.pb.gz" "$T/dumps/b.pb.gz" | grep ' site_grow$')
 set -- $want_diff
-DIFF_FLAT=$1 DIFF_PCT=$2
+[ "$1 $2" = "$DIFF_FLAT $DIFF_PCT" ] || fail "heapsift diff: site_grow '$1 $2', go tool pprof -diff_base '$DIFF_FLAT $DIFF_PCT'"
 [ "$6" = grew ] || fail "heapsift diff does not judge site_grow grown: $want_diff"
-STEADY=$("$CLI" diff "$T/dumps/a.pb.gz" "$T/dumps/b.pb.gz" | awk '$7 == "site_steady" {print $6}')
-total() { "$CLI" top "$1" | sed -n 's/.*Total samples = \([^ ]*\).*/\1/p'; }
+STEADY=noise
+got=$("$CLI" diff "$T/dumps/a.pb.gz" "$T/dumps/b.pb.gz" | awk '$7 == "site_steady" {print $6}')
+[ "$got" = "$STEADY" ] || fail "heapsift diff judges site_steady (unchanged) '$got', want $STEADY"
+total() { go tool pprof -symbolize=none -top -sample_index=inuse_space "$1" 2>/dev/null |
+    sed -n 's/.*Total samples = \([^ ]*\).*/\1/p'; }
 A_TOTAL=$(total "$T/dumps/a.pb.gz")
 B_TOTAL=$(total "$T/dumps/b.pb.gz")
-SUS=$("$CLI" suspects "$T/dumps/a.pb.gz" "$T/dumps/b.pb.gz" | awk '$8 == "site_grow" {print $2, $7; exit}')
-[ "${SUS#* }" = growing ] || fail "heapsift suspects does not judge site_grow growing: $SUS"
+# Suspects: site_grow's growth is its diff (go's figure), its verdict the truth's.
+SUS="+$DIFF_FLAT growing"
+got=$("$CLI" suspects "$T/dumps/a.pb.gz" "$T/dumps/b.pb.gz" | awk '$8 == "site_grow" {print $2, $7; exit}')
+[ "$got" = "$SUS" ] || fail "heapsift suspects: site_grow '$got', want '$SUS'"
 inuse() { go tool pprof -symbolize=none -raw -sample_index=inuse_space "$1" 2>/dev/null |
     awk '/^Samples:/ {on = 1; next} on && /^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+:/ {s += $4} /^Locations/ {on = 0} END {print s}'; }
-rss() { "$CLI" top "$1" | sed -n 's/^rss: rss=\([0-9]*\).*/\1/p'; }
+rss() { go tool pprof -symbolize=none -raw "$1" 2>/dev/null | sed -n 's/^Comment: rss: rss=\([0-9]*\).*/\1/p'; }
 
 for t in 0 1 2; do
     web_api "profiles?target=$t" >"$T/p$t.json"

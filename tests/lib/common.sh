@@ -125,12 +125,13 @@ heapsift_frames() {
         END { for (l in locmap) if (locmap[l] in hs) print l }'
 }
 
-# hs_make_test_profiles DIR SRC: DIR/go.pb.gz, a heap profile written by Go's runtime/pprof
-# (tests/lib/gogen), and DIR/gen, the random profile generator (tests/lib/gen_profiles.c).
+# hs_make_test_profiles DIR SRC: DIR/go.pb.gz and DIR/go2.pb.gz, heap profiles written by
+# Go's runtime/pprof (tests/lib/gogen; the second run has 1500 more leafA objects, and its
+# own random samples), and DIR/gen, the random profile generator (tests/lib/gen_profiles.c).
 hs_make_test_profiles() {
     export GOCACHE="$1/gocache" GOFLAGS=-mod=mod GOPATH="$1/gopath" GO111MODULE=on
     cp -r "$2/tests/lib/gogen" "$1/gogen"
-    (cd "$1/gogen" && go run . "$1/go.pb.gz")
+    (cd "$1/gogen" && go build -o gogen . && ./gogen "$1/go.pb.gz" && ./gogen "$1/go2.pb.gz" 1500)
     "${CC:-cc}" -std=gnu11 -O1 -I"$2/src/common" "$2/tests/lib/gen_profiles.c" \
         "$2/src/common/profile.c" "$2/src/common/pprof.c" "$2/src/common/fdio.c" "$2/src/common/pb.c" \
         "$2/src/common/buf.c" -lz -o "$1/gen"

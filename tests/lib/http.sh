@@ -62,3 +62,36 @@ get() {
 site() {
     gotop "$1" "$2" 2>/dev/null | table | awk -F '\t' -v s="$3" '$1 == s { print $2 }'
 }
+
+# http_stat KEY: the number after "KEY": in /debug/heapsift/stats (KEY unique there, e.g.
+# requests, delta_windows_open); empty when the stats cannot be read.
+http_stat() {
+    curl -sS --max-time 5 "$URL/debug/heapsift/stats" 2>>"$T/curl.err" |
+        sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p"
+}
+
+# windows_open: the endpoint's open ?seconds=N windows (http.delta_windows_open).
+windows_open() {
+    http_stat delta_windows_open
+}
+
+# windows_wait N [SECONDS]: polls the stats until exactly N windows are open (deadline
+# SECONDS, 15 by default); returns 1 (after a fail) if they never are, so a test acts only
+# once its window is known to be open.
+windows_wait() {
+    w_want=$1 w_end=$(($(date +%s) + ${2:-15}))
+    while :; do
+        w_n=$(windows_open)
+        [ "$w_n" != "$w_want" ] || return 0
+        [ "$(date +%s)" -lt "$w_end" ] || break
+        sleep 0.05
+    done
+    fail "$w_want delta window(s) not open within ${2:-15} s (last seen: ${w_n:-no stats})"
+    return 1
+}
+
+# still_open N WHAT: fails unless N windows are still open after WHAT was done, i.e. WHAT
+# fell inside the window(s) the test then reads (not after one closed on a slow machine).
+still_open() {
+    [ "$(windows_open)" = "$1" ] || fail "$2 came after the delta window closed (machine too slow?)"
+}

@@ -1,14 +1,19 @@
 /*
  * Unit test of the pprof codec (src/common/pprof.c, pb.c): a profile using every field
  * the model has goes through encode -> gzip -> gunzip -> decode and must come back
- * identical; then truncated, bit-flipped and random inputs must fail cleanly (no crash,
- * an error message) and the atomic file writer must leave no temporary behind.
+ * identical; the same encoding, walked by a wire-format reader of the test's own (not
+ * pb.c), must carry each field under its profile.proto number with the values put in;
+ * hand-built bytes decode to their known fields; then truncated, bit-flipped and random inputs must
+ * fail cleanly (no crash, an error message) and the atomic file writer must leave no temporary
+ * behind.
  */
 #include "pprof.h"
 
 #include "check.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +167,311 @@ static void test_roundtrip(void)
     hs_buf_free(&pb);
     hs_buf_free(&gz);
     hs_buf_free(&back);
+}
+
+/* ---- the writer against profile.proto, read without pprof.c or pb.c ----------------------
+ * A wire-format walker of its own (varints, the four wire types) reads what hs_pprof_encode
+ * wrote and checks each field, by its number in profile.proto, against the values
+ * build_profile put in: the round trip above cannot see a field written under the wrong
+ * number or wire type if the reader makes the same mistake. */
+
+typedef struct {
+    const uint8_t *p, *end;
+} wire_t;
+
+typedef struct {
+    uint32_t field, type;
+    uint64_t v;          /* varint, fixed64 or fixed32 */
+    const uint8_t *data; /* length-delimited */
+    size_t len;
+} wire_field_t;
+
+static bool wire_varint(wire_t *r, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64 && r->p < r->end; shift += 7) {
+        uint8_t b = *r->p++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* The next field of r, or false at the end (or on bad input, counted as a failure). */
+static bool wire_next(wire_t *r, wire_field_t *f)
+{
+    uint64_t key;
+    if (r->p >= r->end)
+        return false;
+    memset(f, 0, sizeof(*f));
+    CHECK(wire_varint(r, &key));
+    f->field = (uint32_t)(key >> 3);
+    f->type = (uint32_t)(key & 7);
+    if (f->type == 0) {
+        CHECK(wire_varint(r, &f->v));
+    } else if (f->type == 1 || f->type == 5) {
+        size_t n = f->type == 1 ? 8 : 4;
+        CHECK((size_t)(r->end - r->p) >= n);
+        for (size_t i = 0; i < n && r->p < r->end; i++)
+            f->v |= (uint64_t)*r->p++ << (8 * i);
+    } else if (f->type == 2) {
+        uint64_t n = 0;
+        CHECK(wire_varint(r, &n) && n <= (uint64_t)(r->end - r->p));
+        f->data = r->p;
+        f->len = n <= (uint64_t)(r->end - r->p) ? n : 0;
+        r->p += f->len;
+    } else {
+        CHECK(!"wire type 3, 4, 6 or 7 in our output", "field %u type %u", f->field, f->type);
+        r->p = r->end;
+        return false;
+    }
+    return true;
+}
+
+/* A repeated integer field, packed (one LEN) or not: appends its values to out[*n]. */
+static void wire_ints(const wire_field_t *f, uint64_t *out, size_t *n, size_t max)
+{
+    if (f->type == 0) {
+        if (*n < max)
+            out[(*n)++] = f->v;
+        return;
+    }
+    wire_t r = {f->data, f->data + f->len};
+    uint64_t v;
+    while (r.p < r.end && wire_varint(&r, &v))
+        if (*n < max)
+            out[(*n)++] = v;
+}
+
+#define WIRE_MAX 64
+typedef struct {
+    const char *str[WIRE_MAX]; /* string_table, pointing into a copy made NUL-terminated */
+    size_t slen[WIRE_MAX], nstr;
+    wire_field_t top[4 * WIRE_MAX];
+    size_t ntop;
+} wire_profile_t;
+
+/* The string at index i of the table (field 6), or "<bad>". */
+static const char *wire_str(const wire_profile_t *w, uint64_t i)
+{
+    return i < w->nstr ? w->str[i] : "<bad>";
+}
+
+/* The varint field `field` of message m (the last one, as protobuf merges), or 0. */
+static uint64_t wire_get(const wire_field_t *m, uint32_t field)
+{
+    wire_t r = {m->data, m->data + m->len};
+    wire_field_t f;
+    uint64_t v = 0;
+    while (wire_next(&r, &f))
+        if (f.field == field) {
+            CHECK(f.type == 0, "field %u: wire type %u, want varint", field, f.type);
+            v = f.v;
+        }
+    return v;
+}
+
+/* The n-th top-level field numbered `field` (0-based), or NULL. */
+static const wire_field_t *wire_nth(const wire_profile_t *w, uint32_t field, size_t n)
+{
+    for (size_t i = 0; i < w->ntop; i++)
+        if (w->top[i].field == field && n-- == 0)
+            return &w->top[i];
+    return NULL;
+}
+
+/* The location (field 4) whose address is addr, or NULL. */
+static const wire_field_t *wire_location(const wire_profile_t *w, uint64_t addr)
+{
+    const wire_field_t *m;
+    for (size_t i = 0; (m = wire_nth(w, 4, i)); i++)
+        if (wire_get(m, 3) == addr)
+            return m;
+    return NULL;
+}
+
+/* The function (field 5) whose id is id, or NULL. */
+static const wire_field_t *wire_function(const wire_profile_t *w, uint64_t id)
+{
+    const wire_field_t *m;
+    for (size_t i = 0; (m = wire_nth(w, 5, i)); i++)
+        if (wire_get(m, 1) == id)
+            return m;
+    return NULL;
+}
+
+static void wire_read(const uint8_t *data, size_t len, char *strings, wire_profile_t *w)
+{
+    wire_t r = {data, data + len};
+    wire_field_t f;
+    size_t off = 0;
+    memset(w, 0, sizeof(*w));
+    while (wire_next(&r, &f) && w->ntop < 4 * WIRE_MAX) {
+        w->top[w->ntop++] = f;
+        if (f.field == 6 && w->nstr < WIRE_MAX) {
+            CHECK(f.type == 2, "string_table: wire type %u", f.type);
+            memcpy(strings + off, f.data, f.len);
+            strings[off + f.len] = '\0';
+            w->str[w->nstr] = strings + off;
+            w->slen[w->nstr++] = f.len;
+            off += f.len + 1;
+        }
+    }
+}
+
+/* Samples (field 2): location_id 1, value 2 (int64: negative as ten-byte two's complement),
+ * label 3 (key 1, str 2, num 3, num_unit 4). */
+static void wire_check_samples(const wire_profile_t *w)
+{
+    const int64_t want[3][4] = {
+        {1, 1 << 20, 0, -5}, {3, 300, 3, INT64_MAX}, {3, 300, 3, INT64_MAX}};
+    const wire_field_t *l2 = wire_location(w, 0x7f0000001234), *l1 = wire_location(w, 0x400123),
+                       *l3 = wire_location(w, 0x400999);
+    CHECK(l1 && l2 && l3);
+    if (!l1 || !l2 || !l3)
+        return;
+    const uint64_t locs[3][3] = {{wire_get(l2, 1), wire_get(l1, 1), wire_get(l3, 1)},
+                                 {wire_get(l1, 1), 0, 0}};
+    const size_t nlocs[3] = {3, 1, 0};
+    for (size_t i = 0; i < 3; i++) {
+        const wire_field_t *s = wire_nth(w, 2, i);
+        CHECK(s && s->type == 2, "sample %zu", i);
+        if (!s)
+            continue;
+        uint64_t loc[8], val[8];
+        size_t nl = 0, nv = 0, nlab = 0;
+        wire_t r = {s->data, s->data + s->len};
+        wire_field_t f;
+        while (wire_next(&r, &f)) {
+            if (f.field == 1)
+                wire_ints(&f, loc, &nl, 8);
+            else if (f.field == 2)
+                wire_ints(&f, val, &nv, 8);
+            else if (f.field == 3 && f.type == 2) {
+                const char *key = wire_str(w, wire_get(&f, 1));
+                if (strcmp(key, "thread") == 0)
+                    CHECK(strcmp(wire_str(w, wire_get(&f, 2)), "worker") == 0);
+                else
+                    CHECK(strcmp(key, "bytes") == 0 && wire_get(&f, 3) == 4096 &&
+                              strcmp(wire_str(w, wire_get(&f, 4)), "bytes") == 0,
+                          "label %s", key);
+                nlab++;
+            }
+        }
+        CHECK(nl == nlocs[i] && nv == 4 && nlab == (i == 0 ? 2u : 0u), "sample %zu: %zu %zu %zu", i,
+              nl, nv, nlab);
+        for (size_t j = 0; j < nl && j < nlocs[i]; j++)
+            CHECK(loc[j] == locs[i][j], "sample %zu location %zu", i, j);
+        for (size_t j = 0; j < nv && j < 4; j++)
+            CHECK((int64_t)val[j] == want[i][j], "sample %zu value %zu: %lld", i, j,
+                  (long long)val[j]);
+    }
+}
+
+/* Mappings (field 3): id 1, memory_start 2, memory_limit 3, file_offset 4, filename 5,
+ * build_id 6, has_functions 7, has_filenames 8, has_line_numbers 9, has_inline_frames 10. */
+static void wire_check_mappings(const wire_profile_t *w)
+{
+    const wire_field_t *a = wire_nth(w, 3, 0), *b = wire_nth(w, 3, 1);
+    CHECK(a && b && !wire_nth(w, 3, 2));
+    if (!a || !b)
+        return;
+    CHECK(wire_get(a, 2) == 0x400000 && wire_get(a, 3) == 0x401000 && wire_get(a, 4) == 0x1000);
+    CHECK(strcmp(wire_str(w, wire_get(a, 5)), "/usr/bin/prog") == 0);
+    CHECK(strcmp(wire_str(w, wire_get(a, 6)), "0123456789abcdef") == 0);
+    CHECK(wire_get(a, 7) == 1 && wire_get(a, 8) == 0 && wire_get(a, 9) == 1 &&
+          wire_get(a, 10) == 0);
+    CHECK(wire_get(b, 2) == 0x7f0000000000 && wire_get(b, 3) == UINT64_MAX);
+    CHECK(strcmp(wire_str(w, wire_get(b, 5)), "/lib/libc.so.6") == 0);
+    CHECK(strcmp(wire_str(w, wire_get(b, 6)), "feedface") == 0);
+    CHECK(wire_get(b, 7) == 1 && wire_get(b, 8) == 1 && wire_get(b, 9) == 1 &&
+          wire_get(b, 10) == 1);
+    CHECK(wire_get(a, 1) != wire_get(b, 1) && wire_get(a, 1) != 0 && wire_get(b, 1) != 0);
+    /* Locations (field 4): id 1, mapping_id 2, address 3, line 4 (function_id 1, line 2),
+     * is_folded 5. */
+    const wire_field_t *l1 = wire_location(w, 0x400123), *l3 = wire_location(w, 0x400999);
+    CHECK(l1 && l3 && wire_get(l1, 2) == wire_get(a, 1) && wire_get(l3, 5) == 1);
+    if (!l1)
+        return;
+    const char *names[2] = {"std::f<int>", "main"};
+    const uint64_t lines[2] = {4, 12};
+    size_t n = 0;
+    wire_t r = {l1->data, l1->data + l1->len};
+    wire_field_t f;
+    while (wire_next(&r, &f)) {
+        if (f.field != 4 || n >= 2)
+            continue;
+        const wire_field_t *fn = wire_function(w, wire_get(&f, 1));
+        CHECK(fn && strcmp(wire_str(w, wire_get(fn, 2)), names[n]) == 0 &&
+                  wire_get(&f, 2) == lines[n],
+              "line %zu", n);
+        n++;
+    }
+    CHECK(n == 2);
+}
+
+/* Functions (field 5: id 1, name 2, system_name 3, filename 4, start_line 5) and the
+ * profile's scalars: drop_frames 7, keep_frames 8, time_nanos 9, duration_nanos 10,
+ * period_type 11, period 12, comment 13, default_sample_type 14; string 0 is "". */
+static void wire_check_rest(const wire_profile_t *w)
+{
+    const char *types[4][2] = {{"alloc_objects", "count"},
+                               {"alloc_space", "bytes"},
+                               {"inuse_objects", "count"},
+                               {"inuse_space", "bytes"}};
+    CHECK(w->nstr > 0 && w->slen[0] == 0);
+    for (size_t i = 0; i < 4; i++) {
+        const wire_field_t *t = wire_nth(w, 1, i);
+        CHECK(t && strcmp(wire_str(w, wire_get(t, 1)), types[i][0]) == 0 &&
+                  strcmp(wire_str(w, wire_get(t, 2)), types[i][1]) == 0,
+              "sample_type %zu", i);
+    }
+    const wire_field_t *fn;
+    size_t seen = 0;
+    for (size_t i = 0; (fn = wire_nth(w, 5, i)); i++) {
+        const char *name = wire_str(w, wire_get(fn, 2));
+        if (strcmp(name, "std::f<int>") == 0)
+            seen += strcmp(wire_str(w, wire_get(fn, 3)), "_Z1fIiEvv") == 0 &&
+                    strcmp(wire_str(w, wire_get(fn, 4)), "f.h") == 0 && wire_get(fn, 5) == 3;
+        else if (strcmp(name, "main") == 0)
+            seen += strcmp(wire_str(w, wire_get(fn, 4)), "prog.c") == 0 && wire_get(fn, 5) == 10;
+    }
+    CHECK(seen == 2, "functions main and std::f<int> with their fields");
+    const wire_field_t *f7 = wire_nth(w, 7, 0), *f8 = wire_nth(w, 8, 0), *pt = wire_nth(w, 11, 0);
+    CHECK(f7 && strcmp(wire_str(w, f7->v), "drop.*") == 0);
+    CHECK(f8 && strcmp(wire_str(w, f8->v), "keep.*") == 0);
+    CHECK(wire_nth(w, 9, 0) && wire_nth(w, 9, 0)->v == 1700000000123456789ull);
+    CHECK(wire_nth(w, 10, 0) && wire_nth(w, 10, 0)->v == 5000000000ull);
+    CHECK(pt && strcmp(wire_str(w, wire_get(pt, 1)), "space") == 0 &&
+          strcmp(wire_str(w, wire_get(pt, 2)), "bytes") == 0);
+    CHECK(wire_nth(w, 12, 0) && wire_nth(w, 12, 0)->v == 524288);
+    uint64_t com[4];
+    size_t nc = 0;
+    for (size_t i = 0; wire_nth(w, 13, i); i++) /* repeated int64: packed or not */
+        wire_ints(wire_nth(w, 13, i), com, &nc, 4);
+    CHECK(nc == 2 && strcmp(wire_str(w, com[0]), "made by test_pprof") == 0 &&
+          strcmp(wire_str(w, com[1]), "second comment") == 0);
+    CHECK(wire_nth(w, 14, 0) && strcmp(wire_str(w, wire_nth(w, 14, 0)->v), "inuse_space") == 0);
+}
+
+static void test_wire(void)
+{
+    hs_profile_t *p = build_profile();
+    hs_buf_t pb = HS_BUF_INIT;
+    CHECK(hs_pprof_encode(p, &pb) == 0 && pb.len > 0);
+    char *strings = malloc(pb.len + WIRE_MAX);
+    wire_profile_t *w = malloc(sizeof(*w));
+    if (strings && w && pb.len) {
+        wire_read(pb.data, pb.len, strings, w);
+        wire_check_samples(w);
+        wire_check_mappings(w);
+        wire_check_rest(w);
+    }
+    free(w);
+    free(strings);
+    hs_buf_free(&pb);
+    hs_profile_free(p);
 }
 
 /* Unpacked repeated fields, unknown fields of every wire type, fields out of order. */
@@ -343,6 +653,7 @@ static void test_special_files(void)
 int main(void)
 {
     test_roundtrip();
+    test_wire();
     test_unpacked();
     test_malformed();
     test_random();

@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 )
 
 var keep [][]byte
@@ -57,7 +58,13 @@ func small(n int) {
 
 func main() {
 	runtime.MemProfileRate = 4096
-	leafA(1000)
+	// An optional second argument: that many more leafA objects (a second profile for
+	// the diff checks, written by a second run of the same program).
+	extra := 0
+	if len(os.Args) > 2 {
+		extra, _ = strconv.Atoi(os.Args[2])
+	}
+	leafA(1000 + extra)
 	leafB(300)
 	caller(500)
 	temp(2000)
