@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # CI builds with -Werror (CI=true is set there).
 WERROR := $(if $(CI),ON,OFF)
 
-.PHONY: all configure setup demo test test-sanitize install format format-check clean bench
+.PHONY: all configure setup demo test test-sanitize install format format-check clean bench mutate
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -40,6 +40,11 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cc')
+
+# Mutation check (not part of `make test`): builds a scratch copy of the tree and prints,
+# for each known bug in scripts/mutate.sh, whether the tests named for it catch it.
+mutate: setup
+	sh scripts/mutate.sh .
 
 bench: setup all
 	sh bench/run.sh $(BUILD)

@@ -18,13 +18,13 @@
 static void top_ci_flat(const hs_report_t *r, const hs_rnode_t *n, const char *ou, char *out,
                         size_t len)
 {
-    hs_report_flabel(out, len, 1.96 * sqrt(n->flat_var), r->sample_unit, ou);
+    hs_report_flabel(out, len, hs_report_ci95(n->flat_var), r->sample_unit, ou);
 }
 
 static void top_ci_cum(const hs_report_t *r, const hs_rnode_t *n, const char *ou, char *out,
                        size_t len)
 {
-    hs_report_flabel(out, len, 1.96 * sqrt(n->cum_var), r->sample_unit, ou);
+    hs_report_flabel(out, len, hs_report_ci95(n->cum_var), r->sample_unit, ou);
 }
 
 static const hs_top_column_t top_ci_cols[] = {

@@ -69,8 +69,8 @@ static void api_row(hs_buf_t *b, const hs_report_t *r, const hs_rnode_t *nd, con
     char f[64], c[64], fci[64], cci[64];
     api_label(f, sizeof(f), r, nd->flat, ou);
     api_label(c, sizeof(c), r, nd->cum, ou);
-    hs_report_flabel(fci, sizeof(fci), 1.96 * sqrt(nd->flat_var), r->sample_unit, ou);
-    hs_report_flabel(cci, sizeof(cci), 1.96 * sqrt(nd->cum_var), r->sample_unit, ou);
+    hs_report_flabel(fci, sizeof(fci), hs_report_ci95(nd->flat_var), r->sample_unit, ou);
+    hs_report_flabel(cci, sizeof(cci), hs_report_ci95(nd->cum_var), r->sample_unit, ou);
     hs_buf_printf(b, "{\"flat\":%" PRId64 ",\"cum\":%" PRId64 ",\"name\":", nd->flat, nd->cum);
     hs_json_str(b, nd->name);
     hs_buf_printf(b, ",\"file\":");

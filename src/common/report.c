@@ -469,6 +469,11 @@ void hs_report_variance(double objects, double bytes, int64_t period, double *va
     *var_bytes = n * s * s * (1 - pr) / pr;
 }
 
+double hs_report_ci95(double var)
+{
+    return var > 0 ? 1.96 * sqrt(var) : 0;
+}
+
 hs_verdict_t hs_report_verdict_z(double d, double var, double z)
 {
     if (d == 0)

@@ -101,6 +101,12 @@ void hs_report_free(hs_report_t *r);
 void hs_report_variance(double objects, double bytes, int64_t period, double *var_objects,
                         double *var_bytes);
 
+/* The half-width of the 95% interval of an estimate whose sampling variance is var:
+ * 1.96 sqrt(var) (normal approximation, docs/sampling.md). Every interval heapsift prints
+ * comes from here: top --ci, the web UI's rows, heapsift_stats and heapsift_tracker_stats
+ * (so the HTTP stats), the estimate and tracker comments of a dump. var <= 0 gives 0. */
+double hs_report_ci95(double var);
+
 /* The verdict on a change d of an estimate whose sampling variance is var (diff, check,
  * suspects): HS_SAME (d == 0), HS_NOISE (|d| < 1.96 sqrt(var): sampling alone explains it
  * at 95%), HS_GREW or HS_SHRANK. hs_report_verdict_name gives "same", "noise", ... */

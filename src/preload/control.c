@@ -12,6 +12,7 @@
 #include "core.h"
 #include "labels.h"
 #include "lifetimes.h"
+#include "report.h"
 #include "livetab.h"
 #include "stacktab.h"
 #include "trackers.h"
@@ -126,7 +127,7 @@ static void control_live(struct heapsift_stats *out)
     out->live_bytes = tot.bytes;
     out->live_objects = tot.objects;
     out->live_samples = tot.samples;
-    out->live_bytes_ci95 = 1.96 * sqrt(var);
+    out->live_bytes_ci95 = hs_report_ci95(var);
     free(obj);
     free(bytes);
 }
@@ -242,7 +243,7 @@ HS_EXPORT int heapsift_tracker_stats(int tracker, struct heapsift_tracker_stats 
     if (!hs_trackers_read(tracker, &v))
         return -EINVAL;
     out->bytes = v.bytes;
-    out->bytes_ci95 = 1.96 * sqrt(v.variance);
+    out->bytes_ci95 = hs_report_ci95(v.variance);
     out->objects = v.objects;
     out->samples = v.samples;
     out->ranges = v.ranges;

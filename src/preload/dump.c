@@ -17,6 +17,7 @@
 #include "modules.h"
 #include "pprof.h"
 #include "profile.h"
+#include "report.h"
 #include "stacktab.h"
 #include "symbolize.h"
 #include "symcache.h"
@@ -477,7 +478,7 @@ static double dump_live_ci95(const dump_stack_t *s, uint32_t n)
         double w = hs_sampler_weight((uint64_t)(size + 0.5), rate);
         var += s[i].v[3] * size * (w - 1);
     }
-    return 1.96 * sqrt(var);
+    return hs_report_ci95(var);
 }
 
 static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, double ci95)

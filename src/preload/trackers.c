@@ -24,6 +24,7 @@
 #include "sort.h"
 #include "core.h"
 #include "stacktab.h"
+#include "report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -332,7 +333,7 @@ int hs_trackers_format(char lines[][200], int max)
                  "tracker: name=%s function=%.80s bytes=%.0f objects=%.0f samples=%llu "
                  "ci95_bytes=%.0f",
                  trackers[i].name, trackers[i].function, v.bytes, v.objects,
-                 (unsigned long long)v.samples, 1.96 * sqrt(v.variance));
+                 (unsigned long long)v.samples, hs_report_ci95(v.variance));
         snprintf(lines[k++], 200, "%.199s", line);
     }
     return k;

@@ -1,0 +1,105 @@
+#!/bin/sh
+# Mutation check (`make mutate`, not part of `make test`): does the suite catch the bugs it
+# claims to? Each row below is a small realistic bug: a perl substitution on one source
+# file, and the ctest regex of the tests that must fail with it. The script copies the
+# tracked tree (uncommitted edits included) into a scratch directory, builds it once,
+# runs every row's tests on the unmutated tree (a row whose tests already fail there is
+# "broken", not "caught"), then for each row applies the mutation (failing loudly if it no
+# longer applies: the code moved, update the row), rebuilds incrementally, runs the row's
+# tests, prints "caught" or "survived", and restores the file. Last line: N caught, M
+# survived. Exit status 0 only when every row is caught.
+# usage: sh scripts/mutate.sh [SOURCE_DIR]   (HS_MUTATE_DIR: scratch directory to reuse,
+#        HS_MUTATE_ONLY: a regex of row names to run, JOBS: build jobs, default 2)
+set -eu
+SRC=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+JOBS=${JOBS:-2}
+ONLY=${HS_MUTATE_ONLY:-.}
+
+# name | file | perl -0 substitution | tests that must fail (ctest -R)
+ROWS='unwind-drops-outermost|src/preload/unwind.c|s/\n    n -= skip;\n/\n    n -= skip + (n > skip);\n/|unit/test_unwind_oracle|integration/stack_oracle
+ci95-x0.1|src/common/report.c|s/return var > 0 \? 1\.96 \* sqrt\(var\)/return var > 0 ? 0.196 * sqrt(var)/|unit/test_report_stats|integration/ci_coverage
+diff-noise-2.576|src/common/report.c|s/return hs_report_verdict_z\(d, var, 1\.96\);/return hs_report_verdict_z(d, var, 2.576);/|unit/test_report_stats|integration/diff_power|integration/diff_noise
+mapping-limit-offset-swapped|src/common/pprof.c|s/put_uint\(e, 3, m->memory_limit\);\n(\s*)hs_pb_put_uint\(e, 4, m->file_offset\);/put_uint(e, 3, m->file_offset);\n$1hs_pb_put_uint(e, 4, m->memory_limit);/; s/m->memory_limit = v\[2\];\n(\s*)m->file_offset = v\[3\];/m->memory_limit = v[3];\n$1m->file_offset = v[2];/|integration/mappings
+weight-x1.1|src/preload/sampler.c|s/return 1\.0;\n(\s*)\/\* -expm1(.*?)\n(\s*)return 1\.0 \/ -expm1/return 1.1;\n$1\/* -expm1$2\n$3return 1.1 \/ -expm1/s|integration/sites_exact|integration/sites_sampled
+weight-x1.05-rate-above-1|src/preload/sampler.c|s/return 1\.0 \/ -expm1/return 1.05 \/ -expm1/|integration/ci_coverage|integration/sites_sampled
+objects-types-swapped|src/preload/dump.c|s/\{\{"alloc_objects", "count"\},(\s*)\{"alloc_space", "bytes"\},(\s*)\{"inuse_objects", "count"\}/{{"inuse_objects", "count"},$1\{"alloc_space", "bytes"},$2\{"alloc_objects", "count"}/|integration/sites_exact
+diff-ignores-base|src/cli/diff.c|s/int signs\[2\] = \{1, -1\};/int signs[2] = {1, 0};/|integration/diff_noise|integration/diff_power
+leak-report-skips-largest|src/common/leakreport.c|s/for \(size_t i = 0; rc == 0 && i < n; i\+\+\)/for (size_t i = 1; rc == 0 && i < n; i++)/|integration/leaks
+http-token-any|src/preload/http_routes.c|s/    return diff == 0;\n/    return diff == 0 ? true : m > 0;\n/|integration/http_control
+flame-click-zooms-root|src/common/report_flame.c|s/\{zoom\(g\);e\.stopPropagation/{zoom(frames[0]);e.stopPropagation/|integration/flamegraph_browser'
+
+W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
+mkdir -p "$W/tree" "$W/pristine"
+echo "mutate: scratch copy of $SRC in $W"
+(cd "$SRC" && git ls-files --cached --others --exclude-standard -z | grep -zv '^build' |
+    xargs -0 cp --parents -t "$W/tree")
+(cd "$SRC" && git ls-files --cached --others --exclude-standard -z | grep -zv '^build' |
+    xargs -0 cp --parents -t "$W/pristine")
+
+build() {
+    [ -f "$W/build/CMakeCache.txt" ] ||
+        cmake -S "$W/tree" -B "$W/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$W/cmake.log" 2>&1
+    cmake --build "$W/build" -j "$JOBS" >"$W/build.log" 2>&1
+}
+
+# runtests REGEX LOG: 0 if every matching test passes (and at least one matches)
+runtests() {
+    (cd "$W/build" && ctest -R "$1" --timeout 600 --no-tests=error --output-on-failure) >"$2" 2>&1
+}
+
+rows() { printf '%s\n' "$ROWS" | grep -E "^($ONLY)[^|]*\|" || true; }
+
+# A "|" inside a substitution would shift the fields, and an empty alternative in a regex
+# would run the whole suite: refuse both.
+rows | while IFS='|' read -r name file subst tests; do
+    case "$file|$tests" in
+    *'||'* | *'|' | *' '*) echo "mutate: row $name is malformed" >&2; exit 3 ;;
+    esac
+    [ -f "$W/tree/$file" ] || { echo "mutate: row $name: no file $file" >&2; exit 3; }
+done
+
+echo "mutate: building the unmutated tree"
+build || { tail -20 "$W/build.log"; echo "mutate: the unmutated tree does not build" >&2; exit 2; }
+
+# Baseline: every row's tests must pass before a failure can mean "caught".
+all=$(rows | while IFS='|' read -r name file subst tests; do printf '%s|' "$tests"; done)
+all=${all%|}
+echo "mutate: baseline run of $all"
+runtests "$all" "$W/baseline.log" || true
+failing=$(sed -n 's/^.* - \([^ ]*\) (.*)$/\1/p' "$W/baseline.log" | tr '\n' ' ')
+[ -z "$failing" ] || echo "mutate: failing without any mutation: $failing"
+
+caught=0 survived=0 broken=0
+printf '%-30s %-28s %-9s %s\n' mutation file result tests
+rows | {
+    while IFS='|' read -r name file subst tests; do
+        cp "$W/pristine/$file" "$W/tree/$file"
+        perl -0pi -e "$subst" "$W/tree/$file"
+        if cmp -s "$W/pristine/$file" "$W/tree/$file"; then
+            echo "mutate: $name: the substitution no longer applies to $file" >&2
+            exit 3
+        fi
+        res=survived
+        for t in $failing; do
+            printf '%s\n' "$t" | grep -Eq "$tests" && res=broken
+        done
+        if [ $res = broken ]; then
+            :
+        elif ! build; then
+            res=caught # a mutation that does not compile is caught, but say so
+            echo "mutate: $name does not compile (see $W/build.log)" >&2
+        elif ! runtests "$tests" "$W/$name.log"; then
+            grep -q 'No tests were found' "$W/$name.log" && res="survived(no-test)" || res=caught
+        fi
+        cp "$W/pristine/$file" "$W/tree/$file" # a new mtime: the next build recompiles it
+        case $res in
+        caught) caught=$((caught + 1)) ;;
+        broken) broken=$((broken + 1)) ;;
+        *) survived=$((survived + 1)) ;;
+        esac
+        printf '%-30s %-28s %-9s %s\n' "$name" "$file" "$res" "$tests"
+    done
+    build || true
+    echo "$caught caught, $survived survived$([ $broken -eq 0 ] || echo ", $broken broken (tests fail unmutated)")"
+    [ $survived -eq 0 ] && [ $broken -eq 0 ]
+}
