@@ -30,47 +30,60 @@ typedef struct {
     bool diff;
 } fg_state_t;
 
+/* Everything inside one closure behind the global hsFlame: a top-level `var frames` would be
+ * window.frames (always truthy, length 0), which is what kept the frame list empty. init()
+ * may run before the frames are parsed (an inline SVG's onload), so it only counts as done
+ * once it found them; the HTML page calls it again at the end. The frames are in pre-order
+ * (fg_walk), so zoom and search find a frame's subtree and ancestors by depth alone, not by
+ * comparing the rounded data-x and data-w (which hid descendants and split the matched share
+ * when the rounding went the wrong way). */
 static const char fg_script[] =
-    "var W=1200,P=10,frames,details;\n"
-    "function init(){if(frames)return;frames=[].slice.call(document.querySelectorAll('g.f'));\n"
-    " details=document.getElementById('details');\n"
-    " frames.forEach(function(g){\n"
-    "  g.addEventListener('click',function(e){zoom(g);e.stopPropagation();});\n"
-    "  g.addEventListener('mouseover',function(){details.textContent=g.querySelector('title')"
-    ".textContent;});\n"
-    "  g.addEventListener('mouseout',function(){details.textContent=' ';});});\n"
-    " document.getElementById('reset').addEventListener('click',reset);\n"
-    " document.getElementById('search').addEventListener('click',search);}\n"
+    "var hsFlame=(function(){var W=1200,P=10,fs=null,det,rst,mat;\n"
     "function num(g,a){return +g.getAttribute('data-'+a);}\n"
+    "function init(){if(fs)return;var a=[].slice.call(document.querySelectorAll('g.f'));\n"
+    " if(!a.length)return;fs=a;det=document.getElementById('details');\n"
+    " rst=document.getElementById('reset');mat=document.getElementById('matched');\n"
+    " fs.forEach(function(g){\n"
+    "  g.addEventListener('click',function(e){zoom(g);e.stopPropagation();});\n"
+    "  g.addEventListener('mouseover',function(){det.textContent=g.querySelector('title')"
+    ".textContent;});\n"
+    "  g.addEventListener('mouseout',function(){det.textContent=' ';});});\n"
+    " rst.addEventListener('click',reset);\n"
+    " document.getElementById('search').addEventListener('click',function(){search();});\n"
+    " document.addEventListener('keydown',function(e){\n"
+    "  if((e.ctrlKey&&e.key=='f')||e.key=='/'){e.preventDefault();search();}\n"
+    "  else if(e.key=='Escape')reset();});}\n"
     "function fit(g,x,w){var r=g.querySelector('rect'),t=g.querySelector('text'),"
     "n=g.getAttribute('data-n'),c=Math.floor((w-6)/7);\n"
     " r.setAttribute('x',x);r.setAttribute('width',w);t.setAttribute('x',x+3);\n"
     " t.textContent=c<3?'':(n.length<=c?n:n.substring(0,c-2)+'..');}\n"
-    "function zoom(z){var zx=num(z,'x'),zw=num(z,'w'),zd=num(z,'d'),s=(W-2*P)/zw,e=1e-6;\n"
-    " frames.forEach(function(g){var x=num(g,'x'),w=num(g,'w'),d=num(g,'d');\n"
-    "  if(d<zd&&x<=zx+e&&x+w>=zx+zw-e){g.style.display='';g.style.opacity='0.5';fit(g,P,W-2*P);}\n"
-    "  else if(d>=zd&&x>=zx-e&&x+w<=zx+zw+e){g.style.display='';g.style.opacity='';"
-    "fit(g,P+(x-zx)*s,w*s);}\n"
-    "  else g.style.display='none';});\n"
-    " document.getElementById('reset').style.opacity='1';}\n"
-    "function reset(){frames.forEach(function(g){g.style.display='';g.style.opacity='';"
+    "function zoom(z){var i=fs.indexOf(z),zx=num(z,'x'),zd=num(z,'d'),s=(W-2*P)/num(z,'w'),"
+    "j,d,up=zd;\n"
+    " fs.forEach(function(g){g.style.display='none';});\n"
+    " for(j=i;j<fs.length&&(j==i||num(fs[j],'d')>zd);j++){var g=fs[j];g.style.display='';"
+    "g.style.opacity='';fit(g,P+(num(g,'x')-zx)*s,num(g,'w')*s);}\n"
+    " for(j=i-1;j>=0&&up>0;j--)if((d=num(fs[j],'d'))<up){up=d;fs[j].style.display='';"
+    "fs[j].style.opacity='0.5';fit(fs[j],P,W-2*P);}\n"
+    " rst.style.opacity=zd?'1':'0.3';}\n"
+    "function reset(){fs.forEach(function(g){g.style.display='';g.style.opacity='';"
     "fit(g,num(g,'x'),num(g,'w'));});\n"
-    " document.getElementById('reset').style.opacity='0.3';}\n"
-    "function search(){var term=prompt('Search (regular expression):',''),re,m=[],sum=0,end=-1;\n"
-    " frames.forEach(function(g){var r=g.querySelector('rect');"
-    "if(r.hasAttribute('data-c'))r.setAttribute('fill',r.getAttribute('data-c'));});\n"
-    " document.getElementById('matched').textContent=' ';\n"
+    " rst.style.opacity='0.3';}\n"
+    "function search(term){var re,hit=[],sum=0,cut=1e9;\n"
+    " if(term===undefined)term=prompt('Search (regular expression):','');\n"
+    " fs.forEach(function(g){var r=g.querySelector('rect');"
+    "if(r.hasAttribute('data-c')){r.setAttribute('fill',r.getAttribute('data-c'));"
+    "r.removeAttribute('data-c');}});\n"
+    " mat.textContent=' ';\n"
     " if(!term)return;try{re=new RegExp(term);}catch(e){alert(e);return;}\n"
-    " frames.forEach(function(g){if(num(g,'d')>0&&re.test(g.getAttribute('data-n'))){"
+    " fs.forEach(function(g,k){if(num(g,'d')>0&&re.test(g.getAttribute('data-n'))){"
     "var r=g.querySelector('rect');\n"
     "  r.setAttribute('data-c',r.getAttribute('fill'));r.setAttribute('fill','rgb(230,0,230)');"
-    "m.push(g);}});\n"
-    " m.sort(function(a,b){return num(a,'x')-num(b,'x')||num(a,'d')-num(b,'d');});\n"
-    " m.forEach(function(g){var "
-    "x=num(g,'x');if(x>=end-1e-6){sum+=num(g,'v');end=x+num(g,'w');}});\n"
-    " var root=num(frames[0],'v');\n"
-    " document.getElementById('matched').textContent='Matched: '+"
-    "(root?(100*sum/root).toFixed(1):0)+'%';}\n";
+    "hit[k]=1;}});\n"
+    " fs.forEach(function(g,k){var d=num(g,'d');if(d<=cut)cut=1e9;"
+    "if(cut==1e9&&hit[k]){sum+=num(g,'v');cut=d;}});\n"
+    " var root=num(fs[0],'v');\n"
+    " mat.textContent='Matched: '+(root?(100*sum/root).toFixed(1):0)+'%';}\n"
+    "return {init:init,zoom:zoom,reset:reset,search:search};})();\n";
 
 static void fg_escape(FILE *f, const char *s, size_t max)
 {
@@ -177,7 +190,7 @@ static void fg_head(const fg_state_t *st, const char *title)
     fprintf(f,
             "<?xml version=\"1.0\" standalone=\"no\"?>\n"
             "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-            "onload=\"init()\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+            "onload=\"hsFlame.init()\" xmlns=\"http://www.w3.org/2000/svg\">\n",
             (int)FG_WIDTH, h, (int)FG_WIDTH, h);
     fprintf(f, "<style type=\"text/css\">text{font-family:Verdana,sans-serif;font-size:12px;"
                "fill:#000}g.f:hover rect{stroke:#000;stroke-width:0.5;cursor:pointer}"
