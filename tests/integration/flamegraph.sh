@@ -8,9 +8,9 @@
 # diff's on that site), grow 4000 -> 6000 objects colours site_grow red and leaves
 # site_steady grey, and a legend names the colours. (The verdict is diff's 95% test per
 # frame, so some seed pairs do show a false alarm: over 16 pairs of sites and grow, 6 had
-# one coloured frame, 6 of 224 frames; seeds 1 and 2 have none and are deterministic.) The browser side (hover, zoom,
-# search) is flamegraph_browser.sh. Usage: flamegraph.sh BUILD_DIR SOURCE_DIR. Exits 77
-# when python3 is missing.
+# one coloured frame, 6 of 224 frames; seeds 1 and 2 have none and are deterministic.)
+# The browser side (hover, zoom, search) is flamegraph_browser.sh.
+# Usage: flamegraph.sh BUILD_DIR SOURCE_DIR. Exits 77 when python3 is missing.
 set -eu
 build=$1
 hs=$build/heapsift
