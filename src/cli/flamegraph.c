@@ -5,9 +5,9 @@
  * Inline CSS and JavaScript, no network: hovering shows name, value and percentage,
  * clicking zooms into a frame (its ancestors stay as a strip), "Reset zoom" goes back,
  * "Search" highlights frames matching a regular expression and says what share they
- * hold. With --base, widths are FILE's values and colours its change from BASE: red
- * grew, blue shrank, white unchanged (drawn by src/common/report_flame.c). Exit codes:
- * 0, 1 usage, 2 bad input, 3 I/O.
+ * hold. With --base, widths are FILE's values and colours its change from BASE, judged
+ * against sampling noise as `heapsift diff` judges it: red grew, blue shrank, grey within
+ * noise (drawn by src/common/report_flame.c). Exit codes: 0, 1 usage, 2 bad input, 3 I/O.
  */
 #include "cli.h"
 #include "report.h"
@@ -23,11 +23,13 @@ static void fg_usage(FILE *f)
     fprintf(f, "usage: heapsift flamegraph [options] [-o OUT.svg] [--base BASE] FILE\n"
                "\n"
                "Writes an interactive SVG flame graph (hover for details, click to zoom,\n"
-               "Search to highlight), self-contained: open it in any browser.\n"
+               "Escape to unzoom, Search, Ctrl-F or / to highlight), self-contained: open it\n"
+               "in any browser.\n"
                "\n"
                "  -o FILE             write the SVG to FILE (default: standard output)\n"
                "  --base BASE         differential: widths from FILE, colours from the change\n"
-               "                      since BASE (red grew, blue shrank)\n");
+               "                      since BASE beyond sampling noise (red grew, blue shrank,\n"
+               "                      grey within noise: heapsift diff's verdict)\n");
     fputs(hs_viewopts_help, f);
     fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
 }

@@ -160,6 +160,7 @@ typedef struct {
     uint32_t parent, child, sibling, depth;
     int64_t flat, cum;           /* from the profiles with sign +1 */
     int64_t base_flat, base_cum; /* from diff bases, as positive values */
+    double cum_var;              /* sampling variance of cum - base_cum (both sides') */
 } hs_rtree_t;
 
 /* Builds the call tree of the report's samples; *out is malloc'ed. Returns the count of

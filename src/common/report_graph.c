@@ -250,9 +250,11 @@ long hs_report_tree(const hs_report_t *r, hs_rtree_t **out)
             if (!(cur = rep_tree_child(&t, cur, s->frames[i])))
                 goto fail;
             *(s->base ? &t.t[cur].base_cum : &t.t[cur].cum) += v;
+            t.t[cur].cum_var += s->var;
         }
         *(s->base ? &t.t[cur].base_flat : &t.t[cur].flat) += v;
         *(s->base ? &t.t[0].base_cum : &t.t[0].cum) += v;
+        t.t[0].cum_var += s->var;
     }
     free(t.slots);
     *out = t.t;

@@ -127,7 +127,7 @@ int hs_http_symbols(const char *body, size_t len, hs_buf_t *out)
 }
 
 /* The flame graph inside an HTML page that names the process and links the other sample
- * types and views (init() runs once whether or not the inline SVG's onload fires). */
+ * types and views (hsFlame.init() runs once whether or not the inline SVG's onload fires). */
 static int http_flame_page(const hs_report_t *r, FILE *f)
 {
     static const char *const types[] = {"inuse_space", "inuse_objects", "alloc_space",
@@ -142,7 +142,7 @@ static int http_flame_page(const hs_report_t *r, FILE *f)
     fprintf(f, " | <a href=\"?display=text\">top</a> <a href=\"?display=stats\">stats</a> "
                "<a href=\"/debug/pprof/\">index</a></p>\n");
     int rc = hs_report_flamegraph(r, false, f);
-    fprintf(f, "<script>init()</script>\n</body></html>\n");
+    fprintf(f, "<script>hsFlame.init()</script>\n</body></html>\n");
     return rc;
 }
 

@@ -2,8 +2,9 @@
 # making sure node, npm, Chromium and playwright-core are there, starting and stopping
 # `heapsift web` on a free loopback port, and reading its JSON API.
 
-# web_need_browser: installs what is missing (scripts/setup.sh, tests/web/install.sh);
-# exits 77 (skip) when that fails outside CI, fails under CI.
+# web_need_browser [strict]: installs what is missing (scripts/setup.sh,
+# tests/web/install.sh); when that fails, exits 77 (skip) outside CI, and fails (exit 1,
+# with the reason) under CI or when called with "strict".
 web_need_browser() {
     chromium=${HS_CHROMIUM:-/usr/bin/chromium}
     if ! command -v node >/dev/null || ! command -v npm >/dev/null || [ ! -x "$chromium" ]; then
@@ -17,6 +18,10 @@ web_need_browser() {
     [ -z "$why" ] && return 0
     if [ -n "${CI:-}" ]; then
         echo "FAIL: $why (the browser tests must run in CI)" >&2
+        exit 1
+    fi
+    if [ "${1:-}" = strict ]; then
+        echo "FAIL: $why (this browser test does not skip: sh scripts/setup.sh installs it)" >&2
         exit 1
     fi
     echo "skip: $why" >&2
