@@ -9,6 +9,8 @@
 # env: ROUNDS (5), OPS (20000000), LIVES ("0 16384 65536 262144"), CC (gcc)
 set -eu
 . "$(dirname "$0")/common.sh"
+# shellcheck source=bench/record.sh
+. "$(dirname "$0")/record.sh"
 bench_args "sh bench/bigheap.sh BUILD [--before LIB] [--record]" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -74,4 +76,4 @@ done
         }' "$tmp/res"
 } >"$tmp/report"
 cat "$tmp/report"
-[ "$record" -eq 0 ] || cat "$tmp/report" >>"$here/RESULTS.md"
+[ "$record" -eq 0 ] || bench_record "$here" "$tmp/report"

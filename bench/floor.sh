@@ -11,6 +11,8 @@
 set -eu
 BENCH_NO_BEFORE=1
 . "$(dirname "$0")/common.sh"
+# shellcheck source=bench/record.sh
+. "$(dirname "$0")/record.sh"
 bench_args "sh bench/floor.sh BUILD [--record]" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -72,4 +74,4 @@ done
         }' "$tmp/res"
 } >"$tmp/report"
 cat "$tmp/report"
-[ "$record" -eq 0 ] || cat "$tmp/report" >>"$here/RESULTS.md"
+[ "$record" -eq 0 ] || bench_record "$here" "$tmp/report"

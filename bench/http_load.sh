@@ -91,5 +91,6 @@ cat "$T"/wrk.* | awk '$1 == "99%" { print $2 }' >"$T/p99"
     echo
 } >"$T/report"
 cat "$T/report"
-[ "$RECORD" = --record ] && cat "$T/report" >>"$HERE/RESULTS.md"
+# shellcheck source=bench/record.sh
+[ "$RECORD" = --record ] && . "$HERE/record.sh" && bench_record "$HERE" "$T/report"
 exit 0

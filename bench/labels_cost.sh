@@ -11,6 +11,8 @@
 # env: ROUNDS (5), N (200000), CC (gcc)
 set -eu
 . "$(dirname "$0")/common.sh"
+# shellcheck source=bench/record.sh
+. "$(dirname "$0")/record.sh"
 bench_args "sh bench/labels_cost.sh BUILD [--before LIB] [--record]" "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -94,4 +96,4 @@ fi
     fi
 } >"$tmp/report"
 cat "$tmp/report"
-[ "$record" -eq 0 ] || cat "$tmp/report" >>"$here/RESULTS.md"
+[ "$record" -eq 0 ] || bench_record "$here" "$tmp/report"

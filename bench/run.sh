@@ -14,7 +14,7 @@
 #           samples from 10,000 stacks and the malloc latency of other threads during it;
 #           with the churn, memory and peer comparisons from the peers part, each line
 #           says PASS or FAIL against its target.
-# Everything goes to stdout as Markdown; --record appends it to bench/RESULTS.md under a
+# Everything goes to stdout as Markdown; --record appends it to bench/history/DAY.md under a
 # dated heading with the machine, the load average and the commit. Profiles and other
 # files written during the runs go to a temporary directory that is removed.
 # Called by `make bench` as `sh bench/run.sh BUILD`. POSIX sh (dash) on purpose.
@@ -26,7 +26,7 @@ usage() {
     cat >&2 <<'EOF'
 usage: sh bench/run.sh BUILD [--record] [--quick] [--peers-only | --targets-only]
   --quick         1 round, small inputs, short time-outs: a smoke test (under 2 minutes)
-  --record        append the report to bench/RESULTS.md
+  --record        append the report to bench/history/YYYY-MM-DD.md
   env: ROUNDS (5; quick 1), WORKLOADS ("churn lru bigalloc cppmap sqlite"),
        CONFIGS (all), THREADS (churn's, 2), OPS (churn's per thread, 16000000),
        IR_OPS (churn's per thread under callgrind, 4000000),
@@ -151,7 +151,7 @@ echo
 cat "$report"
 
 if [ "$record" -eq 1 ]; then
-    results=$here/RESULTS.md
+    section=$tmp/section.md
     cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
     [ -n "$cpu" ] || cpu=$(sed -n 's/^Hardware[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
     # The library is what was measured: say which commit was HEAD when it was built, and
@@ -182,7 +182,8 @@ if [ "$record" -eq 1 ]; then
         echo "- parts: $parts; rounds: $rounds; time-out per run: $timeout_s s;" \
             "heaptrack rounds: $ht_rounds"
         cat "$report"
-    } >>"$results"
-    echo >&2
-    echo "bench: appended to $results" >&2
+    } >"$section"
+    # shellcheck source=bench/record.sh
+    . "$here/record.sh"
+    bench_record "$here" "$section"
 fi

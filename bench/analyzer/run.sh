@@ -9,7 +9,7 @@
 #  3. times, as medians of ROUNDS runs: `jeprof --text PROG FILE`, `heapsift top FILE`
 #     (reads the jemalloc file and symbolizes it itself) and `go tool pprof -top` on the
 #     pprof file `heapsift convert --to pprof` made of it (already symbolized);
-#  4. prints a Markdown section; with --record appends it to bench/RESULTS.md.
+#  4. prints a Markdown section; with --record appends it to bench/history/YYYY-MM-DD.md.
 # Usage: sh bench/analyzer/run.sh BUILD_DIR [--record]. Variables: FUNCS (3000), CALLS
 # (90000), LG (10), ROUNDS (3).
 set -eu
@@ -108,6 +108,7 @@ section() {
 }
 section | tee "$tmp/section.md"
 if [ "$record" = --record ]; then
-    cat "$tmp/section.md" >>"$src/bench/RESULTS.md"
-    echo "appended to bench/RESULTS.md"
+    # shellcheck source=bench/record.sh
+    . "$src/bench/record.sh"
+    bench_record "$src/bench" "$tmp/section.md"
 fi

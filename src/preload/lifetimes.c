@@ -10,7 +10,7 @@
  * the TSC itself, which touches no memory; clock_gettime reads the vDSO's data page,
  * which a program that fills its caches between samples has evicted (a sampled malloc
  * and its free read the clock once each: 0.4 to 0.8 us of a cold sampled pair,
- * bench/RESULTS.md, notes of 2026-11-25 18:30). Ticks become nanoseconds only to pick a
+ * bench/history/2026-11-25.md, notes of 18:30). Ticks become nanoseconds only to pick a
  * lifetime's bucket, at a rate measured against CLOCK_MONOTONIC since hs_lifetimes_init:
  * each conversion in the first 100 ms measures it again (one clock_gettime, as every
  * reading cost before), the first one after fixes it. Elsewhere a reading is

@@ -330,8 +330,8 @@ static inline uintptr_t udw_prefetch(uintptr_t sp, uintptr_t *pf, uintptr_t end)
  * requested, a prefetch per line and each line once, skipping what lies between a big
  * frame's bottom and its top, topped up each time half the window has been walked: the
  * misses overlap. A cold sampled pair 64 frames deep took 0.46 to 0.66 us less, a warm
- * one 10 ns more; a walk in churn runs 295 instructions more (bench/RESULTS.md, notes of
- * 2026-11-25 18:30).
+ * one 10 ns more; a walk in churn runs 295 instructions more (bench/history/2026-11-25.md,
+ * notes of 18:30).
  */
 static bool udw_walk(hs_udw_regs_t *r, uintptr_t *pcs, size_t max, size_t *n)
 {
