@@ -72,7 +72,8 @@ else
 fi
 
 FDS=$BUILD/programs/stress_fds
-# fd_cases MODE [LAUNCHER]: the three cases; MODE "own" (heapsift's threads have tables of
+# fd_cases MODE [LAUNCHER]: the cases; LAUNCHER runs first (the library must not be in
+# nounshare itself, whose endpoint would serve before its filter is set); MODE "own" (heapsift's threads have tables of
 # their own) or "shared" (LAUNCHER makes unshare fail, as a container's seccomp filter may:
 # the threads share the program's table and must notice that their descriptors were
 # closed; a dump may then fail, the program's files must not).
@@ -80,9 +81,9 @@ fd_cases() {
     mode=$1
     shift
     mkdir -p "$T/$mode-watch"
-    if bounded 60 "$mode watch" env HEAPSIFT_RATE=4096 HEAPSIFT_INTERVAL_SECONDS=0.001 \
+    if bounded 60 "$mode watch" "$@" env HEAPSIFT_RATE=4096 HEAPSIFT_INTERVAL_SECONDS=0.001 \
         HEAPSIFT_LEAKS=1 HEAPSIFT_OUT="$T/$mode-watch/p.%n.pb.gz" HEAPSIFT_KEEP=2 LD_PRELOAD="$LIB" \
-        "$@" "$FDS" watch 2000 "$T/$mode-watch" >"$T/$mode-watch.out" 2>"$T/$mode-watch.err"; then
+        "$FDS" watch 2000 "$T/$mode-watch" >"$T/$mode-watch.out" 2>"$T/$mode-watch.err"; then
         grep -q 'dumps=api' "$T/$mode-watch.out" || fail "$mode watch: heapsift_dump was not there"
         valid "$T/$mode-watch/api.pb.gz" "$mode watch: the API's profile" || true
         echo "$mode watch: $(head -n 1 "$T/$mode-watch.out")"
@@ -93,9 +94,9 @@ fd_cases() {
     fi
 
     mkdir -p "$T/$mode-loop"
-    if bounded 120 "$mode closeloop" env HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_SECONDS=0.001 \
+    if bounded 120 "$mode closeloop" "$@" env HEAPSIFT_RATE=1 HEAPSIFT_INTERVAL_SECONDS=0.001 \
         HEAPSIFT_OUT="$T/$mode-loop/p.%n.pb.gz" HEAPSIFT_KEEP=2 LD_PRELOAD="$LIB" \
-        "$@" "$FDS" closeloop 20000 "$T/$mode-loop.data" >"$T/$mode-loop.out" 2>"$T/$mode-loop.err"; then
+        "$FDS" closeloop 20000 "$T/$mode-loop.data" >"$T/$mode-loop.out" 2>"$T/$mode-loop.err"; then
         if [ "$mode" = own ] && grep -q "cannot write profile" "$T/$mode-loop.err"; then
             fail "$mode closeloop: a dump's descriptor was closed under it: $(head -n 1 "$T/$mode-loop.err")"
         else
@@ -109,8 +110,8 @@ fd_cases() {
 
     printf '0123456789abcdef0123456789abcdef' >"$T/steal.in"
     for i in 1 2 3 4 5; do
-        if bounded 30 "$mode steal $i" env HEAPSIFT_HTTP=127.0.0.1:0 LD_PRELOAD="$LIB" \
-            HEAPSIFT_OUT="$T/steal.pb.gz" "$@" "$FDS" steal "$T/steal.in" >"$T/steal.out" 2>"$T/steal.err"; then
+        if bounded 30 "$mode steal $i" "$@" env HEAPSIFT_HTTP=127.0.0.1:0 LD_PRELOAD="$LIB" \
+            HEAPSIFT_OUT="$T/steal.pb.gz" "$FDS" steal "$T/steal.in" >"$T/steal.out" 2>"$T/steal.err"; then
             :
         else
             [ "$RC" -ne 0 ] && [ "$RC" -lt 124 ] &&
@@ -126,9 +127,14 @@ fd_cases() {
 
     for i in 1 2 3; do
         rm -f "$T/port" "$T/fork.log"
-        if bounded 10 "$mode fork $i" env HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$T/port" \
-            LD_PRELOAD="$LIB" HEAPSIFT_OUT="$T/fork.%p.pb.gz" "$@" "$FDS" fork "$T/fork.log" "$T/port" \
+        # shared: the endpoint stays off, so the program waits for a file that is there
+        wait_for=$T/port portfile=$T/port
+        [ "$mode" = shared ] && { wait_for=$T/noport portfile=$T/sport.%p; : >"$wait_for"; }
+        if bounded 10 "$mode fork $i" "$@" env HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$portfile" \
+            LD_PRELOAD="$LIB" HEAPSIFT_OUT="$T/fork.%p.pb.gz" "$FDS" fork "$T/fork.log" "$wait_for" \
             >"$T/fork.out" 2>"$T/fork.err"; then
+            [ "$mode" = shared ] && ls "$T"/sport.* >/dev/null 2>&1 &&
+                fail "shared fork $i: the endpoint served ($(ls "$T"/sport.*))"
             [ "$(cat "$T/fork.log")" = "$(printf 'child\nparent')" ] ||
                 fail "$mode fork $i: the log holds $(od -c "$T/fork.log" | head -n 3 | tr '\n' ' ')"
         else
@@ -143,10 +149,10 @@ fd_cases() {
     # stops it first (shared table: the previous library's status was 134)
     command -v curl >/dev/null 2>&1 || { fail "no curl (scripts/setup.sh installs it): the open-request case cannot run"; return 0; }
     rm -f "$T/port" "$T/go"
-    env HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$T/port" LD_PRELOAD="$LIB" \
-        HEAPSIFT_OUT="$T/ca.%p.pb.gz" "$@" "$FDS" closeall "$T/go" >"$T/ca.out" 2>"$T/ca.err" &
+    "$@" env HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$T/port" LD_PRELOAD="$LIB" \
+        HEAPSIFT_OUT="$T/ca.%p.pb.gz" "$FDS" closeall "$T/go" >"$T/ca.out" 2>"$T/ca.err" &
     ca=$!
-    for i in $(seq 200); do [ -s "$T/port" ] && break; sleep 0.05; done
+    [ "$mode" = shared ] || for i in $(seq 200); do [ -s "$T/port" ] && break; sleep 0.05; done
     curl -s -m 5 -o /dev/null "http://127.0.0.1:$(cat "$T/port" 2>/dev/null)/debug/pprof/heap?seconds=2" &
     cu=$!
     sleep 0.3
