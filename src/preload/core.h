@@ -209,6 +209,22 @@ size_t hs_boot_size(const void *p);
 /* The next operator new (for its new_handler/bad_alloc behaviour on failure). */
 void *hs_real_sym(const char *name);
 
+/* --- threads.c: heapsift's own threads ---------------------------------------------- */
+
+#include <pthread.h>
+#define HS_THREAD_STACK (8u << 20) /* reserved, not committed: pages count once touched */
+typedef struct {
+    pthread_t th;
+    void *stack;
+    size_t size;
+} hs_thread_t;
+
+/* Starts fn(arg) with every signal blocked, on a stack of its own (threads.c says why);
+ * detached or not. 0 or -errno. */
+int hs_thread_start(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach);
+/* Joins a thread hs_thread_start made joinable, and unmaps its stack. */
+void hs_thread_join(hs_thread_t *t);
+
 /* --- fdtable.c ------------------------------------------------------------------- */
 
 /* Gives the calling thread (one of heapsift's) a descriptor table of its own, emptied but

@@ -89,14 +89,9 @@ void hs_fdtable_run(void (*fn)(void *), void *arg)
         fn(arg); /* its table already, or none to be had: fdio.h's route serves it */
         return;
     }
-    sigset_t all, old;
-    pthread_t th;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* no signal is ever the thread's to take */
-    int rc = pthread_create(&th, NULL, fd_job_main, &job);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0)
-        pthread_join(th, NULL);
+    hs_thread_t th;
+    if (hs_thread_start(&th, fd_job_main, &job, false) == 0)
+        hs_thread_join(&th);
     if (!job.ran)
         fn(arg);
 }

@@ -466,26 +466,18 @@ static void *http_main(void *arg)
     return NULL;
 }
 
-/* The thread, with every signal blocked from its first instruction. */
+/* The thread, with every signal blocked from its first instruction (threads.c). */
 static int http_spawn(void)
 {
-    sigset_t all, old;
-    pthread_t th;
-    pthread_attr_t attr;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    hs_thread_t th;
     __atomic_store_n(&http.running, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&http.loading, 1, __ATOMIC_RELEASE);
-    int rc = pthread_create(&th, &attr, http_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = hs_thread_start(&th, http_main, NULL, true);
     if (rc != 0) {
         __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&http.loading, 0, __ATOMIC_RELEASE);
     }
-    return -rc;
+    return rc;
 }
 
 /* From another thread: the pipe is opened through /proc for the one write, in a table

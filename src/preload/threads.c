@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -125,4 +127,46 @@ void hs_threads_after_fork_child(void)
         t = next;
     }
     pthread_mutex_unlock(&threads_lock);
+}
+
+/* Creates one of heapsift's threads: every signal blocked from its first instruction (the
+ * mask is inherited at creation), on a stack mapped for it rather than one from glibc's
+ * cache. In a forked child that cache holds the stacks of the parent's other threads,
+ * whose memory the child may still reach: glibc's dprintf links a FILE on its caller's
+ * stack into the stdio list, and a child forked meanwhile flushes it at exit; a new thread
+ * on that stack overwrote it (stress/fork_storm: "glibc detected an invalid stdio
+ * handle"). A detached thread's stack is the process's for good (one per process and
+ * kind); hs_thread_join unmaps a joined one's. 0 or -errno. */
+int hs_thread_start(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    t->size = HS_THREAD_STACK;
+    t->stack = mmap(NULL, t->size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (t->stack == MAP_FAILED)
+        return -ENOMEM;
+    mprotect(t->stack, (size_t)page, PROT_NONE); /* a guard page below it */
+    pthread_attr_t attr;
+    sigset_t all, old;
+    pthread_attr_init(&attr);
+    pthread_attr_setstack(&attr, t->stack, t->size);
+    if (detach)
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t->th, &attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        munmap(t->stack, t->size);
+        t->stack = NULL;
+    }
+    return -rc;
+}
+
+void hs_thread_join(hs_thread_t *t)
+{
+    pthread_join(t->th, NULL);
+    munmap(t->stack, t->size);
+    t->stack = NULL;
 }

@@ -535,23 +535,14 @@ static void *trig_main(void *arg)
     return NULL;
 }
 
-/* Starts the thread with every signal blocked (the mask is inherited at creation, so no
- * signal can land on it even briefly). Guard held. */
+/* Starts the thread with every signal blocked (threads.c). Guard held. */
 static int trig_spawn(void)
 {
-    sigset_t all, old;
-    pthread_t th;
-    pthread_attr_t attr;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, trig_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    hs_thread_t th;
+    int rc = hs_thread_start(&th, trig_main, NULL, true);
     if (rc == 0)
         __atomic_store_n(&trig_running, 1, __ATOMIC_RELEASE);
-    return -rc;
+    return rc;
 }
 
 static int trig_open(void)
