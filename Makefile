@@ -11,9 +11,16 @@ WERROR := $(if $(CI),ON,OFF)
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# A configure that failed leaves nothing behind that breaks the next command (a cache
+# without a Makefile made every later make fail in CMake's "No rule to make target"); a
+# missing build dependency is named with the command that installs it.
 configure:
-	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) \
-	    -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DHS_WERROR=$(WERROR)
+	@sh scripts/check_deps.sh
+	@test -f $(BUILD)/Makefile || { rm -rf $(BUILD)/CMakeCache.txt $(BUILD)/CMakeFiles; \
+	    cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	    -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DHS_WERROR=$(WERROR) || \
+	    { rm -rf $(BUILD)/CMakeCache.txt $(BUILD)/CMakeFiles; \
+	      echo "heapsift: configure failed; run 'make setup' (or 'make demo') first" >&2; exit 1; }; }
 
 setup:
 	@sh scripts/setup.sh
@@ -27,7 +34,7 @@ test: setup all
 # The CLI and the unit tests built with ASan and UBSan (any report fails its test), in a
 # build directory of their own; the preloaded library stays uninstrumented.
 test-sanitize: setup
-	@test -f $(BUILD)-sanitize/CMakeCache.txt || cmake -S . -B $(BUILD)-sanitize \
+	@test -f $(BUILD)-sanitize/Makefile || cmake -S . -B $(BUILD)-sanitize \
 	    -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DHS_WERROR=$(WERROR) -DHS_SANITIZE=ON
 	cmake --build $(BUILD)-sanitize -j $(JOBS)
 	cd $(BUILD)-sanitize && ctest --output-on-failure -j $(JOBS)

@@ -2,7 +2,8 @@
 # `make install` into a temporary prefix, then a program linked with
 # `pkg-config --libs heapsift` (no LD_PRELOAD) is profiled: its heapsift_dump call writes
 # the file it names, and its allocation site is in it, read by `go tool pprof` and by
-# `heapsift top`. Also checks the installed CLI finds the installed library.
+# `heapsift top`; it starts without LD_LIBRARY_PATH (the .pc file gives an rpath to a
+# non-system prefix). Also checks the installed CLI finds the installed library.
 set -eu
 build=$1
 src=$2
@@ -39,7 +40,7 @@ PROG
 flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs heapsift)
 # shellcheck disable=SC2086
 cc -O2 -g -fomit-frame-pointer -o "$tmp/linked" "$tmp/linked.c" $flags
-out=$(cd "$tmp" && LD_LIBRARY_PATH="$libdir" HEAPSIFT_RATE=1 HEAPSIFT_OUT="$tmp/atexit.pb.gz" \
+out=$(cd "$tmp" && HEAPSIFT_RATE=1 HEAPSIFT_OUT="$tmp/atexit.pb.gz" \
     ./linked "$tmp/api.pb.gz")
 echo "$out" | grep -q "dump=0 version=0.1.0" || { echo "FAIL: program said: $out"; exit 1; }
 [ -s "$tmp/api.pb.gz" ] || { echo "FAIL: heapsift_dump did not write api.pb.gz"; exit 1; }
