@@ -29,6 +29,8 @@ const char hs_viewopts_help[] =
     "                      64kb or 1ms (numeric labels), like pprof -tagfocus\n"
     "  --tagignore F       drop samples whose labels match F\n"
     "  --tags              list the label keys and values with their totals instead\n"
+    "  --comments          every comment of the profile in the header (heapsift's\n"
+    "                      accounting lines too: heapsift stats reads them)\n"
     "  --symbolize MODE    auto (default: name unsymbolized frames from the binaries the\n"
     "                      mappings name) or none\n"
     "  --help              show this help\n";
@@ -144,6 +146,8 @@ static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int
             o->json = true;
         } else if (strcmp(a, "--tags") == 0) {
             o->tags = true;
+        } else if (strcmp(a, "--comments") == 0) {
+            o->r.all_comments = true;
         } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != -2) {
             if (rc >= 0)
                 return rc;

@@ -762,7 +762,8 @@ const char *hs_report_num_unit(const hs_report_t *r, const hs_profile_t *p, int6
 
 /* pprof's combineHeaders: earliest time (a later zero wins, as in pprof), durations
  * summed, comments without repeats. */
-static int rep_headers(hs_report_t *r, const hs_profile_t *const *profs, size_t n)
+static int rep_headers(hs_report_t *r, const hs_profile_t *const *profs, size_t n,
+                       const hs_report_opts_t *o)
 {
     size_t nc = 0;
     for (size_t i = 0; i < n; i++)
@@ -777,6 +778,8 @@ static int rep_headers(hs_report_t *r, const hs_profile_t *const *profs, size_t 
         r->duration_nanos += p->duration_nanos;
         for (size_t c = 0; c < p->ncomments; c++) {
             const char *s = hs_profile_get_str(p, p->comments[c]);
+            if (!o->all_comments && hs_report_accounting_comment(s))
+                continue;
             bool seen = false;
             for (size_t j = 0; j < r->ncomments && !seen; j++)
                 seen = strcmp(r->comments[j], s) == 0;
@@ -899,7 +902,7 @@ int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int 
             r->priv->nunits++;
     }
     if (!rc)
-        rc = rep_headers(r, profs, n);
+        rc = rep_headers(r, profs, n, o);
     if (!rc)
         rc = rep_inputs(r, in, n, o);
     if (!rc)

@@ -40,6 +40,9 @@ typedef struct {
      * [KEY=]VALUE, LO:, :HI, LO:HI with units (1ms, 64kb) on numeric labels. */
     const char *tagfocus, *tagignore;
     bool trim_paths; /* pprof's trimPath on file names (its graph reports do it) */
+    /* Every comment in the header; else heapsift's accounting lines (exact:, rss:, maps:
+     * ...: heapsift stats' material) are left out of it. */
+    bool all_comments;
 } hs_report_opts_t;
 
 /* A node: pprof's NodeInfo and its values. */
@@ -223,6 +226,10 @@ void hs_report_print_cells(const hs_report_t *r, const hs_rnode_t *nd, int64_t s
                            FILE *out);
 /* The command-line unit (B, kB, MB, GB, TB, PB, auto) as pprof names it, or NULL. */
 const char *hs_report_unit_arg(const char *u);
+
+/* Whether comment c is one of the accounting lines a heapsift dump writes (exact:,
+ * live samples=, estimate:, rss:, maps:, profiler:, allocator:). */
+bool hs_report_accounting_comment(const char *c);
 
 /* pprof's ProfileLabels (File, Build ID, comments, Type, Time, Duration) on f. */
 void hs_report_print_header(const hs_report_t *r, const char *out_unit, FILE *f);

@@ -242,6 +242,16 @@ static void fmt_basename(char *out, size_t len, const char *path)
         snprintf(out, len, "%.*s", (int)(n - b ? n - b : 1), path + (n - b ? b : 0));
 }
 
+bool hs_report_accounting_comment(const char *c)
+{
+    static const char *const keys[] = {
+        "exact: ", "live samples=", "estimate: ", "rss: ", "maps: ", "profiler: ", "allocator: "};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (strncmp(c, keys[i], strlen(keys[i])) == 0)
+            return true;
+    return false;
+}
+
 void hs_report_print_header(const hs_report_t *r, const char *out_unit, FILE *f)
 {
     const hs_profile_t *p = r->first;

@@ -78,7 +78,7 @@ while [ $seed -le "$SEEDS" ]; do
         fail "seed $seed: grow failed or wrote no profile"; show "$T/s.err"
         seed=$((seed + 1)); continue
     fi
-    res=$( { cirows "$out"; "$CLI" top --unit B "$out" | grep -E '^(exact|estimate):'; } | awk '
+    res=$( { cirows "$out"; "$CLI" top --comments --unit B "$out" | grep -E '^(exact|estimate):'; } | awk '
         $1 == "site_grow" || $1 == "site_steady" { t = 4000 * 4096 }
         $1 == "site_small" { t = 100000 * 64 }
         $1 ~ /^site_/ { d = $2 - t; if (d < 0) d = -d; n++; c += (d <= $3); next }

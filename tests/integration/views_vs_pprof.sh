@@ -47,7 +47,7 @@ check() {
     checks=$((checks + 1))
     # shellcheck disable=SC2086
     st=0
-    "$hs" $ours --symbolize=none >"$tmp/ours" 2>"$tmp/ours.err" || st=$?
+    "$hs" $ours --symbolize=none --comments >"$tmp/ours" 2>"$tmp/ours.err" || st=$?
     go tool pprof -symbolize=none "$@" >"$tmp/theirs" 2>/dev/null || true
     if [ ! -s "$tmp/theirs" ] && [ $st -ne 0 ]; then # both refuse (incompatible profiles)
         return 0
