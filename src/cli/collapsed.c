@@ -60,9 +60,14 @@ static void col_usage(FILE *f)
                "values in the sample type's own unit (bytes or objects): the input of\n"
                "flamegraph.pl, speedscope and inferno.\n"
                "\n");
-    fputs(hs_viewopts_help, f);
-    fprintf(f, "(--unit is accepted and ignored: values stay raw.)\n"
-               "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
+    /* The views' options but --unit: values stay raw (it is accepted, for scripts). */
+    for (const char *l = hs_viewopts_help; *l;) {
+        size_t n = strcspn(l, "\n") + 1;
+        if (strncmp(l, "  --unit ", 9) != 0)
+            fwrite(l, 1, n, f);
+        l += n;
+    }
+    fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
 }
 
 int hs_cmd_collapsed(int argc, char **argv)

@@ -39,6 +39,7 @@ static void cv_usage(FILE *f)
                "  --sample-type TYPE   value of the collapsed stacks (default: the profile's)\n"
                "  --no-symbolize       do not look up names of unsymbolized frames\n"
                "  -q, --quiet          no warnings or progress while symbolizing\n");
+    fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
 }
 
 /* Appends the folded name of one frame: function name, else the address in hex. */

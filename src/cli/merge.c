@@ -34,6 +34,7 @@ static void mg_usage(FILE *f)
                "Every file must have the same sample types.\n\n"
                "options:\n"
                "  -o, --output OUT   write to OUT (default: standard output, not a terminal)\n");
+    fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
 }
 
 /* Interns the key in st->kb; returns its slot in key_to (0 = new), or NULL on ENOMEM. */

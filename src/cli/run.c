@@ -79,6 +79,9 @@ static void run_usage(FILE *f)
     }
     fprintf(f, "  %-28s %s\n  %-28s %s\n", "    --lib PATH", "the libheapsift.so to preload",
             "-h, --help", "show this help");
+    fprintf(f, "\nExit status: CMD's own (128+N when a signal N ended it; 127 not found, 126 not\n"
+               "executable); before CMD starts: 1 usage or a bad option value, 3 an output\n"
+               "directory that cannot be written or a library that cannot be preloaded.\n");
 }
 
 static bool run_exists(const char *dir, const char *rel, char *out, size_t cap)

@@ -27,6 +27,7 @@ static void stats_usage(FILE *f)
                "heap (sampled estimate, 95%% interval), allocator overhead, free space and\n"
                "metadata, the profiler, stacks, code and other mappings, adding up to RSS.\n"
                "  --bytes   plain byte counts instead of kB/MB/GB\n");
+    fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
 }
 
 int hs_cmd_stats(int argc, char **argv)

@@ -50,7 +50,7 @@ static int sus_cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every regular file of dir with a profile's name (hs_view_profile_name), sorted by name,
+/* Every non-empty regular file of dir with a profile's name (hs_view_profile_name), sorted by name,
  * in *out (malloc'ed, with malloc'ed names). Returns the count, or -1 after an error. */
 static long sus_dir(const char *dir, char ***out)
 {
@@ -59,7 +59,7 @@ static long sus_dir(const char *dir, char ***out)
         hs_cli_error("%s: %s", dir, strerror(errno));
         return -1;
     }
-    size_t n = 0, cap = 16;
+    size_t n = 0, cap = 16, empty = 0;
     char **v = malloc(cap * sizeof(char *));
     struct dirent *e;
     while (v && (e = readdir(d))) {
@@ -67,7 +67,8 @@ static long sus_dir(const char *dir, char ***out)
         char *path = NULL;
         if (!hs_view_profile_name(e->d_name) || asprintf(&path, "%s/%s", dir, e->d_name) < 0)
             continue;
-        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+            empty += st.st_size == 0 && S_ISREG(st.st_mode);
             free(path);
             continue;
         }
@@ -86,6 +87,9 @@ static long sus_dir(const char *dir, char ***out)
         hs_cli_error("%s: %s", dir, strerror(ENOMEM));
         return -1;
     }
+    if (empty) /* a dump being written, or one a full disk cut short */
+        fprintf(stderr, "heapsift: warning: %s: %zu empty file%s skipped\n", dir, empty,
+                empty == 1 ? "" : "s");
     hs_sort(v, n, sizeof(char *), sus_cmp_name);
     *out = v;
     return (long)n;

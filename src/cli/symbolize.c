@@ -24,6 +24,7 @@ static void sy_usage(FILE *f)
                "options:\n"
                "  -o, --output OUT   write to OUT (default: standard output, not a terminal)\n"
                "  -q, --quiet        no warnings or progress\n");
+    fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
 }
 
 int hs_cmd_symbolize(int argc, char **argv)

@@ -58,8 +58,9 @@ static void web_usage(FILE *f)
             "                      port 0 picks a free one). The URL is printed on stdout.\n"
             "  --interval N        seconds between polls (default 5; fractions allowed)\n"
             "  --help              show this help\n"
-            "\nStops on SIGINT or SIGTERM. Exit status: 0 stopped, 1 usage or bad --listen,\n"
-            "2 bad TARGET, 3 cannot listen (port in use, no permission).\n",
+            "\nStops on SIGINT or SIGTERM.\n"
+            "Exit status: 0 stopped, 1 usage or bad --listen, 2 bad TARGET, 3 cannot listen\n"
+            "(port in use, no permission).\n",
             HS_WEB_RING);
 }
 
