@@ -106,8 +106,14 @@ static void stats_heap(const stats_t *s)
     bool glibc = alloc && strcmp(alloc, "glibc") == 0;
     bool je = alloc && strcmp(alloc, "jemalloc") == 0;
     if (!glibc && !je) {
-        stats_row(s, 2, "heap", 0, "allocator unknown: its memory is in \"other anonymous\"");
-        snprintf(note, sizeof(note), "+- %s (95%%), inside the rows below",
+        /* Not broken down: the program break is the allocator's for sure; its mmap'd
+         * memory cannot be told from the program's own, and stays in "other anonymous". */
+        snprintf(note, sizeof(note),
+                 "allocator %s: the program break; its mmap'd memory is in "
+                 "\"other anonymous\"",
+                 alloc && *alloc ? alloc : "unknown");
+        stats_row(s, 2, "heap ([heap])", heap, note);
+        snprintf(note, sizeof(note), "+- %s (95%%), inside heap and other anonymous",
                  stats_fmt(s, ci, b1, sizeof(b1)));
         stats_row(s, 4, "live heap (sampled estimate)", live, note);
         return;

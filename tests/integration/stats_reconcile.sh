@@ -11,6 +11,8 @@
 #    the same beside an untouched 20 GiB reservation, which the dump does not probe page by
 #    page: it reads /proc/self/smaps instead;
 #  - frag on jemalloc (when installed): the allocator line names jemalloc, parts add up;
+#  - frag on tcmalloc, an allocator heapsift does not break down: said so, parts add up;
+#  - in every case, the printed parts add up to the "sum of the parts" line;
 #  - usage errors exit 1, a missing file exits 3.
 # usage: stats_reconcile.sh BUILD_DIR SOURCE_DIR
 set -eu
@@ -35,6 +37,11 @@ run() { # NAME MODE [PRELOAD]
     rss=$(get "$T/$1.txt" RSS)
     sum=$(get "$T/$1.txt" "sum of the parts")
     within "$sum" "$rss" 0.02 || { fail "$1: parts add up to $sum, RSS is $rss"; show "$T/$1.txt"; }
+    # every part is printed: the rows at the first indent add up to the sum line
+    rows=$(awk '/^  [^ ]/ && !/^  sum of the parts/ { n = split($0, f, " ")
+        for (i = 1; i <= n; i++) if (f[i] ~ /^-?[0-9]+$/) { t += f[i]; break } }
+        END { printf "%.0f", t }' "$T/$1.txt")
+    [ "$rows" = "$sum" ] || { fail "$1: the printed parts add up to $rows, the sum line says $sum"; show "$T/$1.txt"; }
     code=$(get "$T/$1.txt" "code and mapped")
     [ "${code:-0}" -gt 0 ] && [ "$code" -lt $((32 * 1048576)) ] ||
         { fail "$1: code and mapped files $code"; show "$T/$1.txt"; }
@@ -67,6 +74,16 @@ if [ -e "$JE" ]; then
     grep -q 'jemalloc' "$T/je.txt" || { fail "jemalloc: not named"; show "$T/je.txt"; }
     v=$(get "$T/je.txt" "live heap")
     within "$v" $LIVE 0.10 || fail "jemalloc: live heap $v, want $LIVE +-10%"
+fi
+
+# an allocator heapsift does not break down: tcmalloc
+TC=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
+[ -e "$TC" ] || { fail "$TC missing (scripts/setup.sh installs libtcmalloc-minimal4)"; TC=""; }
+if [ -n "$TC" ]; then
+    run tc frag "$TC"
+    grep -q 'allocator unknown' "$T/tc.txt" || { fail "tcmalloc: not said unknown"; show "$T/tc.txt"; }
+    v=$(get "$T/tc.txt" "live heap")
+    within "$v" $LIVE 0.10 || fail "tcmalloc: live heap $v, want $LIVE +-10%"
 fi
 
 rc=0; "$CLI" stats >/dev/null 2>&1 || rc=$?
