@@ -26,7 +26,10 @@ objects-types-swapped|src/preload/dump.c|s/\{\{"alloc_objects", "count"\},(\s*)\
 diff-ignores-base|src/cli/diff.c|s/int signs\[2\] = \{1, -1\};/int signs[2] = {1, 0};/|integration/diff_noise|integration/diff_power
 leak-report-skips-largest|src/common/leakreport.c|s/for \(size_t i = 0; rc == 0 && i < n; i\+\+\)/for (size_t i = 1; rc == 0 && i < n; i++)/|integration/leaks
 http-token-any|src/preload/http_routes.c|s/    return diff == 0;\n/    return diff == 0 ? true : m > 0;\n/|integration/http_control
-flame-click-zooms-root|src/common/report_flame.c|s/\{zoom\(g\);e\.stopPropagation/{zoom(frames[0]);e.stopPropagation/|integration/flamegraph_browser'
+flame-click-zooms-root|src/common/report_flame.c|s/\{zoom\(g\);e\.stopPropagation/{zoom(frames[0]);e.stopPropagation/|integration/flamegraph_browser
+fd-route-ignored|src/common/fdio.c|s/if \(route == NULL\)\n(\s*)return syscall/if (1)\n$1return syscall/|stress/descriptors
+thread-stack-from-glibc-cache|src/preload/threads.c|s/\n    pthread_attr_setstack\(&attr, t->stack, t->size\);\n/\n/|stress/fork_stdio
+term-signal-no-dump|src/preload/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integration/term_signals'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

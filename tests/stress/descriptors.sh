@@ -155,7 +155,15 @@ fd_cases() {
     [ "$mode" = shared ] || for i in $(seq 200); do [ -s "$T/port" ] && break; sleep 0.05; done
     curl -s -m 5 -o /dev/null "http://127.0.0.1:$(cat "$T/port" 2>/dev/null)/debug/pprof/heap?seconds=2" &
     cu=$!
-    sleep 0.3
+    # own table: act once the endpoint reports the request's window open (its stats);
+    # shared: no endpoint, nothing to wait for
+    i=0
+    while [ "$mode" = own ] && [ "$(curl -s -m 5 "http://127.0.0.1:$(cat "$T/port")/debug/heapsift/stats" |
+        sed -n 's/.*"delta_windows_open":\([0-9]*\).*/\1/p')" != 1 ]; do
+        i=$((i + 1))
+        [ $i -le 300 ] || { fail "own open request: the ?seconds=2 window never opened"; break; }
+        sleep 0.05
+    done
     : >"$T/go"
     st=0
     wait "$ca" || st=$?
