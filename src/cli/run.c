@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -283,6 +284,51 @@ static int run_check_dir(const char *env, const char *what)
     return 3;
 }
 
+/* The file execvp would run for cmd (PATH searched when it has no slash), in out. */
+static bool run_resolve(const char *cmd, char *out, size_t cap)
+{
+    if (strchr(cmd, '/')) {
+        snprintf(out, cap, "%s", cmd);
+        return access(out, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(out, cap, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", cmd);
+        if (access(out, X_OK) == 0)
+            return true;
+        p += n + (p[n] == ':');
+    }
+    return false;
+}
+
+/* Whether path is an ELF executable without a program interpreter (fully static, static
+ * PIE included): the dynamic loader, which reads LD_PRELOAD, never runs for it. */
+static bool run_is_static(const char *path)
+{
+    Elf64_Ehdr eh;
+    bool stat_exe = false;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    if (fread(&eh, sizeof(eh), 1, f) == 1 && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) &&
+        eh.e_phentsize == sizeof(Elf64_Phdr)) {
+        bool interp = false;
+        for (unsigned i = 0; i < eh.e_phnum; i++) {
+            Elf64_Phdr ph;
+            if (fseek(f, (long)(eh.e_phoff + i * sizeof(ph)), SEEK_SET) != 0 ||
+                fread(&ph, sizeof(ph), 1, f) != 1)
+                break;
+            interp |= ph.p_type == PT_INTERP;
+        }
+        /* static PIE: ET_DYN with PT_DYNAMIC (it relocates itself), no interpreter */
+        stat_exe = !interp && eh.e_entry != 0;
+    }
+    fclose(f);
+    return stat_exe;
+}
+
 /* Runs this executable with the library preloaded and HEAPSIFT_PROBE set: the library
  * reads the options as the program's copy will, says what is wrong on one line, and
  * exits before main (0 or 1); main running at all (4) means ld.so could not preload it. */
@@ -349,6 +395,14 @@ int hs_cmd_run(int argc, char **argv)
         rc = run_check_dir("HEAPSIFT_HTTP_PORTFILE", "the port file");
     if (rc == 0)
         rc = run_probe(lib);
+    char exe[PATH_MAX];
+    if (rc == 0 && run_resolve(argv[first], exe, sizeof(exe)) && run_is_static(exe)) {
+        hs_cli_error("run: %s is statically linked: the dynamic loader, which preloads "
+                     "libheapsift.so, never runs for it, so nothing could be profiled; "
+                     "link it dynamically",
+                     exe);
+        rc = 3;
+    }
     if (rc != 0)
         return rc;
     /* Like a shell waiting for a foreground job: the terminal's signals go to CMD. */

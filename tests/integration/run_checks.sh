@@ -6,6 +6,7 @@
 #  - an output directory that does not exist or is not writable (-o, --http-portfile):
 #    exit 3 and one line naming it;
 #  - a heapsift copied away from its library: exit 3 and one line saying --lib;
+#  - a fully static program, static PIE too (LD_PRELOAD cannot enter it): exit 3, one line;
 #  - and a good command line still runs the program and writes its profile.
 # usage: run_checks.sh BUILD_DIR SOURCE_DIR
 set -eu
@@ -41,6 +42,18 @@ refused 3 "--http-portfile in a missing directory" "$CLI" run --http-portfile /n
 cp "$CLI" "$T/moved-heapsift"
 refused 3 "a moved heapsift" "$T/moved-heapsift" run
 grep -q -- '--lib' "$T/err" || fail "moved heapsift: the line does not say --lib"
+
+printf 'int main(void) { return 0; }\n' >"$T/st.c"
+for kind in -static -static-pie; do
+    if cc $kind -o "$T/st" "$T/st.c" 2>"$T/cc.err"; then
+        st=0
+        "$CLI" run -- "$T/st" >"$T/out" 2>"$T/err" || st=$?
+        [ "$st" -eq 3 ] && grep -q 'statically linked' "$T/err" ||
+            { fail "$kind program: status $st"; show "$T/err"; }
+    else
+        fail "cc $kind failed (libc6-dev's static libc is needed)"; show "$T/cc.err"
+    fi
+done
 
 rm -f "$T/marker"
 "$CLI" run -q -o "$T/ok.pb.gz" -- sh -c "touch '$T/marker'" || fail "a good run failed"
