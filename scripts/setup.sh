@@ -13,6 +13,8 @@ chromium"
 # The browser tests (tests/web) need node and npm; a machine whose nodejs comes from
 # elsewhere (with its own npm) keeps it.
 command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
+# The reach tests build a Rust program; a machine with its own toolchain (rustup) keeps it.
+command -v rustc >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/rustc" ] || need="$need rustc"
 if [ $# -gt 0 ]; then need="$*"; fi
 
 missing=""

@@ -187,6 +187,11 @@ int hs_report_stats(const hs_profile_t *p, const char *name, bool bytes, FILE *f
     for (size_t i = 0; i < p->ncomments; i++)
         stats_parse_line(s, hs_profile_get_str(p, p->comments[i]));
     int rc = stats_str(s, "rss.rss") ? stats_print(s, name) : -ENOENT;
+    for (size_t i = 0; rc == 0 && i < p->ncomments; i++) { /* calls heapsift did not see */
+        const char *c = hs_profile_get_str(p, p->comments[i]);
+        if (strncmp(c, "reach: ", 7) == 0)
+            fprintf(f, "\n%s\n", c);
+    }
     free(s);
     return rc;
 }

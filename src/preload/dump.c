@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "reach.h"
 #include "labels.h"
 #include "leaks.h"
 #include "lifetimes.h"
@@ -514,6 +515,8 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     snprintf(line, sizeof(line), "estimate: live_bytes=%.0f live_objects=%.0f ci95_bytes=%.0f",
              m->totals.bytes, m->totals.objects, ci95);
     hs_profile_add_comment(p, line);
+    if (hs_reach_comment()) /* calls heapsift cannot see: never an empty profile in silence */
+        hs_profile_add_comment(p, hs_reach_comment());
     char acct[8][200];
     int na = hs_acct_format(&m->acct, acct, 8);
     for (int i = 0; i < na; i++)

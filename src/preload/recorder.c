@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "core.h"
 #include "iothread.h"
+#include "reach.h"
 #include "termsig.h"
 #include "labels.h"
 #include "leaks.h"
@@ -296,6 +297,7 @@ __attribute__((constructor)) static void recorder_ctor(void)
     if (getenv("HEAPSIFT_PROBE"))
         _exit(recorder_options_rc == 0 ? 0 : 1);
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON) {
+        hs_reach_detect();
         hs_termsig_install();
         hs_triggers_start();
     }

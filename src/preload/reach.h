@@ -1,0 +1,14 @@
+/*
+ * Reach (reach.c): the allocation entry points a program's calls reach without passing
+ * through heapsift, found at start and reported.
+ */
+#ifndef HS_REACH_H
+#define HS_REACH_H
+
+/* Finds them; says what it found in one line on stderr. Once, from the constructor. */
+void hs_reach_detect(void);
+
+/* The line for the profiles' comments ("reach: ..."), or NULL when nothing bypasses. */
+const char *hs_reach_comment(void);
+
+#endif
