@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "read_legacy.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -397,7 +398,8 @@ static int lg_add_line(lg_parser_t *ps, uint64_t id, const char *name, size_t nl
             plus = name + i;
     if (plus)
         nlen = (size_t)(plus - name);
-    char *n = strndup(name, nlen), *f = strndup(file, flen);
+    size_t elen;
+    char *n = hs_str_escape_ctl(name, nlen, &elen), *f = hs_str_escape_ctl(file, flen, &elen);
     uint64_t fid = (n && f) ? hs_profile_add_function(ps->p, n, n, f, 0) : 0;
     free(n);
     free(f);
