@@ -1018,9 +1018,12 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
         rc = lg_finish_maps(&ps);
     if (!rc && (ps.jemalloc || ps.filled))
         rc = lg_trim_leaves(ps.p, ps.jemalloc);
-    /* Go's runtime frames are cut at the leaf now and runtime.goexit is not named at the
-     * root; pprof's runtime\..* pruning would then cut every named stack down to the
-     * unnamed root frame, so a Go profile that names its frames gets none. */
+    /* Go: runtime.goexit named and pprof's pruning applied here (read_legacy_go.c), so
+     * the profile carries no expressions for a second pass. */
+    if (!rc && ps.filled)
+        rc = hs_legacy_go_finish(ps.p);
+    if (!rc && ps.filled)
+        rc = lg_compact_locations(ps.p);
     if (!rc && ps.filled)
         ps.p->drop_frames = ps.p->keep_frames = 0;
 out:
