@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the hand-made pprof protobuf cases of the corpus (no tool writes them): function
-names with a NUL inside (two that differ only after it), and names that are not valid
-UTF-8. Usage: make_hand.py OUT_DIR. Deterministic; the outputs are committed."""
+names with a NUL inside (two that differ only after it), names that are not valid
+UTF-8, and a delta profile (negative values). Usage: make_hand.py OUT_DIR. Deterministic; the outputs are committed."""
 import sys
 
 
@@ -57,6 +57,11 @@ def main():
     open(d + "/invalid_utf8.pb", "wb").write(
         profile(bad, [([1, 0], 1, 1000), ([2, 0], 2, 2000), ([3, 0], 3, 3000),
                       ([4, 0], 4, 4000), ([5, 0], 5, 5000)]))
+
+    delta = [b"main", b"grew", b"shrank", b"mixed"]
+    open(d + "/delta.pb", "wb").write(
+        profile(delta, [([1, 0], 3, 3072), ([2, 0], -2, -8192), ([3, 0], 1, 100),
+                        ([3, 1, 0], -1, -50)]))
 
 
 main()
