@@ -3,10 +3,14 @@
  * VALUE", the input of flamegraph.pl, speedscope and inferno. Frames are the report's
  * nodes (functions by default; inlined calls are frames of their own), values the raw
  * numbers of the chosen sample type, summed over equal stacks; lines are sorted, so the
- * output is stable. Exit codes: 0, 1 usage, 2 bad input, 3 I/O.
+ * output is stable. Values are signed: for a delta (diff) profile the lines sum to the
+ * signed total, which is what `top` prints as "accounting for" when it drops no node;
+ * top's "of N total" sums absolute values, as pprof's does. A note on stderr says so when
+ * the two differ. Exit codes: 0, 1 usage, 2 bad input, 3 I/O.
  */
 #include "cli.h"
 #include "report.h"
+#include "satmath.h"
 #include "viewopts.h"
 
 #include <errno.h>
@@ -36,6 +40,22 @@ static int col_walk(const hs_report_t *r, const hs_rtree_t *t, uint32_t i, const
     return rc;
 }
 
+/* A delta profile's lines sum to a signed figure that is not top's total: say which. */
+static void col_note_signed(const hs_report_t *r, const char *path)
+{
+    int64_t sum = 0;
+    bool neg = false;
+    for (size_t i = 0; i < r->nnodes; i++) {
+        sum = hs_sat_add(sum, r->nodes[i].flat);
+        neg = neg || r->nodes[i].flat < 0;
+    }
+    if (neg)
+        fprintf(stderr,
+                "heapsift: note: %s: values are signed (a delta profile): the lines sum to %" PRId64
+                ", top's \"accounting for\"; its total, %" PRId64 ", sums absolute values\n",
+                path, sum, r->total);
+}
+
 static int col_print(const hs_report_t *r)
 {
     hs_rtree_t *t = NULL;
@@ -58,7 +78,9 @@ static void col_usage(FILE *f)
                "\n"
                "Prints folded stacks, \"root;caller;...;leaf VALUE\" one per distinct stack,\n"
                "values in the sample type's own unit (bytes or objects): the input of\n"
-               "flamegraph.pl, speedscope and inferno.\n"
+               "flamegraph.pl, speedscope and inferno. Values are signed: for a delta\n"
+               "profile they sum to what top shows as \"accounting for\", while top's\n"
+               "total sums absolute values (a note on stderr says so).\n"
                "\n");
     /* The views' options but --unit: values stay raw (it is accepted, for scripts). */
     for (const char *l = hs_viewopts_help; *l;) {
@@ -83,6 +105,7 @@ int hs_cmd_collapsed(int argc, char **argv)
     int sign = 1;
     rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, &o, o.pos[0]);
     if (rc < 0) {
+        col_note_signed(&r, o.pos[0]);
         rc = hs_view_done(col_print(&r), o.pos[0]);
         hs_report_free(&r);
     }

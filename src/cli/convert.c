@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "satmath.h"
 #include "outfile.h"
 #include "readers.h"
 
@@ -119,7 +120,7 @@ static int cv_legacy(const hs_profile_t *p, hs_buf_t *b)
     int64_t tot[4] = {0};
     for (size_t i = 0; i < p->nsamples; i++)
         for (int k = 0; k < 4; k++)
-            tot[k] += p->samples[i].values[t[k]];
+            tot[k] = hs_sat_add(tot[k], p->samples[i].values[t[k]]);
     int rc = hs_buf_printf(
         b, "heap profile: %" PRId64 ": %" PRId64 " [%" PRId64 ": %" PRId64 "] @ heapprofile\n",
         tot[0], tot[1], tot[2], tot[3]);

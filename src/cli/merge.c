@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "satmath.h"
 #include "outfile.h"
 #include "readers.h"
 
@@ -158,7 +159,7 @@ static int mg_sample(mg_state_t *st, const hs_profile_t *src, const hs_sample_t 
     if (*slot) {
         int64_t *v = dst->samples[*slot - 1].values;
         for (size_t t = 0; t < dst->ntypes; t++)
-            v[t] += s->values[t];
+            v[t] = hs_sat_add(v[t], s->values[t]);
         return 0;
     }
     int rc = hs_profile_add_sample(dst, ids, s->nlocs, s->values);

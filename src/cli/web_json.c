@@ -5,22 +5,17 @@
  * numeric field of the stats JSON a heapsift endpoint serves. Owns nothing.
  */
 #include "web.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
+/* Length of the valid UTF-8 sequence at s (NUL-terminated), or 0 when it is not one. */
 static size_t json_utf8_len(const unsigned char *s)
 {
-    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (s[0] >= 0xf8 || (s[0] >= 0x80 && s[0] < 0xc2))
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return n;
+    return hs_utf8_seq(s, strnlen((const char *)s, 4));
 }
 
 int hs_json_str(hs_buf_t *b, const char *s)

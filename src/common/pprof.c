@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "pprof.h"
+#include "utf8.h"
 #include "sort.h"
 #include "fdio.h"
 #include "pb.h"
@@ -389,6 +390,20 @@ static int pprof_location(pprof_dec_t *pd, const hs_pb_field_t *f)
     return rc < 0 ? -EINVAL : 0;
 }
 
+/* A string of the table; one with a control byte (a NUL inside a C++ or Rust name) is
+ * kept whole with \xNN escapes, as the model holds C strings; names that differ after a
+ * NUL stay apart. Cost: one scan of each string. */
+static int pprof_push_str(hs_profile_t *p, const char *s, size_t len)
+{
+    if (!hs_str_has_ctl(s, len))
+        return hs_profile_push_str(p, s, len) < 0 ? -ENOMEM : 0;
+    size_t n;
+    char *e = hs_str_escape_ctl(s, len, &n);
+    int rc = e && hs_profile_push_str(p, e, n) >= 0 ? 0 : -ENOMEM;
+    free(e);
+    return rc;
+}
+
 /* The wire's string 0 must be "" and is the model's existing string 0. */
 static int pprof_string(pprof_dec_t *pd, const hs_pb_field_t *f)
 {
@@ -403,7 +418,7 @@ static int pprof_string(pprof_dec_t *pd, const hs_pb_field_t *f)
         }
         return 0;
     }
-    return hs_profile_push_str(pd->p, (const char *)f->data, f->len) < 0 ? -ENOMEM : 0;
+    return pprof_push_str(pd->p, (const char *)f->data, f->len);
 }
 
 static int pprof_scalar(pprof_dec_t *pd, const hs_pb_field_t *f)

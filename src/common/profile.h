@@ -83,6 +83,9 @@ typedef struct hs_profile {
     int64_t *comments; /* string indices */
     size_t ncomments;
     int64_t default_sample_type; /* string index */
+    /* Not part of the format: lines a text reader skipped as malformed (pprof and jeprof
+     * skip them too), and the number of the first; the file reader warns of them. */
+    size_t nskipped, skipped_line;
 } hs_profile_t;
 
 /* Returns a new empty profile (string 0 = ""), or NULL on ENOMEM. */

@@ -2,14 +2,20 @@
  * The legacy text heap profile readers (see read_legacy.h): one line scanner, the
  * `heap profile:` family (gperftools and Go debug=1, unsampled as pprof's
  * legacy_profile.go does: per-sample truncation, all frames moved back by one byte to
- * land on the call), jemalloc's threaded heap_v2 (unsampled as jeprof does: floating
- * point per record, summed; carried rounding keeps every prefix total equal to the
- * truncated floating sum, so totals are what `jeprof --text` prints), and the
- * MAPPED_LIBRARIES section (executable mappings only, adjacent pieces merged, the main
- * binary first, locations outside every mapping under a catch-all one, like pprof).
- * Never trusts the input: every number is range-checked, every error names the line.
+ * land on the call; `@ growthz` and `@ fragmentationz` unscaled, as objects/space),
+ * jemalloc's threaded heap_v2 (unsampled as jeprof does, in floating point per record,
+ * then truncated per record: a function reached by one stack gets the row `jeprof
+ * --text` prints; one reached by several may be lower by less than one per stack, as
+ * jeprof truncates only its sums), and the memory map section in both of pprof's forms,
+ * /proc/PID/maps lines or brief "START-END: FILE" ones (executable mappings only,
+ * adjacent pieces merged, the main binary first, locations outside every mapping under a
+ * catch-all one, like pprof). Never trusts the input: every number is range-checked. A
+ * sample or stack line that does not parse is skipped and counted (p->nskipped, first at
+ * p->skipped_line), as pprof and jeprof go on reading; a bad header fails, naming it.
  */
+#define _GNU_SOURCE /* memmem */
 #include "read_legacy.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -35,6 +41,8 @@ typedef struct {
     uint64_t start, limit, offset;
     const char *file; /* into the input; not NUL-terminated */
     size_t filelen;
+    const char *build_id; /* the brief form's, or NULL */
+    size_t build_idlen;
 } lg_map_t;
 
 typedef struct {
@@ -47,8 +55,6 @@ typedef struct {
     bool v2;      /* Poisson unsampling with rate */
     int64_t rate; /* 0 or 1: no unsampling */
     bool has_alloc;
-    double carry[4]; /* jemalloc: running floating sums and what was emitted of them */
-    int64_t carried[4];
     uint64_t *hkeys; /* address -> location id, open addressing */
     uint32_t *hids;
     size_t hcap, hused;
@@ -239,17 +245,28 @@ static uint64_t lg_location(lg_parser_t *ps, uint64_t a)
     return id;
 }
 
-/* Parses "0xADDR 0xADDR ..." into ps->stack, leaf first, each address minus one. */
+/* The next "0xADDR" of a stack line; false at its end or at a bad one (*bad set). */
+static bool lg_next_addr(const char **c, const char *e, uint64_t *a, bool *bad)
+{
+    lg_ws(c, e);
+    if (*c >= e)
+        return false;
+    *bad = !lg_lit(c, e, "0x") || !lg_hexdigits(c, e, a) || (*c < e && **c != ' ' && **c != '\t');
+    return !*bad;
+}
+
+/* Parses "0xADDR 0xADDR ..." into ps->stack, leaf first, each address minus one. The
+ * line is checked whole first, so that a bad one leaves no locations behind. */
 static int lg_stack(lg_parser_t *ps, const char *c, const char *e)
 {
+    uint64_t a;
+    bool bad = false;
+    for (const char *v = c; lg_next_addr(&v, e, &a, &bad);)
+        ;
+    if (bad)
+        return lg_fail(ps, "bad address in stack (want 0x-prefixed hexadecimal)");
     ps->nstack = 0;
-    for (;;) {
-        lg_ws(&c, e);
-        if (c >= e)
-            return 0;
-        uint64_t a;
-        if (!lg_lit(&c, e, "0x") || !lg_hexdigits(&c, e, &a) || (c < e && *c != ' ' && *c != '\t'))
-            return lg_fail(ps, "bad address in stack (want 0x-prefixed hexadecimal)");
+    while (lg_next_addr(&c, e, &a, &bad)) {
         if (ps->nstack == ps->stack_cap) {
             size_t ncap = ps->stack_cap ? ps->stack_cap * 2 : 64;
             uint64_t *s = realloc(ps->stack, ncap * sizeof(*s));
@@ -263,6 +280,7 @@ static int lg_stack(lg_parser_t *ps, const char *c, const char *e)
             return -ENOMEM;
         ps->stack[ps->nstack++] = id;
     }
+    return 0;
 }
 
 /* ---- values ------------------------------------------------------------------------------ */
@@ -326,17 +344,6 @@ static void lg_scale_jeprof(int64_t rate, int64_t n, int64_t s, double *fn, doub
     }
 }
 
-/* Emits value i of a jemalloc record: what the running floating sum adds to the integer
- * part of the total, so that every prefix of the samples sums to the truncated total. */
-static int64_t lg_carry(lg_parser_t *ps, int i, double f)
-{
-    ps->carry[i] += f;
-    int64_t total = lg_f2i(floor(ps->carry[i]));
-    int64_t v = total - ps->carried[i];
-    ps->carried[i] = total;
-    return v;
-}
-
 static int lg_emit(lg_parser_t *ps, const int64_t *vals, int64_t blocksize)
 {
     int rc = hs_profile_add_sample(ps->p, ps->stack, ps->nstack, vals);
@@ -354,7 +361,7 @@ static int lg_jemalloc_record(lg_parser_t *ps, const int64_t q[4])
     lg_scale_jeprof(ps->rate, q[0], q[1], &f[2], &f[3]);
     lg_scale_jeprof(ps->rate, q[2], q[3], &f[0], &f[1]);
     for (int i = ps->has_alloc ? 0 : 2; i < 4; i++)
-        v[k++] = lg_carry(ps, i, f[i]);
+        v[k++] = lg_f2i(f[i]);
     int64_t n = q[0] ? q[0] : q[2], s = q[0] ? q[1] : q[3];
     int64_t bs = n > 0 ? s / n : 0;
     return lg_emit(ps, v, bs);
@@ -391,7 +398,8 @@ static int lg_add_line(lg_parser_t *ps, uint64_t id, const char *name, size_t nl
             plus = name + i;
     if (plus)
         nlen = (size_t)(plus - name);
-    char *n = strndup(name, nlen), *f = strndup(file, flen);
+    size_t elen;
+    char *n = hs_str_escape_ctl(name, nlen, &elen), *f = hs_str_escape_ctl(file, flen, &elen);
     uint64_t fid = (n && f) ? hs_profile_add_function(ps->p, n, n, f, 0) : 0;
     free(n);
     free(f);
@@ -450,6 +458,17 @@ static int lg_go_comment(lg_parser_t *ps, const char *c, const char *e)
     return lg_add_line(ps, id, name, nlen, c, (size_t)(colon - 1 - c), line);
 }
 
+/* gperftools' GetHeapGrowthStacks (`@ growthz`, brpc `@ growth`) and its fragmentation
+ * form: the stacks where the heap grew, read by pprof unscaled as objects/space. */
+static bool lg_is_growth(const char *t, size_t tlen)
+{
+    static const char *const names[] = {"growth", "growthz", "fragmentation", "fragmentationz"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (tlen == strlen(names[i]) && memcmp(t, names[i], tlen) == 0)
+            return true;
+    return false;
+}
+
 /* "heap profile: N: S [N: S] @ TYPE/RATE", as pprof's parseHeapHeader. */
 static int lg_heap_header(lg_parser_t *ps, const char *c, const char *e)
 {
@@ -470,8 +489,11 @@ static int lg_heap_header(lg_parser_t *ps, const char *c, const char *e)
             return lg_fail(ps, "bad sampling rate in header");
     }
     ps->has_alloc = (q[2] != q[0] && q[2] != 0) || (q[3] != q[1] && q[3] != 0);
-    if ((tlen == 7 && memcmp(t, "heap_v2", 7) == 0) ||
-        (tlen == 8 && memcmp(t, "heapz_v2", 8) == 0)) {
+    if (lg_is_growth(t, tlen)) {
+        ps->has_alloc = false; /* pprof: period 1, no scaling, objects/space only */
+        ps->rate = 1;
+    } else if ((tlen == 7 && memcmp(t, "heap_v2", 7) == 0) ||
+               (tlen == 8 && memcmp(t, "heapz_v2", 8) == 0)) {
         ps->v2 = true;
         ps->rate = rate;
     } else if (tlen == 11 && memcmp(t, "heapprofile", 11) == 0) {
@@ -526,22 +548,22 @@ static int lg_types(lg_parser_t *ps)
 
 /* ---- MAPPED_LIBRARIES ---------------------------------------------------------------------- */
 
-/* One /proc/PID/maps line "START-END PERMS OFFSET DEV INODE [PATH]"; executable ones are
- * kept. Lines of any other shape are skipped, as pprof does. */
-static int lg_map_line(lg_parser_t *ps, const char *c, const char *e)
+/* A /proc/PID/maps line "START-END PERMS OFFSET DEV INODE [PATH]" into *m: 1 when it is
+ * one and executable, 0 when it is not one, -1 when it is one to skip. */
+static int lg_map_proc(const char *c, const char *e, lg_map_t *m)
 {
-    lg_map_t m = {0};
-    if (!lg_hexdigits(&c, e, &m.start) || !lg_lit(&c, e, "-") || !lg_hexdigits(&c, e, &m.limit) ||
+    if (!lg_hexdigits(&c, e, &m->start) || !lg_lit(&c, e, "-") || !lg_hexdigits(&c, e, &m->limit) ||
         c >= e || (*c != ' ' && *c != '\t'))
         return 0;
     lg_ws(&c, e);
     const char *perm = c;
     while (c < e && strchr("-rwxps", *c))
         c++;
-    if (c == perm || memchr(perm, 'x', (size_t)(c - perm)) == NULL)
+    if (c == perm)
         return 0;
+    bool exec = memchr(perm, 'x', (size_t)(c - perm)) != NULL;
     lg_ws(&c, e);
-    if (!lg_hexdigits(&c, e, &m.offset))
+    if (!lg_hexdigits(&c, e, &m->offset))
         return 0;
     lg_ws(&c, e);
     while (c < e && *c != ' ' && *c != '\t') /* device */
@@ -550,11 +572,91 @@ static int lg_map_line(lg_parser_t *ps, const char *c, const char *e)
     if (!lg_int(&c, e, &inode))
         return 0;
     lg_ws(&c, e);
-    m.file = c;
+    m->file = c;
     while (c < e && *c != ' ' && *c != '\t')
         c++;
-    m.filelen = (size_t)(c - m.file);
-    if (m.start >= m.limit)
+    m->filelen = (size_t)(c - m->file);
+    return exec ? 1 : -1;
+}
+
+/* After blanks, a word of bytes other than blanks; false (and *c kept) when none. */
+static bool lg_word(const char **c, const char *e, const char **w, size_t *wlen)
+{
+    const char *s = *c;
+    lg_ws(&s, e);
+    if (s == *c || s >= e)
+        return false;
+    *w = s;
+    while (s < e && *s != ' ' && *s != '\t')
+        s++;
+    *wlen = (size_t)(s - *w);
+    *c = s;
+    return true;
+}
+
+static bool lg_all_of(const char *w, size_t n, const char *set)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strchr(set, w[i]))
+            return false;
+    return n > 0;
+}
+
+/* pprof's brief form "[0x]START-[0x]END[:] [PERMS] [FILE] [(@OFFSET)] [BUILDID]" (heapz_v2
+ * "--- Memory map: ---" sections write "START-END: FILE"), as its briefMapsRE. */
+static int lg_map_brief(const char *c, const char *e, lg_map_t *m)
+{
+    const char *w;
+    size_t n;
+    lg_lit(&c, e, "0x");
+    if (!lg_hexdigits(&c, e, &m->start))
+        return 0;
+    if (c < e && (*c == '-' || *c == ' ' || *c == '\t'))
+        c++;
+    lg_ws(&c, e);
+    lg_lit(&c, e, "0x");
+    if (!lg_hexdigits(&c, e, &m->limit))
+        return 0;
+    lg_lit(&c, e, ":");
+    const char *save = c;
+    if (lg_word(&c, e, &w, &n) && lg_all_of(w, n, "-rwxp")) {
+        if (!memchr(w, 'x', n))
+            return -1;
+        save = c;
+    }
+    c = save;
+    if (lg_word(&c, e, &w, &n) && !(n > 2 && w[0] == '(' && w[1] == '@')) {
+        m->file = w;
+        m->filelen = n;
+        save = c;
+    }
+    c = save;
+    if (lg_word(&c, e, &w, &n) && n > 3 && w[0] == '(' && w[1] == '@' && w[n - 1] == ')') {
+        const char *h = w + 2;
+        if (lg_hexdigits(&h, w + n - 1, &m->offset) && h == w + n - 1)
+            save = c;
+        else
+            m->offset = 0;
+    }
+    c = save;
+    if (lg_word(&c, e, &w, &n) && lg_all_of(w, n, "0123456789abcdefABCDEF")) {
+        m->build_id = w;
+        m->build_idlen = n;
+    }
+    return 1;
+}
+
+/* One line of the memory map section; lines of no known shape are skipped, as pprof
+ * does, and so are mappings that are not executable. */
+static int lg_map_line(lg_parser_t *ps, const char *c, const char *e)
+{
+    lg_map_t m = {0};
+    int kind = lg_map_proc(c, e, &m);
+    if (kind == 0) {
+        memset(&m, 0, sizeof(m));
+        kind = lg_map_brief(c, e, &m);
+    }
+    if (kind <= 0 || m.start >= m.limit)
         return 0;
     if (ps->nmaps == ps->maps_cap) {
         size_t ncap = ps->maps_cap ? ps->maps_cap * 2 : 32;
@@ -625,11 +727,15 @@ static int lg_finish_maps(lg_parser_t *ps)
     hs_profile_t *p = ps->p;
     lg_massage_maps(ps);
     for (size_t i = 0; i < ps->nmaps; i++) {
-        char *f = strndup(ps->maps[i].file, ps->maps[i].filelen);
+        const lg_map_t *lm = &ps->maps[i];
+        char *f = strndup(lm->file ? lm->file : "", lm->filelen);
+        char *b = strndup(lm->build_id ? lm->build_id : "", lm->build_idlen);
         hs_mapping_t m = {0};
         m.filename = f ? hs_profile_str(p, f) : -1;
+        m.build_id = b ? hs_profile_str(p, b) : -1;
         free(f);
-        if (m.filename < 0 || !hs_profile_add_mapping(p, &m))
+        free(b);
+        if (m.filename < 0 || m.build_id < 0 || !hs_profile_add_mapping(p, &m))
             return -ENOMEM;
     }
     uint64_t fake = 0;
@@ -740,11 +846,21 @@ static int lg_trim_leaves(hs_profile_t *p, bool jemalloc)
     return trimmed ? lg_compact_locations(p) : 0;
 }
 
+/* pprof looks for the sentinels anywhere in a line. */
 static bool lg_is_sentinel(const char *c, const char *e)
 {
     size_t n = (size_t)(e - c);
-    return (n >= 17 && memcmp(c, "MAPPED_LIBRARIES:", 17) == 0) ||
-           (n >= 19 && memcmp(c, "--- Memory map: ---", 19) == 0);
+    return memmem(c, n, "MAPPED_LIBRARIES:", 17) || memmem(c, n, "--- Memory map: ---", 19);
+}
+
+/* A sample or stack line that did not parse (rc -EINVAL): counted and skipped. */
+static int lg_skipped(lg_parser_t *ps, int rc)
+{
+    if (rc != -EINVAL)
+        return rc;
+    if (ps->p->nskipped++ == 0)
+        ps->p->skipped_line = ps->lineno;
+    return 0;
 }
 
 static int lg_maps_section(lg_parser_t *ps)
@@ -768,7 +884,7 @@ static int lg_heap_body(lg_parser_t *ps)
         if (*c == '#')
             rc = lg_go_comment(ps, c, e);
         else
-            rc = lg_heap_sample(ps, c, e);
+            rc = lg_skipped(ps, lg_heap_sample(ps, c, e));
         if (rc)
             return rc;
     }
@@ -808,15 +924,17 @@ static int lg_jemalloc_body(lg_parser_t *ps)
         if (*c == '@') {
             if (!typed && (rc = lg_types(ps)))
                 return rc;
-            typed = in_stack = true;
+            typed = true;
             rc = lg_stack(ps, c + 1, e);
+            in_stack = rc == 0; /* records under a bad stack line go with it */
+            rc = lg_skipped(ps, rc);
         } else if (lg_thread_record(&c, e, &all, q)) {
             if (!in_stack && all)
                 ps->has_alloc = ps->has_alloc || q[2] != 0 || q[3] != 0;
             else if (in_stack && all)
                 rc = lg_jemalloc_record(ps, q);
         } else {
-            return lg_fail(ps, "expected '@ ADDRESSES' or 'tN: N: BYTES [N: BYTES]'");
+            rc = lg_skipped(ps, -EINVAL);
         }
         if (rc)
             return rc;
@@ -896,17 +1014,16 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
     } else {
         rc = lg_fail(&ps, "not a heap profile (want 'heap profile:' or 'heap_v2/')");
     }
-    /* Every writer ends its last line; a file cut inside a line would read as a smaller
-     * number or address without this check. */
-    if (!rc && len && data[len - 1] != '\n')
-        rc = lg_fail(&ps, "truncated: the last line has no end of line");
     if (!rc)
         rc = lg_finish_maps(&ps);
     if (!rc && (ps.jemalloc || ps.filled))
         rc = lg_trim_leaves(ps.p, ps.jemalloc);
-    /* Go's runtime frames are cut at the leaf now and runtime.goexit is not named at the
-     * root; pprof's runtime\..* pruning would then cut every named stack down to the
-     * unnamed root frame, so a Go profile that names its frames gets none. */
+    /* Go: runtime.goexit named and pprof's pruning applied here (read_legacy_go.c), so
+     * the profile carries no expressions for a second pass. */
+    if (!rc && ps.filled)
+        rc = hs_legacy_go_finish(ps.p);
+    if (!rc && ps.filled)
+        rc = lg_compact_locations(ps.p);
     if (!rc && ps.filled)
         ps.p->drop_frames = ps.p->keep_frames = 0;
 out:

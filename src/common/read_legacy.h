@@ -22,6 +22,10 @@ bool hs_legacy_detect(const uint8_t *data, size_t len);
  * "line N: <what is wrong>" in err, or -ENOMEM. */
 int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *err, size_t errlen);
 
+/* Go ?debug=1 text, once read (read_legacy_go.c): names the unnamed root frames
+ * runtime.goexit and prunes the allocator's frames as pprof does. 0 or -ENOMEM. */
+int hs_legacy_go_finish(hs_profile_t *p);
+
 /* The regular expressions pprof puts in drop_frames / keep_frames of legacy heap
  * profiles, so that allocator frames are pruned from the leaf side of every stack. */
 extern const char hs_legacy_alloc_drop_rx[];

@@ -2,8 +2,10 @@
  * Format detection and dispatch for hs_profile_read_any: reads the file, inflates gzip,
  * and hands the bytes to the reader of the format they are in: the legacy text heap
  * profiles (gperftools, jemalloc, Go debug=1; read_legacy.c) when the text says so,
- * else pprof protobuf. Text that is neither gets a message saying what was expected
- * rather than a protobuf decoding error.
+ * else pprof protobuf. A profile of another kind (CPU, contention, goroutine or thread
+ * creation; protobuf, gperftools' binary CPU form or legacy text) is named and refused;
+ * other text gets a message saying what was expected rather than a protobuf decoding
+ * error. The file reader warns on stderr of lines a text reader skipped.
  */
 #include "readers.h"
 #include "buf.h"
@@ -28,6 +30,103 @@ static bool readers_looks_textual(const uint8_t *d, size_t len)
     return true;
 }
 
+/* The first line of text that is not blank, in [*c, *e). */
+static void readers_first_line(const uint8_t *d, size_t len, const char **c, const char **e)
+{
+    const char *s = (const char *)d, *end = s + len;
+    while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
+        s++;
+    const char *nl = memchr(s, '\n', (size_t)(end - s));
+    *c = s;
+    *e = nl ? nl : end;
+}
+
+static bool readers_starts(const char *c, const char *e, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(e - c) >= n && memcmp(c, lit, n) == 0;
+}
+
+/* The kind of a legacy text profile that is not a heap profile, or NULL. Go writes
+ * "goroutine profile: total N" and "threadcreate profile: total N" (?debug=1), goroutine
+ * dumps (?debug=2), "--- mutex:" and "--- contention:"; gperftools "--- contentionz" and
+ * "--- threadz". */
+static const char *readers_text_kind(const uint8_t *d, size_t len)
+{
+    const char *c, *e;
+    readers_first_line(d, len, &c, &e);
+    if (readers_starts(c, e, "--- contention") || readers_starts(c, e, "--- mutex"))
+        return "a contention (mutex or block) profile";
+    if (readers_starts(c, e, "--- threadz") || readers_starts(c, e, "--- Thread "))
+        return "a thread profile";
+    if (readers_starts(c, e, "goroutine profile: total"))
+        return "a goroutine profile";
+    if (readers_starts(c, e, "threadcreate profile: total"))
+        return "a thread creation profile";
+    if (readers_starts(c, e, "goroutine ") && memchr(c, '[', (size_t)(e - c)))
+        return "a goroutine dump";
+    return NULL;
+}
+
+/* gperftools' binary CPU profile: a header of 0, 3, 0 (words of 32 or 64 bits, either
+ * byte order), then the period. */
+static bool readers_is_cpu_binary(const uint8_t *d, size_t len)
+{
+    static const uint8_t le64[16] = {0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t be64[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3};
+    static const uint8_t le32[8] = {0, 0, 0, 0, 3, 0, 0, 0};
+    static const uint8_t be32[8] = {0, 0, 0, 0, 0, 0, 0, 3};
+    return (len >= 16 && (memcmp(d, le64, 16) == 0 || memcmp(d, be64, 16) == 0)) ||
+           (len >= 8 && (memcmp(d, le32, 8) == 0 || memcmp(d, be32, 8) == 0));
+}
+
+/* The kind of a decoded protobuf profile whose sample types name no heap, or NULL. */
+static const char *readers_proto_kind(const hs_profile_t *p)
+{
+    static const struct {
+        const char *type, *kind;
+    } kinds[] = {{"cpu", "a CPU profile"},
+                 {"samples", "a CPU profile"},
+                 {"wall", "a wall-clock profile"},
+                 {"contentions", "a contention (mutex or block) profile"},
+                 {"delay", "a contention (mutex or block) profile"},
+                 {"goroutine", "a goroutine profile"},
+                 {"goroutines", "a goroutine profile"},
+                 {"threadcreate", "a thread creation profile"}};
+    for (size_t i = 0; i < p->ntypes; i++) {
+        const char *unit = hs_profile_get_str(p, p->sample_types[i].unit);
+        if (strcmp(unit, "bytes") == 0)
+            return NULL;
+    }
+    for (size_t i = 0; i < p->ntypes; i++) {
+        const char *t = hs_profile_get_str(p, p->sample_types[i].type);
+        for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+            if (strcmp(t, kinds[k].type) == 0)
+                return kinds[k].kind;
+    }
+    return NULL;
+}
+
+static int readers_refuse(const char *kind, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "this is %s; heapsift reads heap profiles", kind);
+    return -EINVAL;
+}
+
+static int readers_proto(const uint8_t *d, size_t len, hs_profile_t **out, char *err, size_t errlen)
+{
+    if (readers_is_cpu_binary(d, len))
+        return readers_refuse("a CPU profile (gperftools)", err, errlen);
+    int rc = hs_pprof_decode(d, len, out, err, errlen);
+    const char *kind = rc == 0 ? readers_proto_kind(*out) : NULL;
+    if (kind) {
+        hs_profile_free(*out);
+        *out = NULL;
+        rc = readers_refuse(kind, err, errlen);
+    }
+    return rc;
+}
+
 int hs_profile_parse_any(const uint8_t *data, size_t len, hs_profile_t **out, char *err,
                          size_t errlen)
 {
@@ -42,11 +141,15 @@ int hs_profile_parse_any(const uint8_t *data, size_t len, hs_profile_t **out, ch
     } else if (hs_legacy_detect(raw.data, raw.len)) {
         rc = hs_legacy_parse(raw.data, raw.len, out, err, errlen);
     } else if (readers_looks_textual(raw.data, raw.len)) {
-        snprintf(err, errlen,
-                 "unknown text format (want a pprof protobuf, 'heap profile:' or 'heap_v2/')");
-        rc = -EINVAL;
+        const char *kind = readers_text_kind(raw.data, raw.len);
+        if (kind)
+            rc = readers_refuse(kind, err, errlen);
+        else
+            snprintf(err, errlen,
+                     "unknown text format (want a pprof protobuf, 'heap profile:' or 'heap_v2/')");
+        rc = kind ? rc : -EINVAL;
     } else {
-        rc = hs_pprof_decode(raw.data, raw.len, out, err, errlen);
+        rc = readers_proto(raw.data, raw.len, out, err, errlen);
     }
 out:
     hs_buf_free(&raw);
@@ -63,5 +166,10 @@ int hs_profile_read_any(const char *path, hs_profile_t **out, char *err, size_t 
     }
     rc = hs_profile_parse_any(file.data, file.len, out, err, errlen);
     hs_buf_free(&file);
+    if (rc == 0 && (*out)->nskipped)
+        fprintf(stderr,
+                "heapsift: warning: %s: skipped %zu malformed line%s (the first is line %zu), "
+                "as pprof and jeprof do\n",
+                path, (*out)->nskipped, (*out)->nskipped == 1 ? "" : "s", (*out)->skipped_line);
     return rc;
 }

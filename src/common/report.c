@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "report.h"
+#include "satmath.h"
 #include "sort.h"
 
 #include <errno.h>
@@ -577,7 +578,7 @@ static long rep_merge(const rep_input_t *in, rep_merged_t **out, int64_t **pool)
             (*out)[n - 1].vals = *pool + (n - 1) * nt;
         }
         for (size_t i = 0; i < nt; i++)
-            (*out)[t[j].idx - 1].vals[i] += s->values[i];
+            (*out)[t[j].idx - 1].vals[i] = hs_sat_add((*out)[t[j].idx - 1].vals[i], s->values[i]);
     }
     free(t);
     return (long)n;
@@ -674,9 +675,9 @@ static int rep_samples(hs_report_t *r, const rep_input_t *in, size_t *cap, int64
     int rc = n < 0 ? (int)n : 0;
     for (long i = 0; !rc && i < n; i++) {
         int64_t v = m[i].vals[r->sidx];
-        r->total += v < 0 ? -v : v;
+        r->total = hs_sat_add(r->total, hs_sat_abs(v));
         if (in->sign < 0)
-            *base_total += v < 0 ? -v : v;
+            *base_total = hs_sat_add(*base_total, hs_sat_abs(v));
         if (rep_keep(in, m[i].src) && rep_keep_tags(r, in, m[i].src))
             rc = rep_add_sample(r, in, &m[i], cap);
     }
@@ -806,11 +807,11 @@ static void rep_accumulate(hs_report_t *r)
             hs_rnode_t *n = &r->nodes[s->frames[i]];
             if (n->stamp != si + 1) {
                 n->stamp = si + 1;
-                n->cum += s->value;
+                n->cum = hs_sat_add(n->cum, s->value);
                 n->cum_var += s->var;
             }
         }
-        r->nodes[s->frames[0]].flat += s->value;
+        r->nodes[s->frames[0]].flat = hs_sat_add(r->nodes[s->frames[0]].flat, s->value);
         r->nodes[s->frames[0]].flat_var += s->var;
     }
 }

@@ -8,6 +8,7 @@
  * temporary arrays.
  */
 #include "report.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -149,7 +150,8 @@ static void fg_color(const fg_state_t *st, const hs_rtree_t *n, const char *name
 static void fg_frame(const fg_state_t *st, uint32_t i, double x)
 {
     const hs_rtree_t *n = &st->t[i];
-    const char *name = i ? st->r->nodes[n->node].name : "all";
+    char safe[512]; /* names as valid UTF-8, so the SVG stays well-formed (utf8.h) */
+    const char *name = hs_utf8_safe(i ? st->r->nodes[n->node].name : "all", safe, sizeof(safe));
     double w = (double)n->cum * st->scale, y = FG_TOP + (st->maxdepth - n->depth) * FG_FRAME;
     char v[64], pct[32], fill[40], dv[96] = "";
     hs_report_label(v, sizeof(v), n->cum, st->r->sample_unit, "minimum");
@@ -177,7 +179,7 @@ static void fg_frame(const fg_state_t *st, uint32_t i, double x)
     if (chars >= 3 && strlen(name) <= chars)
         fg_escape(st->f, name, SIZE_MAX);
     else if (chars >= 3)
-        fg_escape(st->f, name, chars - 2), fputs("..", st->f);
+        fg_escape(st->f, name, hs_utf8_prefix(name, chars - 2)), fputs("..", st->f);
     fprintf(st->f, "</text></g>\n");
 }
 

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "report.h"
+#include "satmath.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -55,7 +56,7 @@ uint32_t *hs_report_select(hs_report_t *r, bool cum, double fraction, long count
     for (size_t i = 0; i < r->nnodes; i++) {
         r->nodes[i].kept = false;
         if (r->nodes[i].flat || r->nodes[i].cum) {
-            flat_total += r->nodes[i].flat;
+            flat_total = hs_sat_add(flat_total, r->nodes[i].flat);
             live++;
         }
     }
@@ -139,7 +140,7 @@ long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out)
                 }
                 if (e->stamp != si + 1) {
                     e->stamp = si + 1;
-                    e->weight += s->value;
+                    e->weight = hs_sat_add(e->weight, s->value);
                     e->inl &= s->inl[i] != 0;
                 }
             }
@@ -249,11 +250,14 @@ long hs_report_tree(const hs_report_t *r, hs_rtree_t **out)
         for (size_t i = s->nframes; i-- > 0;) {
             if (!(cur = rep_tree_child(&t, cur, s->frames[i])))
                 goto fail;
-            *(s->base ? &t.t[cur].base_cum : &t.t[cur].cum) += v;
+            int64_t *cum = s->base ? &t.t[cur].base_cum : &t.t[cur].cum;
+            *cum = hs_sat_add(*cum, v);
             t.t[cur].cum_var += s->var;
         }
-        *(s->base ? &t.t[cur].base_flat : &t.t[cur].flat) += v;
-        *(s->base ? &t.t[0].base_cum : &t.t[0].cum) += v;
+        int64_t *flat = s->base ? &t.t[cur].base_flat : &t.t[cur].flat;
+        int64_t *root = s->base ? &t.t[0].base_cum : &t.t[0].cum;
+        *flat = hs_sat_add(*flat, v);
+        *root = hs_sat_add(*root, v);
         t.t[0].cum_var += s->var;
     }
     free(t.slots);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "report.h"
+#include "satmath.h"
 #include "sort.h"
 
 #include <errno.h>
@@ -314,7 +315,7 @@ static void tag_print_key(const hs_report_t *r, tag_entry_t *e, size_t n, const 
 {
     int64_t total = 0;
     for (size_t i = 0; i < n; i++)
-        total += e[i].sum;
+        total = hs_sat_add(total, e[i].sum);
     hs_sort(e, n, sizeof(*e), tag_cmp_flat);
     char(*cells)[96] = malloc(n * sizeof(*cells));
     if (!cells)
@@ -392,7 +393,7 @@ int hs_report_print_tags(const hs_report_t *r, const char *out_unit, FILE *f)
     size_t w = 0;
     for (size_t i = 0; i < (size_t)n; i++) { /* sum equal (key, value) pairs */
         if (w && tag_cmp_kv(&e[w - 1], &e[i]) == 0) {
-            e[w - 1].sum += e[i].sum;
+            e[w - 1].sum = hs_sat_add(e[w - 1].sum, e[i].sum);
             free(e[i].val);
         } else {
             e[w++] = e[i];

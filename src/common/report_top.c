@@ -6,6 +6,7 @@
  * memory stream, in the profiled process). Owns only its temporary arrays.
  */
 #include "report.h"
+#include "satmath.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ static void top_print_rows(const hs_report_t *r, const uint32_t *shown, size_t n
     fprintf(out, "\n");
     for (size_t i = 0; i < n; i++) {
         const hs_rnode_t *nd = &r->nodes[shown[i]];
-        sum += nd->flat;
+        sum = hs_sat_add(sum, nd->flat);
         const char *mark = !inl[shown[i]]    ? ""
                            : noinl[shown[i]] ? " (partial-inline)"
                                              : " (inline)";
@@ -62,7 +63,7 @@ static void top_print_labels(const hs_report_t *r, const hs_top_opts_t *o, const
     char a[64], b[64], pct[32];
     int64_t flat_sum = 0;
     for (size_t i = 0; i < n; i++)
-        flat_sum += r->nodes[shown[i]].flat;
+        flat_sum = hs_sat_add(flat_sum, r->nodes[shown[i]].flat);
     hs_report_print_header(r, ou, out);
     if (o->filters)
         hs_report_print_filters(o->filters, out);
@@ -86,7 +87,7 @@ int hs_report_top(hs_report_t *r, const hs_top_opts_t *o, const hs_top_column_t 
     size_t n, orig, dropped;
     int64_t flat_total = 0;
     for (size_t i = 0; i < r->nnodes; i++)
-        flat_total += r->nodes[i].flat;
+        flat_total = hs_sat_add(flat_total, r->nodes[i].flat);
     int64_t edge_cutoff = (int64_t)((double)flat_total * 0.001);
     uint32_t *shown = hs_report_select(r, o->cum, 0.005, o->count, &n, &orig, &dropped);
     bool *inl = calloc(r->nnodes + 1, 2 * sizeof(bool));

@@ -1,8 +1,9 @@
 #!/bin/sh
-# Makes the fuzzers' seed corpus from real programs' outputs (nothing hand-written, nothing
-# committed): a small C program profiled by jemalloc (heap_v2), gperftools (HEAPPROFILE)
-# and heapsift (pprof), and a small Go program's heap profile as debug=1 text and as
-# protobuf; each tool that is missing is skipped. Usage: gen_corpus.sh BUILD_DIR OUT_DIR.
+# Makes the fuzzers' seed corpus from real programs' outputs: a small C program profiled by
+# jemalloc (heap_v2), gperftools (HEAPPROFILE) and heapsift (pprof), and a small Go
+# program's heap profile as debug=1 text and as protobuf; each tool that is missing is
+# skipped. Adds the committed files of tests/corpus (issue 24's forms, some hand-made
+# because no tool writes them). Usage: gen_corpus.sh BUILD_DIR OUT_DIR.
 # Writes OUT_DIR/legacy (text), OUT_DIR/pprof (raw protobuf), OUT_DIR/any (all, gzipped
 # and not).
 set -eu
@@ -83,6 +84,15 @@ GOEOF
         ./g "$out/legacy/go_debug1.txt" "$tmp/go.pb.gz" &&
         gzip -dc "$tmp/go.pb.gz" >"$out/pprof/go.pb")
 fi
+# The readers' corpus (tests/corpus, issue 24): one seed for each form it holds.
+corpus=$(cd "$(dirname "$0")/../corpus" && pwd)
+for f in "$corpus"/*.heap "$corpus"/*.txt; do
+    cp "$f" "$out/legacy/corpus_$(basename "$f")"
+done
+for f in "$corpus"/*.pb "$corpus"/*.prof; do
+    cp "$f" "$out/pprof/corpus_$(basename "$f")"
+done
+gzip -dc "$corpus/go_cpu.pb.gz" >"$out/pprof/corpus_go_cpu.pb"
 for f in "$out"/legacy/* "$out"/pprof/*; do
     [ -e "$f" ] || continue
     cp "$f" "$out/any/"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # jemalloc heap_v2 profiles, made here by Debian's libjemalloc2 (MALLOC_CONF=prof:true)
 # under a small C program, read by heapsift and by jeprof: the totals of every sample
-# type must equal what `jeprof --text` prints, the function jeprof puts first must be
+# type must be what `jeprof --text` prints, less under one per stack (records are truncated
+# one by one, as jeprof's rows are), the function jeprof puts first must be
 # ours too with the same flat bytes (give or take one byte per stack, jeprof keeping
 # fractions), and `go tool pprof` must read our conversion with the same totals.
 # Usage: formats_jemalloc.sh BUILD_DIR SOURCE_DIR. Exits 77 when jemalloc, jeprof or go
@@ -85,8 +86,11 @@ check() { # name conf jeprof-opts-and-types...
         got=$(hs_total "$f" "$st")
         conv=$(pprof_total "$tmp/conv.pb.gz" "$st")
         echo "$name $st: jeprof $want, heapsift $got, go tool pprof on the conversion $conv"
-        [ -n "$want" ] && [ "$want" = "$got" ] || fail "$name $st: heapsift total '$got' != jeprof '$want'"
-        [ "$conv" = "$want" ] || fail "$name $st: converted total '$conv' != '$want'"
+        # Each record is truncated as jeprof truncates a row (issue 24 item 3), so the total
+        # may be lower than jeprof's truncated floating sum by less than one per stack.
+        [ -n "$want" ] && [ -n "$got" ] && [ $((want - got)) -ge 0 ] && [ $((want - got)) -lt "$stacks" ] ||
+            fail "$name $st: heapsift total '$got' vs jeprof '$want' ($stacks stacks)"
+        [ "$conv" = "$got" ] || fail "$name $st: converted total '$conv' != '$got'"
     done
     # The first function of jeprof's flat list is ours too, with the same flat bytes.
     jeprof --text --show_bytes "$tmp/prog" "$f" 2>/dev/null | sed -n 2p >"$tmp/je1"

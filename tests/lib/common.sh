@@ -134,7 +134,7 @@ hs_make_test_profiles() {
     (cd "$1/gogen" && go build -o gogen . && ./gogen "$1/go.pb.gz" && ./gogen "$1/go2.pb.gz" 1500)
     "${CC:-cc}" -std=gnu11 -O1 -I"$2/src/common" "$2/tests/lib/gen_profiles.c" \
         "$2/src/common/profile.c" "$2/src/common/pprof.c" "$2/src/common/fdio.c" "$2/src/common/pb.c" \
-        "$2/src/common/buf.c" -lz -o "$1/gen"
+        "$2/src/common/buf.c" "$2/src/common/utf8.c" -lz -o "$1/gen"
 }
 
 # No heapsift frame: no location in libheapsift.so's mapping, and no (non-inlined) frame named
