@@ -12,6 +12,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <getopt.h>
+#include <link.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -342,6 +343,9 @@ static int run_probe(const char *lib)
     if (pid == 0) {
         char *args[] = {"heapsift", "__probe", NULL};
         setenv("HEAPSIFT_PROBE", "1", 1);
+        /* A library older than the probe runs on: no profile, no endpoint from it. */
+        setenv("HEAPSIFT_OUT", "/dev/null", 1);
+        unsetenv("HEAPSIFT_HTTP");
         execv("/proc/self/exe", args);
         _exit(5);
     }
@@ -361,11 +365,19 @@ static int run_probe(const char *lib)
     return 3;
 }
 
-/* The hidden verb of run_probe: reached only when the library did not load. */
+static int run_probe_found(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size, (void)arg;
+    const char *base = strrchr(info->dlpi_name, '/');
+    return strncmp(base ? base + 1 : info->dlpi_name, "libheapsift.so", 14) == 0;
+}
+
+/* The hidden verb of run_probe: reached when the library did not load (4), or when it is
+ * one older than the probe, which did not check the options (0: nothing more to say). */
 int hs_cmd_probe(int argc, char **argv)
 {
     (void)argc, (void)argv;
-    return 4;
+    return dl_iterate_phdr(run_probe_found, NULL) ? 0 : 4;
 }
 
 int hs_cmd_run(int argc, char **argv)

@@ -1,0 +1,39 @@
+/*
+ * stderr_log: a program whose stderr is a log file it opened itself, without O_APPEND
+ * (as a daemon redirecting its stderr does), writing one line per millisecond while it
+ * allocates. heapsift's own lines (a dump's "wrote ...") must land in the same file at
+ * the program's offset, neither overwriting the program's lines nor overwritten by them.
+ * tests/integration/stderr_log.sh runs it.
+ *   stderr_log LOG N   N lines "line I" on descriptor 2, which is LOG
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: stderr_log LOG N\n");
+        return 2;
+    }
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, 2) < 0)
+        return 3;
+    close(fd);
+    int n = atoi(argv[2]);
+    static void *keep[4096];
+    for (int i = 0; i < n; i++) {
+        keep[i % 4096] = malloc(64 * 1024);
+        memset(keep[i % 4096], i, 64 * 1024);
+        char line[32];
+        int k = snprintf(line, sizeof(line), "line %d\n", i);
+        if (write(2, line, (size_t)k) != k)
+            return 4;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
