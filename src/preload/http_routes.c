@@ -161,13 +161,31 @@ static long http_arg_num(struct MHD_Connection *c, const char *key)
 
 /* ---- profiles ---------------------------------------------------------------------- */
 
+static const char http_sample_index_want[] = "sample_index: want inuse_space, inuse_objects, "
+                                             "alloc_space, alloc_objects or an index 0 to 3";
+
+/* Whether the request names a sample type a heap profile does not have (checked with or
+ * without a display, as docs/http.md says). */
+static bool http_sample_index_bad(struct MHD_Connection *c)
+{
+    static const char *const names[] = {
+        "alloc_objects", "alloc_space", "inuse_objects", "inuse_space", "0", "1", "2", "3"};
+    const char *st = http_arg(c, "sample_index");
+    for (size_t i = 0; st && i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(st, names[i]) == 0)
+            return false;
+    return st != NULL;
+}
+
 static enum MHD_Result http_send_profile(struct MHD_Connection *c, hs_profile_t *p, bool allocs,
                                          long debug, const char *display)
 {
     hs_buf_t b = HS_BUF_INIT;
+    const char *st = http_arg(c, "sample_index");
+    if (http_sample_index_bad(c))
+        return http_error(c, 400, http_sample_index_want);
     if (display) {
         const char *type = NULL;
-        const char *st = http_arg(c, "sample_index");
         int rc = hs_http_display(p, display, st ? st : allocs ? "alloc_space" : NULL, &b, &type);
         if (rc == -EINVAL) {
             hs_buf_free(&b);
@@ -204,6 +222,8 @@ static enum MHD_Result http_send_profile(struct MHD_Connection *c, hs_profile_t 
 static enum MHD_Result http_send_cached(struct MHD_Connection *c, int k, bool allocs, long debug,
                                         const char *display)
 {
+    if (http_sample_index_bad(c))
+        return http_error(c, 400, http_sample_index_want);
     hs_profile_t *p = http_profile(k);
     if (!p)
         return http_error(c, 500, "cannot build the profile");
@@ -318,6 +338,8 @@ static int http_control_do(const char *what, const char *v, struct MHD_Connectio
         const char *kind = http_arg(c, "kind");
         if (kind && strcmp(kind, "heap") != 0 && strcmp(kind, "peak") != 0)
             return -EINVAL;
+        if (kind && strcmp(kind, "peak") == 0 && !hs_opt.peak)
+            return -ENOTSUP; /* no kept peak: an empty profile would say nothing */
         return hs_dump(NULL, kind ? kind : "heap");
     }
     return -ENOENT;
@@ -339,6 +361,8 @@ static enum MHD_Result http_control(struct MHD_Connection *c, http_req_t *q, con
         return http_error(c, 400,
                           "bad value: active takes 0 or 1, rate a number of bytes, "
                           "dump ?kind=heap or peak");
+    if (rc == -ENOTSUP)
+        return http_error(c, 409, "no peak is kept: start the program with HEAPSIFT_PEAK=1");
     if (rc != 0) {
         snprintf(msg, sizeof(msg), "failed: %s", strerror(-rc));
         return http_error(c, 500, msg);

@@ -6,7 +6,8 @@
 #  - active 0: allocations made then (site_window) are not sampled; active 1 again;
 #  - rate 4096: /debug/heapsift/stats says rate 4096;
 #  - reset: alloc_space of site_old is gone from /allocs, its inuse_space stays;
-#  - dump: a profile file appears, read by go tool pprof with site_old;
+#  - dump: a profile file appears, read by go tool pprof with site_old; dump?kind=peak
+#    without HEAPSIFT_PEAK answers 409 naming it, and writes nothing;
 #  - bad value 400, GET 405, oversized body 413.
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -56,6 +57,10 @@ python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["rate"] == 4096
 f=$(find "$T" -maxdepth 1 -name 'exit.*.pb.gz' | head -1)
 [ -n "$f" ] && [ "$(site "$f" inuse_space site_old)" = 4194304 ] || fail "dump: no profile file with site_old"
 
+n=$(find "$T" -maxdepth 1 -name '*.pb.gz' | wc -l)
+[ "$(post 'dump?kind=peak' -H "Authorization: Bearer $TOK")" = 409 ] || fail "dump?kind=peak without HEAPSIFT_PEAK: not 409"
+grep -q HEAPSIFT_PEAK "$T/post.out" || fail "dump?kind=peak: the 409 does not say HEAPSIFT_PEAK"
+[ "$(find "$T" -maxdepth 1 -name '*.pb.gz' | wc -l)" = "$n" ] || fail "dump?kind=peak: a file was written"
 [ "$(post 'active?value=2' -H "Authorization: Bearer $TOK")" = 400 ] || fail "active=2: not 400"
 [ "$(post 'rate?value=x' -H "Authorization: Bearer $TOK")" = 400 ] || fail "rate=x: not 400"
 [ "$(get /debug/heapsift/reset "$T/x" -H "Authorization: Bearer $TOK")" = 405 ] || fail "GET reset: not 405"

@@ -48,6 +48,8 @@ grep -q ' site_window$' "$T/dtext" && ! grep -q ' site_old$' "$T/dtext" ||
 
 [ "$(get '/debug/pprof/heap?display=bogus' "$T/x")" = 400 ] || fail "display=bogus: not 400"
 [ "$(get '/debug/pprof/heap?display=text&sample_index=bogus' "$T/x")" = 400 ] || fail "sample_index=bogus: not 400"
+[ "$(get '/debug/pprof/heap?sample_index=bogus' "$T/x")" = 400 ] || fail "sample_index=bogus without display: not 400"
+[ "$(get '/debug/pprof/heap?sample_index=alloc_space' "$T/x")" = 200 ] || fail "sample_index=alloc_space: not 200"
 
 UIPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 go tool pprof -no_browser -http="127.0.0.1:$UIPORT" "$URL/debug/pprof/heap" >"$T/ui.log" 2>&1 &
