@@ -380,6 +380,63 @@ int hs_cmd_probe(int argc, char **argv)
     return dl_iterate_phdr(run_probe_found, NULL) ? 0 : 4;
 }
 
+/* The report file every process of the tree appends its written profiles to (dump.c):
+ * created empty here, given by HEAPSIFT_RUN_REPORT. NULL when it cannot be made (the run
+ * goes on without the summary). */
+static char *run_report_open(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char *path = NULL;
+    if (asprintf(&path, "%s/heapsift-run.XXXXXX", dir && *dir ? dir : "/tmp") < 0)
+        return NULL;
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        free(path);
+        return NULL;
+    }
+    close(fd);
+    setenv("HEAPSIFT_RUN_REPORT", path, 1);
+    return path;
+}
+
+/* One line: how many profiles the tree wrote (each path once, still there), and which
+ * holds the most in use. */
+static void run_summary(const char *report)
+{
+    FILE *f = fopen(report, "r");
+    char line[1200], best[1100] = "", seen[64][1100];
+    long long most = -1, v;
+    int n = 0, more = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        char *tab = strchr(line, '\t');
+        if (!tab || sscanf(line, "%lld", &v) != 1)
+            continue;
+        char *path = tab + 1;
+        path[strcspn(path, "\n")] = '\0';
+        if (access(path, F_OK) != 0)
+            continue; /* removed since (HEAPSIFT_KEEP), or a temporary name */
+        bool dup = false;
+        for (int i = 0; i < n && i < 64 && !dup; i++)
+            dup = strcmp(seen[i], path) == 0;
+        if (!dup && n < 64)
+            snprintf(seen[n], sizeof(seen[n]), "%s", path);
+        n += !dup && n < 64;
+        more += !dup && n >= 64;
+        if (v > most) {
+            most = v;
+            snprintf(best, sizeof(best), "%s", path);
+        }
+    }
+    if (f)
+        fclose(f);
+    if (n + more == 0)
+        return;
+    char mb[32];
+    snprintf(mb, sizeof(mb), "%.1f MB", (double)most / 1e6);
+    fprintf(stderr, "heapsift: %d profile%s written; the most in use: %s (%s)\n", n + more,
+            n + more == 1 ? "" : "s", best, mb);
+}
+
 int hs_cmd_run(int argc, char **argv)
 {
     const char *given = NULL;
@@ -417,6 +474,7 @@ int hs_cmd_run(int argc, char **argv)
     }
     if (rc != 0)
         return rc;
+    char *report = run_report_open();
     /* Like a shell waiting for a foreground job: the terminal's signals go to CMD. */
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
@@ -428,5 +486,13 @@ int hs_cmd_run(int argc, char **argv)
     if (child == 0)
         run_exec_child(argv + first);
     run_forward_signals(child);
-    return run_wait(child, argv[first]);
+    rc = run_wait(child, argv[first]);
+    if (report) {
+        const char *verbose = getenv("HEAPSIFT_VERBOSE");
+        if (!verbose || strcmp(verbose, "0") != 0)
+            run_summary(report);
+        unlink(report);
+        free(report);
+    }
+    return rc;
 }

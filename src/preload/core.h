@@ -363,6 +363,9 @@ bool hs_triggers_running(void);
 /* The exit profiles (the live heap, then the kept peak), once per process: from the
  * destructor, or from the trigger thread for a terminating signal (termsig.c). */
 void hs_exit_dumps(void);
+/* Whether this is the process the user started (not a forked child, nor a descendant
+ * under `heapsift run`): the one that always writes its exit profile (dump.c). */
+bool hs_dump_is_root(void);
 /* Fork handlers (rank 5 lock; in the child: a new semaphore and thread). */
 void hs_triggers_fork_prepare(void);
 void hs_triggers_fork_parent(void);
