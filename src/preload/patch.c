@@ -376,15 +376,19 @@ static uint8_t *patch_map_near(uintptr_t at)
     return NULL;
 }
 
-/* A free slot within reach of at (or anywhere when !near); NULL if none. The slot is
-   taken only by patch_slot_commit. */
-static uint8_t *patch_slot_find(uintptr_t at, bool near, int *page)
+enum { SLOT_NEAR, SLOT_ANY, SLOT_FAR };
+
+/* A free slot: within reach of at (SLOT_NEAR), anywhere, or (HS_PATCH_FORCE_ABS, for the
+   tests of the absolute forms) in a page out of reach. NULL if none. The caller takes it
+   by counting it used. */
+static uint8_t *patch_slot_find(uintptr_t at, int where, int *page)
 {
+    bool near = where == SLOT_NEAR;
     for (int i = 0; i < patch_npages; i++) {
         patch_page_t *pg = &patch_pages[i];
-        if (pg->used < PATCH_SLOTS_PER_PAGE &&
-            (!near || (patch_near((uintptr_t)pg->base, at) &&
-                       patch_near((uintptr_t)pg->base + PATCH_PAGE, at)))) {
+        bool reach = patch_near((uintptr_t)pg->base, at) &&
+                     patch_near((uintptr_t)pg->base + PATCH_PAGE, at);
+        if (pg->used < PATCH_SLOTS_PER_PAGE && (where == SLOT_ANY || reach == near)) {
             *page = i;
             return pg->base + pg->used * PATCH_SLOT;
         }
@@ -875,10 +879,11 @@ static int patch_prepare(patch_rec_t *rec, uint8_t *fn, size_t size, unsigned fl
     if (m.hi - (uintptr_t)fn >= 4 && memcmp(fn, "\xf3\x0f\x1e\xfa", 4) == 0)
         at += 4; /* endbr64 stays: an indirect call must still land on an ENDBR */
     bool near = !(flags & HS_PATCH_FORCE_ABS);
-    uint8_t *slot = near ? patch_slot_find((uintptr_t)at, true, &pg) : NULL;
+    uint8_t *slot = near ? patch_slot_find((uintptr_t)at, SLOT_NEAR, &pg) : NULL;
     if (!slot) {
         near = false;
-        slot = patch_slot_find((uintptr_t)at, false, &pg);
+        slot = patch_slot_find((uintptr_t)at, flags & HS_PATCH_FORCE_ABS ? SLOT_FAR : SLOT_ANY,
+                               &pg);
     }
     if (!slot) {
         PATCH_WHY("no trampoline page could be mapped");
