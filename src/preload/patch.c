@@ -841,8 +841,17 @@ static void patch_jump_bytes(const patch_rec_t *rec, uint8_t out[PATCH_JMP_ABS])
     }
 }
 
+/* *original is published before the jump is written: a hook reached by the jump may read
+   it at once (on another thread). */
+static void patch_publish(const patch_rec_t *rec, void **original)
+{
+    if (original)
+        __atomic_store_n(original, (void *)(rec->slot + PATCH_STUB), __ATOMIC_RELEASE);
+}
+
 /* A target patched before and removed since: same slot, same trampoline, new hook. */
-static int patch_reinstall(patch_rec_t *rec, void *hook, char *why, size_t whylen)
+static int patch_reinstall(patch_rec_t *rec, void *hook, void **original, char *why,
+                           size_t whylen)
 {
     uint8_t jmp[PATCH_JMP_ABS];
     if (memcmp(rec->at, rec->orig, rec->len) != 0) {
@@ -856,6 +865,7 @@ static int patch_reinstall(patch_rec_t *rec, void *hook, char *why, size_t whyle
             return rc;
     }
     rec->hook = hook;
+    patch_publish(rec, original);
     patch_jump_bytes(rec, jmp);
     int rc = patch_write_code(rec->at, jmp, rec->len);
     if (rc == 0)
@@ -953,7 +963,7 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
         goto out;
     }
     if (rec) {
-        rc = patch_reinstall(rec, hook, why, whylen);
+        rc = patch_reinstall(rec, hook, original, why, whylen);
     } else if (patch_nrecs == PATCH_MAX) {
         PATCH_WHY("more than %d entry points patched", PATCH_MAX);
         rc = -ENOSPC;
@@ -964,13 +974,12 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
         if (rc == 0) {
             uint8_t jmp[PATCH_JMP_ABS];
             patch_nrecs++; /* the slot is taken even if the write below fails */
+            patch_publish(rec, original);
             patch_jump_bytes(rec, jmp);
             rc = patch_write_code(rec->at, jmp, rec->len);
             rec->installed = rc == 0;
         }
     }
-    if (rc == 0 && original)
-        *original = rec->slot + PATCH_STUB;
 out:
     pthread_mutex_unlock(&patch_lock);
     return rc;

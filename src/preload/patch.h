@@ -20,7 +20,8 @@
 /*
  * Patches the function at target so that calls to it run hook; *original receives a
  * callable pointer to the original behaviour (the trampoline; it stays valid for the
- * life of the process, even after hs_patch_remove). Returns 0, or a negative errno with
+ * life of the process, even after hs_patch_remove). *original is stored (release) before
+ * the jump is written, so a hook running on another thread at once finds it set. Returns 0, or a negative errno with
  * why[] saying what was refused (e.g. "a relative jump back into the patched bytes at
  * +5 (from +23)"):
  *   -EINVAL  the prologue cannot be relocated safely (why[] names the instruction);

@@ -283,7 +283,16 @@ static void pt_test_libc(void)
     }
 }
 
-/* Four threads call pt_mt while it is patched and unpatched 1,000 times. */
+/* Four threads call pt_mt while it is patched and unpatched 1,000 times. The hook reads
+   the pointer the install wrote, which must be set before the jump goes live. */
+static pt_fn_t *pt_mt_orig;
+static long pt_mt_calls;
+static int pt_mt_hook(int a, int b, int c, long d)
+{
+    __atomic_fetch_add(&pt_mt_calls, 1, __ATOMIC_RELAXED);
+    return __atomic_load_n(&pt_mt_orig, __ATOMIC_ACQUIRE)(a, b, c, d);
+}
+
 static int pt_mt_stop;
 static long pt_mt_bad, pt_mt_done;
 static void *pt_mt_loop(void *arg)
@@ -307,16 +316,13 @@ static void pt_test_threads(void)
 {
     pthread_t t[4];
     char why[160];
-    void *orig = NULL;
     int fails = 0;
-    pt_calls = 0;
     for (int i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, pt_mt_loop, (void *)(uintptr_t)(i + 1));
     for (int i = 0; i < 1000; i++) {
-        if (hs_patch_install_ex((void *)pt_mt, PT_SIZE(pt_mt), 0, (void *)pt_hook, &orig, why,
-                                sizeof(why)) != 0)
+        if (hs_patch_install_ex((void *)pt_mt, PT_SIZE(pt_mt), 0, (void *)pt_mt_hook,
+                                (void **)&pt_mt_orig, why, sizeof(why)) != 0)
             fails++;
-        pt_orig = (pt_fn_t *)orig;
         for (volatile int spin = 0; spin < 2000; spin++)
             ;
         if (hs_patch_remove((void *)pt_mt) != 0)
@@ -327,9 +333,9 @@ static void pt_test_threads(void)
         pthread_join(t[i], NULL);
     CHECK(fails == 0, "threads: %d install/remove failures (%s)", fails, why);
     CHECK(pt_mt_bad == 0, "threads: %ld wrong results of %ld", pt_mt_bad, pt_mt_done);
-    CHECK(pt_calls > 0, "threads: the hook never ran");
+    CHECK(pt_mt_calls > 0, "threads: the hook never ran");
     printf("threads: %ld calls, %ld through the hook, 1000 install/remove cycles\n", pt_mt_done,
-           pt_calls);
+           pt_mt_calls);
 }
 
 /* The benchmark loop: n calls of pt_bench, through pt_bench_hook when patched. */
