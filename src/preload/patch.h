@@ -15,21 +15,26 @@
 #include <stdint.h>
 
 /* Flags of hs_patch_install_ex. */
-#define HS_PATCH_FORCE_ABS 1u /* tests: act as if no page within +-2 GB were free */
+/* Tests: act as if no page within +-2 GB were free: the 14-byte absolute jump at the
+   entry, the trampoline in a page out of rel32 reach (so its far forms run). */
+#define HS_PATCH_FORCE_ABS 1u
 
 /*
  * Patches the function at target so that calls to it run hook; *original receives a
  * callable pointer to the original behaviour (the trampoline; it stays valid for the
  * life of the process, even after hs_patch_remove). *original is stored (release) before
- * the jump is written, so a hook running on another thread at once finds it set. Returns 0, or a negative errno with
- * why[] saying what was refused (e.g. "a relative jump back into the patched bytes at
- * +5 (from +23)"):
+ * the jump is written, so a hook running on another thread at once finds it set.
+ * Returns 0, or a negative errno with why[] saying what was refused (e.g. "a relative
+ * jump back into the patched bytes at +5 (from +23)"):
  *   -EINVAL  the prologue cannot be relocated safely (why[] names the instruction);
  *   -EEXIST  target is already patched;   -ENOMEM  no trampoline page could be mapped;
+ *   -EBUSY   a target patched and removed before whose bytes have changed since;
+ *   -ENOSPC  more than 128 entry points patched;
  *   -ENOSYS  not x86-64, or the decoder (libZydis.so.4.0) cannot be loaded;
  *   other    from mprotect or /proc/self/maps.
  * The function's extent for the back-jump scan is its dynamic symbol's size when
- * dladdr1 finds one, else a bounded sweep (see patch.c).
+ * dladdr1 finds one, else a bounded sweep (see patch.c). Installing again a target that
+ * was removed reuses its first trampoline (flags are not looked at again).
  */
 int hs_patch_install(void *target, void *hook, void **original, char *why, size_t whylen);
 

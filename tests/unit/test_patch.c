@@ -22,62 +22,66 @@
 
 /* Every test function takes (int a, int b, int c, long d) in edi, esi, edx, rcx and
    returns an int; pt_<name>_end marks its end, for the body sweep's extent. */
-#define PT_FN(name, body)                                                                    \
-    "    .text\n    .p2align 4\n    .globl " #name "\n    .type " #name ", @function\n" #name   \
+#define PT_FN(name, body)                                                                          \
+    "    .text\n    .p2align 4\n    .globl " #name "\n    .type " #name ", @function\n" #name      \
     ":\n" body "\n" #name "_end:\n    .size " #name ", . - " #name "\n"
 
-__asm__("    .data\n    .p2align 3\npt_data: .long 1000\n    .long 0\n"
-        "pt_dispatch: .quad pt_double\n"
-        /* endbr64 first: at = +4; mov(2) + add(3) = 5. Returns a + 7. */
-        PT_FN(pt_endbr, "    endbr64\n    mov %edi, %eax\n    add $7, %eax\n    ret")
-        /* a RIP-relative load as the first instruction. Returns a + 1000. */
-        PT_FN(pt_riprel, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    ret")
-        /* Chromium's malloc shape: a dispatch pointer loaded RIP-relative at +8 and called
-           through. Returns 2a. */
-        PT_FN(pt_chromium, "    endbr64\n    push %rbp\n    mov %rsp, %rbp\n"
-                           "    mov pt_dispatch(%rip), %rax\n    call *%rax\n"
-                           "    pop %rbp\n    ret")
+__asm__(
+    "    .data\n    .p2align 3\npt_data: .long 1000\n    .long 0\n"
+    "pt_dispatch: .quad pt_double\n"
+    /* endbr64 first: at = +4; mov(2) + add(3) = 5. Returns a + 7. */
+    PT_FN(pt_endbr, "    endbr64\n    mov %edi, %eax\n    add $7, %eax\n    ret")
+    /* a RIP-relative load as the first instruction. Returns a + 1000. */
+    PT_FN(pt_riprel, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    ret")
+    /* Chromium's malloc shape: a dispatch pointer loaded RIP-relative at +8 and called
+       through. Returns 2a. */
+    PT_FN(pt_chromium, "    endbr64\n    push %rbp\n    mov %rsp, %rbp\n"
+                       "    mov pt_dispatch(%rip), %rax\n    call *%rax\n"
+                       "    pop %rbp\n    ret")
         PT_FN(pt_double, "    lea (%rdi,%rdi), %eax\n    ret")
-        /* a short jcc out of the prologue. Returns a < 0 ? -1 : a + 1. */
-        PT_FN(pt_jcc, "    test %edi, %edi\n    js 1f\n    lea 1(%rdi), %eax\n    ret\n"
-                      "1:  mov $-1, %eax\n    ret")
-        /* jrcxz to a later instruction of the prologue itself. Returns (d ? b : a) + 1. */
-        PT_FN(pt_jrcxz, "    jrcxz 1f\n    mov %esi, %edi\n1:  lea 1(%rdi), %eax\n    ret")
-        /* call rel32 inside the prologue. Returns 4a. */
-        PT_FN(pt_call, "    push %rbx\n    mov %edi, %ebx\n    call pt_triple\n"
-                       "    add %ebx, %eax\n    pop %rbx\n    ret")
+    /* a short jcc out of the prologue. Returns a < 0 ? -1 : a + 1. */
+    PT_FN(pt_jcc, "    test %edi, %edi\n    js 1f\n    lea 1(%rdi), %eax\n    ret\n"
+                  "1:  mov $-1, %eax\n    ret")
+    /* jrcxz to a later instruction of the prologue itself. Returns (d ? b : a) + 1. */
+    PT_FN(pt_jrcxz, "    jrcxz 1f\n    mov %esi, %edi\n1:  lea 1(%rdi), %eax\n    ret")
+    /* call rel32 inside the prologue. Returns 4a. */
+    PT_FN(pt_call, "    push %rbx\n    mov %edi, %ebx\n    call pt_triple\n"
+                   "    add %ebx, %eax\n    pop %rbx\n    ret")
         PT_FN(pt_triple, "    lea (%rdi,%rdi,2), %eax\n    ret")
-        /* call as the first instruction after endbr64 (an mcount-like shape). Returns 3a+5. */
-        PT_FN(pt_callfirst, "    endbr64\n    call pt_triple\n    add $5, %eax\n    ret")
-        /* a loop back to +2, inside the patched bytes: refused. Returns a << b (b >= 1). */
-        PT_FN(pt_backjump, "    mov %edi, %eax\n1:  add %eax, %eax\n    dec %esi\n    jnz 1b\n"
-                           "    ret")
-        PT_FN(pt_ret, "    ret")
-        /* 8 bytes then ret: too short for the 14-byte form */
-        PT_FN(pt_short14, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    ret")
-        /* 14 bytes with a RIP-relative load: a far trampoline cannot reach pt_data */
-        PT_FN(pt_ripfar, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    add $1, %eax\n"
-                         "    add $2, %eax\n    ret")
-        PT_FN(pt_ud2, "    xor %eax, %eax\n    ud2")
-        /* 14 bytes for the absolute form: returns a + 10. */
-        PT_FN(pt_abs, "    mov %edi, %eax\n    add $1, %eax\n    add $2, %eax\n"
-                      "    add $3, %eax\n    add $4, %eax\n    ret")
-        /* 14 bytes with a jcc and a call, for a far trampoline. Returns a < 0 ? -1 : 4a. */
-        PT_FN(pt_absbr, "    test %edi, %edi\n    js 1f\n    push %rbx\n    mov %edi, %ebx\n"
-                        "    call pt_triple\n    add %ebx, %eax\n    pop %rbx\n    ret\n"
-                        "1:  mov $-1, %eax\n    ret")
-        /* one 6-byte instruction after endbr64: no thread can be between two replaced
-           instructions. Returns a + 0x12345. */
-        PT_FN(pt_mt, "    endbr64\n    lea 0x12345(%rdi), %eax\n    ret")
-        /* the pass-through hook of the benchmark: jmp *pt_bench_orig(%rip) */
-        PT_FN(pt_bench_hook, "    jmp *pt_bench_orig(%rip)")
-        /* the benchmark's callee: returns a + 1 */
-        PT_FN(pt_bench, "    endbr64\n    lea 1(%rdi), %eax\n    ret")
-        "    .bss\n    .p2align 3\n    .globl pt_bench_orig\npt_bench_orig: .quad 0\n"
-        "    .text\n");
+    /* call as the first instruction after endbr64 (an mcount-like shape). Returns 3a+5. */
+    PT_FN(pt_callfirst, "    endbr64\n    call pt_triple\n    add $5, %eax\n    ret")
+    /* a loop back to +2, inside the patched bytes: refused. Returns a << b (b >= 1). */
+    PT_FN(pt_backjump, "    mov %edi, %eax\n1:  add %eax, %eax\n    dec %esi\n    jnz 1b\n"
+                       "    ret") PT_FN(pt_ret, "    ret")
+    /* 8 bytes then ret: too short for the 14-byte form */
+    PT_FN(pt_short14, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    ret")
+    /* 14 bytes with a RIP-relative load: a far trampoline cannot reach pt_data */
+    PT_FN(pt_ripfar, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    add $1, %eax\n"
+                     "    add $2, %eax\n    ret") PT_FN(pt_ud2, "    xor %eax, %eax\n    ud2")
+    /* 14 bytes for the absolute form: returns a + 10. */
+    PT_FN(pt_abs, "    mov %edi, %eax\n    add $1, %eax\n    add $2, %eax\n"
+                  "    add $3, %eax\n    add $4, %eax\n    ret")
+    /* 14 bytes with a jcc and a call, for a far trampoline. Returns a < 0 ? -1 : 4a. */
+    PT_FN(pt_absbr, "    test %edi, %edi\n    js 1f\n    push %rbx\n    mov %edi, %ebx\n"
+                    "    call pt_triple\n    add %ebx, %eax\n    pop %rbx\n    ret\n"
+                    "1:  mov $-1, %eax\n    ret")
+    /* one 6-byte instruction after endbr64: no thread can be between two replaced
+       instructions. Returns a + 0x12345. */
+    PT_FN(pt_mt, "    endbr64\n    lea 0x12345(%rdi), %eax\n    ret")
+    /* the pass-through hook of the benchmark: jmp *pt_bench_orig(%rip) */
+    PT_FN(pt_bench_hook, "    jmp *pt_bench_orig(%rip)")
+    /* the benchmark's callee: returns a + 1 */
+    PT_FN(pt_bench,
+          "    endbr64\n    mov %edi, %eax\n    add $1, %eax\n    ret") "    .bss\n    .p2align "
+                                                                        "3\n    .globl "
+                                                                        "pt_bench_orig\npt_bench_"
+                                                                        "orig: .quad 0\n"
+                                                                        "    .text\n");
 
 typedef int pt_fn_t(int, int, int, long);
-#define PT_DECL(name) extern pt_fn_t name; extern char name##_end[];
+#define PT_DECL(name)                                                                              \
+    extern pt_fn_t name;                                                                           \
+    extern char name##_end[];
 PT_DECL(pt_endbr)
 PT_DECL(pt_riprel)
 PT_DECL(pt_chromium)
@@ -169,8 +173,7 @@ static void pt_roundtrip(const char *name, pt_fn_t *fn, size_t size, unsigned fl
 #define PT_SIZE(name) ((size_t)(name##_end - (char *)name))
 
 /* A refusal: the rc, a reason containing want, and the bytes untouched. */
-static void pt_refused(const char *name, pt_fn_t *fn, size_t size, unsigned flags,
-                       const char *want)
+static void pt_refused(const char *name, pt_fn_t *fn, size_t size, unsigned flags, const char *want)
 {
     char why[160] = "";
     uint8_t bytes[8];
@@ -200,7 +203,8 @@ static void pt_test_shapes(void)
 
     pt_refused("pt_backjump", pt_backjump, PT_SIZE(pt_backjump), 0,
                "back into the patched bytes at +2");
-    pt_refused("pt_backjump (size unknown)", pt_backjump, 0, 0, "back into the patched bytes at +2");
+    pt_refused("pt_backjump (size unknown)", pt_backjump, 0, 0,
+               "back into the patched bytes at +2");
     pt_refused("pt_ret", pt_ret, PT_SIZE(pt_ret), 0, "too short: ret at +0");
     pt_refused("pt_ud2", pt_ud2, PT_SIZE(pt_ud2), 0, "ud2 at +2");
     pt_refused("pt_short14 (absolute)", pt_short14, PT_SIZE(pt_short14), HS_PATCH_FORCE_ABS,
@@ -342,9 +346,9 @@ static void pt_test_threads(void)
 static int pt_bench_run(long n, int patched)
 {
     char why[160];
-    if (patched && hs_patch_install_ex((void *)pt_bench, PT_SIZE(pt_bench), 0,
-                                       (void *)pt_bench_hook, &pt_bench_orig, why,
-                                       sizeof(why)) != 0) {
+    if (patched &&
+        hs_patch_install_ex((void *)pt_bench, PT_SIZE(pt_bench), 0, (void *)pt_bench_hook,
+                            &pt_bench_orig, why, sizeof(why)) != 0) {
         fprintf(stderr, "bench: %s\n", why);
         return 1;
     }
