@@ -418,7 +418,13 @@ static int patch_slot_write(int pg, uint8_t *dst, const uint8_t *src, size_t len
     uint8_t *base = patch_pages[pg].base;
     if (mprotect(base, PATCH_PAGE, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
         return -errno;
-    memcpy(dst, src, len);
+    if (len == 8 && ((uintptr_t)dst & 7) == 0) { /* a stub's hook word: a thread may read it */
+        uint64_t v;
+        memcpy(&v, src, 8);
+        __atomic_store_n((uint64_t *)dst, v, __ATOMIC_RELEASE);
+    } else {
+        memcpy(dst, src, len);
+    }
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return mprotect(base, PATCH_PAGE, PROT_READ | PROT_EXEC) != 0 ? -errno : 0;
 }

@@ -22,9 +22,10 @@
 
 /* Every test function takes (int a, int b, int c, long d) in edi, esi, edx, rcx and
    returns an int; pt_<name>_end marks its end, for the body sweep's extent. */
-#define PT_FN(name, body)                                                                          \
-    "    .text\n    .p2align 4\n    .globl " #name "\n    .type " #name ", @function\n" #name      \
-    ":\n" body "\n" #name "_end:\n    .size " #name ", . - " #name "\n"
+// clang-format off
+#define PT_FN(name, body)                                                                    \
+    "    .text\n    .p2align 4\n    .globl " #name "\n    .type " #name ", @function\n"       \
+    #name ":\n" body "\n" #name "_end:\n    .size " #name ", . - " #name "\n"
 
 __asm__(
     "    .data\n    .p2align 3\npt_data: .long 1000\n    .long 0\n"
@@ -38,7 +39,7 @@ __asm__(
     PT_FN(pt_chromium, "    endbr64\n    push %rbp\n    mov %rsp, %rbp\n"
                        "    mov pt_dispatch(%rip), %rax\n    call *%rax\n"
                        "    pop %rbp\n    ret")
-        PT_FN(pt_double, "    lea (%rdi,%rdi), %eax\n    ret")
+    PT_FN(pt_double, "    lea (%rdi,%rdi), %eax\n    ret")
     /* a short jcc out of the prologue. Returns a < 0 ? -1 : a + 1. */
     PT_FN(pt_jcc, "    test %edi, %edi\n    js 1f\n    lea 1(%rdi), %eax\n    ret\n"
                   "1:  mov $-1, %eax\n    ret")
@@ -47,17 +48,21 @@ __asm__(
     /* call rel32 inside the prologue. Returns 4a. */
     PT_FN(pt_call, "    push %rbx\n    mov %edi, %ebx\n    call pt_triple\n"
                    "    add %ebx, %eax\n    pop %rbx\n    ret")
-        PT_FN(pt_triple, "    lea (%rdi,%rdi,2), %eax\n    ret")
+    PT_FN(pt_triple, "    lea (%rdi,%rdi,2), %eax\n    ret")
     /* call as the first instruction after endbr64 (an mcount-like shape). Returns 3a+5. */
     PT_FN(pt_callfirst, "    endbr64\n    call pt_triple\n    add $5, %eax\n    ret")
     /* a loop back to +2, inside the patched bytes: refused. Returns a << b (b >= 1). */
     PT_FN(pt_backjump, "    mov %edi, %eax\n1:  add %eax, %eax\n    dec %esi\n    jnz 1b\n"
-                       "    ret") PT_FN(pt_ret, "    ret")
+                       "    ret")
+    PT_FN(pt_ret, "    ret")
     /* 8 bytes then ret: too short for the 14-byte form */
     PT_FN(pt_short14, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    ret")
     /* 14 bytes with a RIP-relative load: a far trampoline cannot reach pt_data */
     PT_FN(pt_ripfar, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    add $1, %eax\n"
-                     "    add $2, %eax\n    ret") PT_FN(pt_ud2, "    xor %eax, %eax\n    ud2")
+                     "    add $2, %eax\n    ret")
+    PT_FN(pt_ud2, "    xor %eax, %eax\n    ud2")
+    /* 0x06 (push es) does not exist in 64-bit mode */
+    PT_FN(pt_baddec, "    xor %eax, %eax\n    .byte 0x06\n    ret")
     /* 14 bytes for the absolute form: returns a + 10. */
     PT_FN(pt_abs, "    mov %edi, %eax\n    add $1, %eax\n    add $2, %eax\n"
                   "    add $3, %eax\n    add $4, %eax\n    ret")
@@ -71,12 +76,10 @@ __asm__(
     /* the pass-through hook of the benchmark: jmp *pt_bench_orig(%rip) */
     PT_FN(pt_bench_hook, "    jmp *pt_bench_orig(%rip)")
     /* the benchmark's callee: returns a + 1 */
-    PT_FN(pt_bench,
-          "    endbr64\n    mov %edi, %eax\n    add $1, %eax\n    ret") "    .bss\n    .p2align "
-                                                                        "3\n    .globl "
-                                                                        "pt_bench_orig\npt_bench_"
-                                                                        "orig: .quad 0\n"
-                                                                        "    .text\n");
+    PT_FN(pt_bench, "    endbr64\n    mov %edi, %eax\n    add $1, %eax\n    ret")
+    "    .bss\n    .p2align 3\n    .globl pt_bench_orig\npt_bench_orig: .quad 0\n"
+    "    .text\n");
+// clang-format on
 
 typedef int pt_fn_t(int, int, int, long);
 #define PT_DECL(name)                                                                              \
@@ -94,6 +97,7 @@ PT_DECL(pt_ret)
 PT_DECL(pt_short14)
 PT_DECL(pt_ripfar)
 PT_DECL(pt_ud2)
+PT_DECL(pt_baddec)
 PT_DECL(pt_abs)
 PT_DECL(pt_absbr)
 PT_DECL(pt_mt)
@@ -147,6 +151,10 @@ static void pt_roundtrip(const char *name, pt_fn_t *fn, size_t size, unsigned fl
     if (memcmp(bytes, "\xf3\x0f\x1e\xfa", 4) == 0)
         CHECK(memcmp((void *)fn, bytes, 4) == 0 && ((uint8_t *)fn)[4] == 0xe9,
               "%s: endbr64 kept, jmp after it", name);
+    if (!(flags & HS_PATCH_FORCE_ABS)) { /* near this PIE executable, not near libheapsift */
+        intptr_t d = (intptr_t)orig - (intptr_t)fn;
+        CHECK(d > -(1l << 31) && d < (1l << 31), "%s: trampoline within 2 GB", name);
+    }
     if (flags & HS_PATCH_FORCE_ABS) { /* the far forms of jcc and call run too */
         intptr_t d = (intptr_t)orig - (intptr_t)fn;
         CHECK(d < -(1l << 31) || d > (1l << 31), "%s: trampoline out of rel32 reach", name);
@@ -207,6 +215,8 @@ static void pt_test_shapes(void)
                "back into the patched bytes at +2");
     pt_refused("pt_ret", pt_ret, PT_SIZE(pt_ret), 0, "too short: ret at +0");
     pt_refused("pt_ud2", pt_ud2, PT_SIZE(pt_ud2), 0, "ud2 at +2");
+    pt_refused("pt_baddec", pt_baddec, PT_SIZE(pt_baddec), 0,
+               "the decoder refuses the bytes at +2");
     pt_refused("pt_short14 (absolute)", pt_short14, PT_SIZE(pt_short14), HS_PATCH_FORCE_ABS,
                "too short: ret at +8 ends the code before the 14 bytes");
     pt_refused("pt_ripfar (absolute)", pt_ripfar, PT_SIZE(pt_ripfar), HS_PATCH_FORCE_ABS,
