@@ -47,8 +47,8 @@ int main(void)
     long before = run();
     if (hs_patch_install((void *)malloc, (void *)hook_malloc, (void **)&real_malloc, why,
                          sizeof(why)) != 0 ||
-        hs_patch_install((void *)free, (void *)hook_free, (void **)&real_free, why,
-                         sizeof(why)) != 0) {
+        hs_patch_install((void *)free, (void *)hook_free, (void **)&real_free, why, sizeof(why)) !=
+            0) {
         printf("install refused: %s\n", why);
         return 1;
     }
