@@ -264,9 +264,11 @@ static void pt_test_libc(void)
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     long (*labs_fn)(long) = libc ? (long (*)(long))dlsym(libc, "labs") : NULL;
     void *(*malloc_fn)(size_t) = libc ? (void *(*)(size_t))dlsym(libc, "malloc") : NULL;
+    /* libc's own free: under ASan, free is the sanitizer's and refuses libc's blocks */
+    void (*free_fn)(void *) = libc ? (void (*)(void *))dlsym(libc, "free") : NULL;
     char why[160];
-    CHECK(labs_fn && malloc_fn, "libc's labs and malloc");
-    if (!labs_fn || !malloc_fn)
+    CHECK(labs_fn && malloc_fn && free_fn, "libc's labs, malloc and free");
+    if (!labs_fn || !malloc_fn || !free_fn)
         return;
     long (*volatile lf)(long) = labs_fn;
     int rc = hs_patch_install((void *)labs_fn, (void *)pt_labs_hook, (void **)&pt_labs_orig, why,
@@ -289,10 +291,10 @@ static void pt_test_libc(void)
         char *p = mf(100);
         CHECK(p && pt_malloc_calls == before + 1, "malloc patched");
         memset(p, 1, 100);
-        free(p);
+        free_fn(p);
         CHECK(hs_patch_remove((void *)malloc_fn) == 0, "malloc removed");
         before = pt_malloc_calls;
-        free(mf(10));
+        free_fn(mf(10));
         CHECK(pt_malloc_calls == before, "malloc hook silent after remove");
     }
 }
