@@ -1,0 +1,1057 @@
+/*
+ * Patch: in-place entry-point patching on x86-64, for the allocation entry points that
+ * symbol interposition cannot reach (issue 26): Chromium's executable defines malloc and
+ * operator new itself, a static tcmalloc or jemalloc binds them inside the executable, a
+ * Rust #[global_allocator] calls local symbols. This file owns the machine-code side only:
+ * decode a prologue, relocate it into a trampoline, write the jump, undo it. It knows
+ * nothing of hooks, the sampler or the tables, and never runs on an allocation path.
+ *
+ * What a patch looks like (the near case):
+ *
+ *   target:  [endbr64]          kept, so an indirect call still lands on an ENDBR (CET)
+ *   at:      jmp rel32 stub     5 bytes over the first whole instructions (span >= 5)
+ *   slot (one 128-byte slot of a trampoline page mapped within +-2 GB of target):
+ *     +0     jmp [rip+2]; int3 int3; .quad hook           the stub: reaches any hook
+ *     +16    endbr64; <relocated prologue>; jmp at+span   the trampoline = *original
+ * A PIE executable sits near 0x55..., libheapsift.so near 0x7f...: a rel32 from one
+ * cannot reach the other, hence the stub. Only when no page within +-2 GB can be mapped
+ * is a 14-byte `jmp [rip+0]; .quad hook` written at `at` instead (the prologue must then
+ * hold 14 bytes of whole instructions, and a RIP-relative operand in it must still reach
+ * its data from wherever the trampoline landed, or the patch is refused).
+ *
+ * Relocation: each copied instruction is decoded by Zydis (a real decoder: lengths,
+ * prefixes, VEX/EVEX, which operand is relative). RIP-relative operands get their disp32
+ * recomputed (refused if out of range); jmp/jcc/call rel8/rel32 become rel32 forms, or
+ * absolute sequences when the destination is out of range from the trampoline
+ * (`j!cc +14; jmp [rip]; .quad`, `call [rip+2]; jmp +8; .quad`); jrcxz/loop keep their
+ * rel8 and hop over an absolute jump. A branch inside the prologue to a later copied
+ * instruction goes to that instruction's copy. Refused, with why[] naming the reason and
+ * offset: an instruction the decoder rejects, int3/ud0/ud1/ud2/hlt, a ret or
+ * unconditional jump that ends the code before the bytes the jump needs, a call into the
+ * patched bytes (a PC-reading idiom: the copy would push another address), other
+ * relative instructions (xbegin), and -- from a linear sweep of the function body (its
+ * symbol size when known, else up to 2 KiB, stopping at an undecodable byte or int3) --
+ * any branch or RIP-relative reference from elsewhere into the patched bytes after their
+ * first. A jump to `at` itself is allowed: it runs the hook again, as a call would.
+ * Not detected: an indirect jump (a jump table) into the patched bytes, and code outside
+ * the swept extent (a `.cold` part) jumping into them; compilers emit neither for the
+ * first five bytes of a function in practice. Calls inside the relocated prologue push a
+ * trampoline address as their return address (unwinders see an address with no CFI).
+ *
+ * Writing the jump so that no thread executes a torn instruction: the bytes are written
+ * with one `lock cmpxchg` of the 8-byte word that holds them (aligned when the 5 bytes
+ * fit in one aligned word, else an unaligned word inside one cache line: a locked access
+ * within a line is atomic and is not a split lock). Only when the bytes cross a cache line
+ * (the 14-byte fallback, or an entry 60..63 bytes into a line) does it fall back to
+ * writing `jmp $` (EB FE) over the first two bytes, then the tail, then the real first
+ * two bytes: a thread arriving meanwhile spins for a few microseconds. After each step
+ * every core running a thread of the process is serialized with
+ * membarrier(PRIVATE_EXPEDITED_SYNC_CORE) when the kernel has it (Intel's
+ * cross-modifying-code protocol). Pages are made writable with their original protection
+ * (read from /proc/self/maps) plus PROT_WRITE -- never dropping PROT_EXEC, since other
+ * threads run code on them -- and put back afterwards. Trampoline pages likewise go r-x ->
+ * rwx -> r-x while a slot is written; a slot is never freed or reused for another target
+ * (a thread may still be inside it), so a remove/install cycle of one target reuses its
+ * own slot and only rewrites the stub's hook word.
+ *
+ * Threads: the atomic store makes patching safe for a thread that is at the entry or
+ * outside the function. A thread stopped *between* two instructions of the replaced bytes
+ * (it ran `push rbp` and has not yet fetched `mov rbp,rsp`) would resume in the middle of
+ * the new jump. Hence the contract: install at start while one thread runs (reach's
+ * detection runs in the library constructor), or with the other threads stopped and each
+ * stopped pc passed through hs_patch_fixup_pc (attach's injector has them stopped under
+ * ptrace anyway). A prologue whose first replaced instruction is 5 bytes or more has no
+ * such window; tests/unit/test_patch.c patches one 2,000 times under four calling threads.
+ *
+ * The decoder: Debian's libzydis-dev 4.0.0 ships libZydis.so only (no .a), so the library
+ * does not link it: the first install dlopens libZydis.so.4.0 (package libzydis4.0;
+ * it needs only libc) and resolves three functions. A program that needs no patch never
+ * loads it, and libheapsift.so gains no DT_NEEDED entry (ldd shows none).
+ *
+ * Cost, measured with callgrind (valgrind 3.19, --smc-check=all, gcc 12, 2026-11-26;
+ * `test_patch --bench N 0|1`, N = 1e6 and 2e6 so set-up cancels out): a call of a
+ * 4-instruction function costs 14.0 Ir per loop iteration unpatched, 19.0 patched with a
+ * one-instruction pass-through hook (`jmp *orig`): 5 more, 4 of them the engine's -- the
+ * jmp rel32 at the entry, the stub's jmp [rip+2], the trampoline's endbr64 and its jump
+ * back to at+span -- and 1 the hook's. (A C hook that calls *original adds its own call,
+ * ret and body.) Wall clock on the shared 2-core machine: about 5.7 -> 11.7 ns per call of
+ * that trivial function (two indirect jumps). Installing the first patch costs about
+ * 280,000 instructions (dlopen of Zydis, the decode and sweep, /proc/self/maps).
+ *
+ * How it is meant to be used (the next step, after the preload headers are restructured):
+ *   - reach.c already finds the bypassed entry points (malloc & co. defined ahead of
+ *     libheapsift.so, allocator APIs, Rust's __rust_alloc family from .symtab, with their
+ *     st_size). For each one the entry-point module calls
+ *     hs_patch_install_ex(addr, st_size, 0, hs_hook_<name>, &real_<name>, why, ...) in the
+ *     constructor, before any thread but the main one exists; the hooks are the very
+ *     functions interposition uses, their "real" pointer being the trampoline. A refusal is
+ *     reported the way reach reports today (one stderr line + a profile comment naming the
+ *     entry point and why[]), and the entry point stays unprofiled -- never a crash.
+ *   - attach (a CLI verb; ptrace lives in src/cli): the injector stops every thread,
+ *     dlopens libheapsift.so in the target, whose attach entry point runs reach and installs
+ *     the patches; before detaching, the injector moves each stopped thread's pc through
+ *     hs_patch_fixup_pc. Detach does the same in reverse with hs_patch_remove; threads left
+ *     inside a hook or trampoline are harmless since slots are never unmapped.
+ *
+ * Locking: one mutex around install/remove/fixup; none of them may be called from a
+ * signal handler or an allocation hook.
+ */
+#define _GNU_SOURCE
+#include "patch.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <Zydis/Zydis.h>
+
+#define PATCH_PAGE 4096u
+#define PATCH_SLOT 128u /* stub (16) + trampoline (112) */
+#define PATCH_STUB 16u
+#define PATCH_SLOTS_PER_PAGE (PATCH_PAGE / PATCH_SLOT)
+#define PATCH_MAX_PAGES 64
+#define PATCH_MAX 128 /* patched entry points, ever */
+#define PATCH_MAX_INSNS 16
+#define PATCH_NEAR ((uintptr_t)0x7f000000u) /* +-2 GB less a margin for the span */
+#define PATCH_SWEEP 2048u                   /* body sweep when the size is unknown */
+#define PATCH_JMP_NEAR 5u
+#define PATCH_JMP_ABS 14u
+
+enum { INSN_COPY, INSN_RIPREL, INSN_JMP, INSN_JCC, INSN_CALL, INSN_JCXZ };
+
+typedef struct {
+    uint8_t off, len, kind;
+    uint8_t field;  /* RIPREL: offset of disp32; JCC: condition code; JCXZ: offset of rel8 */
+    bool internal;  /* the destination is a copied instruction */
+    uint8_t dest_k; /* ... its index */
+    uintptr_t dest; /* absolute destination (RIPREL: the datum) */
+} patch_insn_t;
+
+typedef struct {
+    uint8_t *at; /* first replaced byte */
+    size_t span; /* bytes of whole instructions relocated */
+    int n;
+    patch_insn_t in[PATCH_MAX_INSNS];
+} patch_plan_t;
+
+typedef struct {
+    uint8_t *target, *at, *slot;
+    void *hook;
+    uint8_t len;  /* bytes of the jump written at `at` */
+    uint8_t span; /* == plan.span */
+    uint8_t orig[PATCH_JMP_ABS];
+    uint8_t ninsn;
+    uint8_t insn_off[PATCH_MAX_INSNS];  /* from at */
+    uint8_t tramp_off[PATCH_MAX_INSNS]; /* from slot + PATCH_STUB */
+    bool installed;
+} patch_rec_t;
+
+typedef struct {
+    uint8_t *base;
+    unsigned used;
+} patch_page_t;
+
+typedef ZyanStatus (*patch_init_fn)(ZydisDecoder *, ZydisMachineMode, ZydisStackWidth);
+typedef ZyanStatus (*patch_full_fn)(const ZydisDecoder *, const void *, ZyanUSize,
+                                    ZydisDecodedInstruction *, ZydisDecodedOperand *);
+typedef const char *(*patch_mnem_fn)(ZydisMnemonic);
+
+static pthread_mutex_t patch_lock = PTHREAD_MUTEX_INITIALIZER;
+static patch_rec_t patch_recs[PATCH_MAX];
+static int patch_nrecs;
+static patch_page_t patch_pages[PATCH_MAX_PAGES];
+static int patch_npages;
+static struct {
+    bool tried, ok;
+    ZydisDecoder dec;
+    patch_full_fn full;
+    patch_mnem_fn mnem;
+} patch_zy;
+static int patch_membarrier; /* 0 untried, 1 registered, -1 unavailable */
+
+/* ---- diagnostics ------------------------------------------------------------------ */
+
+/* snprintf with %s/%d/%lx does not allocate in glibc. */
+#define PATCH_WHY(...)                                                                             \
+    do {                                                                                           \
+        if (why && whylen)                                                                         \
+            snprintf(why, whylen, __VA_ARGS__);                                                    \
+    } while (0)
+
+static const char *patch_mnem(const ZydisDecodedInstruction *in)
+{
+    const char *s = patch_zy.mnem ? patch_zy.mnem(in->mnemonic) : NULL;
+    return s ? s : "instruction";
+}
+
+/* ---- the decoder, loaded on first use --------------------------------------------- */
+
+static bool patch_load_decoder(void)
+{
+    if (patch_zy.tried)
+        return patch_zy.ok;
+    patch_zy.tried = true;
+    void *h = dlopen("libZydis.so.4.0", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libZydis.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return false;
+    patch_init_fn init = (patch_init_fn)dlsym(h, "ZydisDecoderInit");
+    patch_zy.full = (patch_full_fn)dlsym(h, "ZydisDecoderDecodeFull");
+    patch_zy.mnem = (patch_mnem_fn)dlsym(h, "ZydisMnemonicGetString");
+    if (!init || !patch_zy.full ||
+        ZYAN_FAILED(init(&patch_zy.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+        return false;
+    patch_zy.ok = true;
+    return true;
+}
+
+static bool patch_decode(const uint8_t *a, size_t avail, ZydisDecodedInstruction *in)
+{
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+    if (avail > ZYDIS_MAX_INSTRUCTION_LENGTH)
+        avail = ZYDIS_MAX_INSTRUCTION_LENGTH;
+    return ZYAN_SUCCESS(patch_zy.full(&patch_zy.dec, a, avail, in, ops));
+}
+
+/* The absolute destination of a relative instruction (branch or RIP-relative operand). */
+static bool patch_dest(const uint8_t *a, const ZydisDecodedInstruction *in, uintptr_t *dest)
+{
+    if (!(in->attributes & ZYDIS_ATTRIB_IS_RELATIVE))
+        return false;
+    int64_t rel = in->raw.imm[0].is_relative ? in->raw.imm[0].value.s : in->raw.disp.value;
+    *dest = (uintptr_t)a + in->length + (uintptr_t)rel;
+    return true;
+}
+
+static bool patch_fits32(uintptr_t from_next, uintptr_t dest)
+{
+    int64_t d = (int64_t)(dest - from_next);
+    return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+/* ---- /proc/self/maps without stdio or malloc -------------------------------------- */
+
+typedef struct {
+    int fd;
+    size_t len, pos;
+    char buf[4096];
+} patch_maps_t;
+
+typedef struct {
+    uintptr_t lo, hi;
+    int prot;
+    char name[32]; /* its start: "[heap]", "[stack]", or a path's first bytes */
+} patch_map_t;
+
+static uintptr_t patch_hex(const char **s)
+{
+    uintptr_t v = 0;
+    for (;; (*s)++) {
+        char c = **s;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return v;
+        v = v * 16 + (uintptr_t)d;
+    }
+}
+
+/* The next mapping, false at the end. A line is at most PATH_MAX + ~80 bytes; only its
+   first 256 matter, the rest is skipped. */
+static bool patch_maps_next(patch_maps_t *r, patch_map_t *m)
+{
+    char line[256];
+    size_t n = 0;
+    for (;;) {
+        if (r->pos == r->len) {
+            ssize_t k = read(r->fd, r->buf, sizeof(r->buf));
+            if (k <= 0)
+                return false;
+            r->len = (size_t)k;
+            r->pos = 0;
+        }
+        char c = r->buf[r->pos++];
+        if (c == '\n')
+            break;
+        if (n < sizeof(line) - 1)
+            line[n++] = c;
+    }
+    line[n] = '\0';
+    const char *s = line;
+    m->lo = patch_hex(&s);
+    s++;
+    m->hi = patch_hex(&s);
+    s++;
+    m->prot = (s[0] == 'r' ? PROT_READ : 0) | (s[1] == 'w' ? PROT_WRITE : 0) |
+              (s[2] == 'x' ? PROT_EXEC : 0);
+    for (int field = 0; field < 4 && *s; field++) { /* perms, offset, dev, inode */
+        while (*s && *s != ' ')
+            s++;
+        while (*s == ' ')
+            s++;
+    }
+    snprintf(m->name, sizeof(m->name), "%s", s);
+    return true;
+}
+
+static int patch_maps_open(patch_maps_t *r)
+{
+    r->len = r->pos = 0;
+    r->fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    return r->fd < 0 ? -errno : 0;
+}
+
+/* The mapping holding addr; false if none. */
+static bool patch_map_of(uintptr_t addr, patch_map_t *out)
+{
+    patch_maps_t r;
+    bool found = false;
+    if (patch_maps_open(&r) < 0)
+        return false;
+    while (!found && patch_maps_next(&r, out))
+        found = addr >= out->lo && addr < out->hi;
+    close(r.fd);
+    return found;
+}
+
+/* ---- trampoline pages --------------------------------------------------------------- */
+
+static bool patch_near(uintptr_t a, uintptr_t b)
+{
+    return (a > b ? a - b : b - a) < PATCH_NEAR;
+}
+
+/* The best free page within reach of at in the gap [glo, ghi): the one nearest at, except
+   next to [heap] (brk grows up into the gap after it) or [stack] (grows down). */
+static void patch_gap(uintptr_t glo, uintptr_t ghi, uintptr_t at, bool after_heap,
+                      bool before_stack, uintptr_t *best)
+{
+    uintptr_t lo = at > PATCH_NEAR ? at - PATCH_NEAR : PATCH_PAGE * 16;
+    uintptr_t hi = at + PATCH_NEAR;
+    uintptr_t a = (glo > lo ? glo : lo + PATCH_PAGE - 1) & ~(uintptr_t)(PATCH_PAGE - 1);
+    uintptr_t b = ((ghi < hi ? ghi : hi) & ~(uintptr_t)(PATCH_PAGE - 1));
+    if (b < a + PATCH_PAGE)
+        return;
+    b -= PATCH_PAGE;
+    uintptr_t c = after_heap ? b : before_stack ? a : at < a ? a : at > b ? b : at;
+    if (!patch_near(c, at) || !patch_near(c + PATCH_PAGE, at))
+        return;
+    if (!*best || (c > at ? c - at : at - c) < (*best > at ? *best - at : at - *best))
+        *best = c;
+}
+
+static uint8_t *patch_map_near(uintptr_t at)
+{
+    for (int attempt = 0; attempt < 4; attempt++) {
+        patch_maps_t r;
+        patch_map_t m;
+        uintptr_t best = 0, prev_end = PATCH_PAGE * 16;
+        bool prev_heap = false;
+        if (patch_maps_open(&r) < 0)
+            return NULL;
+        while (patch_maps_next(&r, &m) && m.lo < (uintptr_t)0x7ffffffff000ull) {
+            if (m.lo > prev_end)
+                patch_gap(prev_end, m.lo, at, prev_heap, strncmp(m.name, "[stack]", 7) == 0, &best);
+            if (m.hi > prev_end)
+                prev_end = m.hi;
+            prev_heap = strncmp(m.name, "[heap]", 6) == 0;
+        }
+        close(r.fd);
+        if (!best)
+            return NULL;
+        void *p = mmap((void *)best, PATCH_PAGE, PROT_READ | PROT_EXEC,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p == (void *)best)
+            return p;
+        if (p != MAP_FAILED) /* a kernel before 4.17 took it as a hint */
+            munmap(p, PATCH_PAGE);
+    } /* else another thread mapped there meanwhile: look again */
+    return NULL;
+}
+
+enum { SLOT_NEAR, SLOT_ANY, SLOT_FAR };
+
+/* A free slot: within reach of at (SLOT_NEAR), anywhere, or (HS_PATCH_FORCE_ABS, for the
+   tests of the absolute forms) in a page out of reach. NULL if none. The caller takes it
+   by counting it used. */
+static uint8_t *patch_slot_find(uintptr_t at, int where, int *page)
+{
+    bool near = where == SLOT_NEAR;
+    for (int i = 0; i < patch_npages; i++) {
+        patch_page_t *pg = &patch_pages[i];
+        bool reach =
+            patch_near((uintptr_t)pg->base, at) && patch_near((uintptr_t)pg->base + PATCH_PAGE, at);
+        if (pg->used < PATCH_SLOTS_PER_PAGE && (where == SLOT_ANY || reach == near)) {
+            *page = i;
+            return pg->base + pg->used * PATCH_SLOT;
+        }
+    }
+    if (patch_npages == PATCH_MAX_PAGES)
+        return NULL;
+    uint8_t *base = near ? patch_map_near(at) : NULL;
+    if (!near) {
+        void *p = mmap(NULL, PATCH_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        base = p == MAP_FAILED ? NULL : p;
+    }
+    if (!base)
+        return NULL;
+    memset(&patch_pages[patch_npages], 0, sizeof(patch_pages[0]));
+    patch_pages[patch_npages].base = base;
+    *page = patch_npages++;
+    return base;
+}
+
+/* Writes len bytes at dst inside trampoline page pg (r-x -> rwx -> r-x: other slots of the
+   page stay executable throughout). */
+static int patch_slot_write(int pg, uint8_t *dst, const uint8_t *src, size_t len)
+{
+    uint8_t *base = patch_pages[pg].base;
+    if (mprotect(base, PATCH_PAGE, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+        return -errno;
+    if (len == 8 && ((uintptr_t)dst & 7) == 0) { /* a stub's hook word: a thread may read it */
+        uint64_t v;
+        memcpy(&v, src, 8);
+        __atomic_store_n((uint64_t *)dst, v, __ATOMIC_RELEASE);
+    } else {
+        memcpy(dst, src, len);
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return mprotect(base, PATCH_PAGE, PROT_READ | PROT_EXEC) != 0 ? -errno : 0;
+}
+
+static int patch_slot_page(const uint8_t *slot)
+{
+    for (int i = 0; i < patch_npages; i++)
+        if (slot >= patch_pages[i].base && slot < patch_pages[i].base + PATCH_PAGE)
+            return i;
+    return -1;
+}
+
+/* ---- the plan: which instructions, how each moves ---------------------------------- */
+
+/* Classifies one decoded instruction of the prologue. 0, or -EINVAL with why. */
+static int patch_classify(const uint8_t *fn, const uint8_t *a, const ZydisDecodedInstruction *in,
+                          patch_insn_t *pi, char *why, size_t whylen)
+{
+    long off = (long)(a - fn);
+    switch (in->mnemonic) {
+    case ZYDIS_MNEMONIC_INT3:
+    case ZYDIS_MNEMONIC_UD0:
+    case ZYDIS_MNEMONIC_UD1:
+    case ZYDIS_MNEMONIC_UD2:
+    case ZYDIS_MNEMONIC_HLT:
+        PATCH_WHY("%s at +%ld in the prologue", patch_mnem(in), off);
+        return -EINVAL;
+    default:
+        break;
+    }
+    pi->kind = INSN_COPY;
+    if (!patch_dest(a, in, &pi->dest))
+        return 0;
+    if (!in->raw.imm[0].is_relative) {
+        if (in->raw.disp.size != 32) {
+            PATCH_WHY("%s at +%ld: relative operand without a disp32", patch_mnem(in), off);
+            return -EINVAL;
+        }
+        pi->kind = INSN_RIPREL;
+        pi->field = in->raw.disp.offset;
+        return 0;
+    }
+    if (in->mnemonic == ZYDIS_MNEMONIC_JMP) {
+        pi->kind = INSN_JMP;
+    } else if (in->mnemonic == ZYDIS_MNEMONIC_CALL) {
+        pi->kind = INSN_CALL;
+    } else if (in->meta.category == ZYDIS_CATEGORY_COND_BR &&
+               ((in->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT && (in->opcode & 0xf0) == 0x70) ||
+                (in->opcode_map == ZYDIS_OPCODE_MAP_0F && (in->opcode & 0xf0) == 0x80))) {
+        pi->kind = INSN_JCC;
+        pi->field = in->opcode & 0x0f;
+    } else if (in->mnemonic == ZYDIS_MNEMONIC_JRCXZ || in->mnemonic == ZYDIS_MNEMONIC_JECXZ ||
+               in->mnemonic == ZYDIS_MNEMONIC_LOOP || in->mnemonic == ZYDIS_MNEMONIC_LOOPE ||
+               in->mnemonic == ZYDIS_MNEMONIC_LOOPNE) {
+        pi->kind = INSN_JCXZ;
+        pi->field = in->raw.imm[0].offset;
+    } else {
+        PATCH_WHY("relative %s at +%ld cannot be relocated", patch_mnem(in), off);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Decodes whole instructions from plan->at until need bytes are covered. */
+static int patch_plan(const uint8_t *fn, uint8_t *at, size_t need, uintptr_t map_end,
+                      patch_plan_t *plan, char *why, size_t whylen)
+{
+    plan->at = at;
+    plan->span = 0;
+    plan->n = 0;
+    while (plan->span < need) {
+        const uint8_t *a = at + plan->span;
+        ZydisDecodedInstruction in;
+        patch_insn_t *pi = &plan->in[plan->n];
+        if (plan->n == PATCH_MAX_INSNS || !patch_decode(a, map_end - (uintptr_t)a, &in)) {
+            PATCH_WHY("the decoder refuses the bytes at +%ld", (long)(a - fn));
+            return -EINVAL;
+        }
+        memset(pi, 0, sizeof(*pi));
+        int rc = patch_classify(fn, a, &in, pi, why, whylen);
+        if (rc < 0)
+            return rc;
+        pi->off = (uint8_t)plan->span;
+        pi->len = in.length;
+        plan->span += in.length;
+        plan->n++;
+        bool ends =
+            in.meta.category == ZYDIS_CATEGORY_RET || in.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+        if (ends && plan->span < need) {
+            PATCH_WHY("too short: %s at +%ld ends the code before the %zu bytes the jump "
+                      "needs",
+                      patch_mnem(&in), (long)(a - fn), need);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* Destinations inside the copied bytes must be instruction starts and are redirected to
+   their copies; a call there (a PC-reading idiom) or a RIP-relative datum there is
+   refused. */
+static int patch_plan_internal(const uint8_t *fn, patch_plan_t *plan, char *why, size_t whylen)
+{
+    uintptr_t lo = (uintptr_t)plan->at, hi = lo + plan->span;
+    for (int i = 0; i < plan->n; i++) {
+        patch_insn_t *pi = &plan->in[i];
+        long off = (long)(plan->at + pi->off - fn);
+        if (pi->kind == INSN_COPY || pi->dest < lo || pi->dest >= hi)
+            continue;
+        if (pi->kind == INSN_RIPREL || pi->kind == INSN_CALL) {
+            PATCH_WHY("the %s at +%ld refers to the patched bytes",
+                      pi->kind == INSN_CALL ? "call" : "RIP-relative operand", off);
+            return -EINVAL;
+        }
+        int k = 0;
+        while (k < plan->n && lo + plan->in[k].off != pi->dest)
+            k++;
+        if (k == plan->n) {
+            PATCH_WHY("the branch at +%ld lands inside an instruction", off);
+            return -EINVAL;
+        }
+        pi->internal = true;
+        pi->dest_k = (uint8_t)k;
+    }
+    return 0;
+}
+
+/* Sweeps the function body for a branch or RIP-relative reference into (at, at+span). */
+static int patch_scan(const uint8_t *fn, size_t size, uintptr_t map_end, const patch_plan_t *plan,
+                      char *why, size_t whylen)
+{
+    const uint8_t *end = fn + (size ? size : PATCH_SWEEP);
+    uintptr_t lo = (uintptr_t)plan->at, hi = lo + plan->span;
+    if ((uintptr_t)end > map_end)
+        end = (const uint8_t *)map_end;
+    for (const uint8_t *a = fn; a < end;) {
+        ZydisDecodedInstruction in;
+        uintptr_t dest;
+        if ((uintptr_t)a == lo) {
+            a += plan->span;
+            continue;
+        }
+        if (!patch_decode(a, (uintptr_t)end - (uintptr_t)a, &in)) {
+            if (!size)
+                return 0; /* past the function, most likely */
+            PATCH_WHY("the decoder refuses the bytes at +%ld inside the function", (long)(a - fn));
+            return -EINVAL;
+        }
+        if (!size && in.mnemonic == ZYDIS_MNEMONIC_INT3)
+            return 0;
+        if (patch_dest(a, &in, &dest) && dest > lo && dest < hi) {
+            PATCH_WHY("a relative %s back into the patched bytes at +%ld (from +%ld)",
+                      in.raw.imm[0].is_relative ? "jump" : "reference",
+                      (long)(dest - (uintptr_t)fn), (long)(a - fn));
+            return -EINVAL;
+        }
+        a += in.length;
+    }
+    return 0;
+}
+
+/* ---- emission ----------------------------------------------------------------------- */
+
+typedef struct {
+    uint8_t buf[PATCH_SLOT];
+    size_t n;
+    uintptr_t base; /* runtime address of buf[0] */
+    bool overflow;
+} patch_code_t;
+
+static void patch_put(patch_code_t *c, const void *b, size_t n)
+{
+    if (c->n + n > sizeof(c->buf)) {
+        c->overflow = true;
+        return;
+    }
+    memcpy(c->buf + c->n, b, n);
+    c->n += n;
+}
+
+static void patch_put32(patch_code_t *c, int64_t v)
+{
+    int32_t x = (int32_t)v;
+    patch_put(c, &x, 4);
+}
+
+static uintptr_t patch_here(const patch_code_t *c, size_t plus)
+{
+    return c->base + c->n + plus;
+}
+
+/* jmp dest: rel32 when it reaches, else jmp [rip+0]; .quad dest. */
+static void patch_put_jmp(patch_code_t *c, uintptr_t dest)
+{
+    static const uint8_t abs[6] = {0xff, 0x25, 0, 0, 0, 0};
+    if (patch_fits32(patch_here(c, 5), dest)) {
+        patch_put(c, "\xe9", 1);
+        patch_put32(c, (int64_t)(dest - patch_here(c, 4)));
+    } else {
+        patch_put(c, abs, sizeof(abs));
+        patch_put(c, &dest, 8);
+    }
+}
+
+static void patch_put_insn(patch_code_t *c, const uint8_t *a, const patch_insn_t *pi,
+                           uintptr_t dest)
+{
+    uint8_t b[16];
+    memcpy(b, a, pi->len);
+    switch (pi->kind) {
+    case INSN_COPY:
+        patch_put(c, b, pi->len);
+        break;
+    case INSN_RIPREL: { /* range was checked by the caller */
+        int32_t d = (int32_t)(int64_t)(dest - patch_here(c, pi->len));
+        memcpy(b + pi->field, &d, 4);
+        patch_put(c, b, pi->len);
+        break;
+    }
+    case INSN_JMP:
+        patch_put_jmp(c, dest);
+        break;
+    case INSN_JCC:
+        if (patch_fits32(patch_here(c, 6), dest)) {
+            uint8_t op[2] = {0x0f, (uint8_t)(0x80 | pi->field)};
+            patch_put(c, op, 2);
+            patch_put32(c, (int64_t)(dest - patch_here(c, 4)));
+        } else { /* j!cc over an absolute jump */
+            uint8_t op[2] = {(uint8_t)(0x70 | (pi->field ^ 1)), 14};
+            patch_put(c, op, 2);
+            patch_put_jmp(c, dest);
+        }
+        break;
+    case INSN_CALL:
+        if (patch_fits32(patch_here(c, 5), dest)) {
+            patch_put(c, "\xe8", 1);
+            patch_put32(c, (int64_t)(dest - patch_here(c, 4)));
+        } else { /* call [rip+2]; jmp +8; .quad dest */
+            patch_put(c, "\xff\x15\x02\x00\x00\x00\xeb\x08", 8);
+            patch_put(c, &dest, 8);
+        }
+        break;
+    case INSN_JCXZ: { /* jrcxz/loop taken -> +2 -> jmp dest; not taken -> hop over it */
+        b[pi->field] = 2;
+        patch_put(c, b, (size_t)pi->field + 1);
+        bool fits = patch_fits32(patch_here(c, 2 + 5), dest);
+        uint8_t hop[2] = {0xeb, fits ? 5 : 14};
+        patch_put(c, hop, 2);
+        patch_put_jmp(c, dest);
+        break;
+    }
+    }
+}
+
+/* Emits the trampoline at tbase; tramp_off receives each instruction's offset. Run twice:
+   the first pass learns the offsets a forward internal branch needs (sizes do not depend
+   on them: an internal destination always takes the rel32 form). */
+static int patch_emit(const uint8_t *fn, const patch_plan_t *plan, uintptr_t tbase, patch_code_t *c,
+                      uint8_t *tramp_off, char *why, size_t whylen)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        memset(c, 0, sizeof(*c));
+        c->base = tbase;
+        patch_put(c, "\xf3\x0f\x1e\xfa", 4); /* endbr64 */
+        bool ended = false;
+        for (int i = 0; i < plan->n; i++) {
+            const patch_insn_t *pi = &plan->in[i];
+            uintptr_t dest = pi->internal ? tbase + (pass ? tramp_off[pi->dest_k] : 0) : pi->dest;
+            if (pi->kind == INSN_RIPREL && !patch_fits32(patch_here(c, pi->len), dest)) {
+                PATCH_WHY("the RIP-relative operand at +%ld is out of reach of the "
+                          "trampoline",
+                          (long)(plan->at + pi->off - fn));
+                return -EINVAL;
+            }
+            tramp_off[i] = (uint8_t)c->n;
+            patch_put_insn(c, plan->at + pi->off, pi, dest);
+            ended = pi->kind == INSN_JMP; /* after a ret the jump back is merely dead */
+        }
+        if (!ended)
+            patch_put_jmp(c, (uintptr_t)plan->at + plan->span);
+        if (c->overflow || c->n > PATCH_SLOT - PATCH_STUB) {
+            PATCH_WHY("the relocated prologue does not fit a %u-byte trampoline",
+                      PATCH_SLOT - PATCH_STUB);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* ---- writing code that other threads may be running --------------------------------- */
+
+static bool patch_cas8(uint8_t *w, uint64_t old, uint64_t nv)
+{
+    bool ok;
+    __asm__ volatile("lock cmpxchgq %3, %1"
+                     : "=@ccz"(ok), "+m"(*(volatile uint64_t *)w), "+a"(old)
+                     : "r"(nv)
+                     : "memory");
+    return ok;
+}
+
+static bool patch_cas2(uint8_t *w, uint16_t old, uint16_t nv)
+{
+    bool ok;
+    __asm__ volatile("lock cmpxchgw %3, %1"
+                     : "=@ccz"(ok), "+m"(*(volatile uint16_t *)w), "+a"(old)
+                     : "r"(nv)
+                     : "memory");
+    return ok;
+}
+
+/* Replaces n <= 8 bytes at p with one locked 8-byte compare-exchange of the word [w, w+8)
+   holding them, w inside p's cache line. */
+static void patch_store_word(uint8_t *p, const uint8_t *bytes, size_t n)
+{
+    uintptr_t up = (uintptr_t)p, w = up & ~(uintptr_t)7;
+    if (up + n > w + 8) {
+        uintptr_t line_last = (up | 63) - 7;
+        w = up < line_last ? up : line_last;
+    }
+    uint64_t old, nv;
+    do {
+        memcpy(&old, (const void *)w, 8);
+        nv = old;
+        memcpy((uint8_t *)&nv + (up - w), bytes, n);
+    } while (!patch_cas8((uint8_t *)w, old, nv));
+}
+
+static void patch_sync_cores(void)
+{
+    if (patch_membarrier == 0)
+        patch_membarrier =
+            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0
+                ? 1
+                : -1;
+    if (patch_membarrier > 0)
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Makes [p, p+n) (at most two pages) writable, keeping each page's protection otherwise.
+   prot[] receives the originals for patch_unprotect. */
+static int patch_unprotect(uint8_t *p, size_t n, int prot[2])
+{
+    uintptr_t first = (uintptr_t)p & ~(uintptr_t)(PATCH_PAGE - 1);
+    uintptr_t last = ((uintptr_t)p + n - 1) & ~(uintptr_t)(PATCH_PAGE - 1);
+    for (int i = 0; i < 2; i++) {
+        uintptr_t pg = first + i * PATCH_PAGE;
+        patch_map_t m;
+        prot[i] = -1;
+        if (pg > last)
+            break;
+        if (!patch_map_of(pg, &m))
+            return -EFAULT;
+        if (mprotect((void *)pg, PATCH_PAGE, m.prot | PROT_WRITE) != 0)
+            return -errno;
+        prot[i] = m.prot;
+    }
+    return 0;
+}
+
+static int patch_protect(uint8_t *p, const int prot[2])
+{
+    uintptr_t first = (uintptr_t)p & ~(uintptr_t)(PATCH_PAGE - 1);
+    int rc = 0;
+    for (int i = 0; i < 2; i++)
+        if (prot[i] >= 0 && mprotect((void *)(first + i * PATCH_PAGE), PATCH_PAGE, prot[i]) != 0)
+            rc = -errno;
+    return rc;
+}
+
+/* Writes n bytes of code at p so that a thread fetching there sees the old bytes, the new
+   ones, or (cache-line-crossing case only) a `jmp $` it spins on until the end. */
+static int patch_write_code(uint8_t *p, const uint8_t *bytes, size_t n)
+{
+    int prot[2] = {-1, -1};
+    int rc = patch_unprotect(p, n, prot);
+    if (rc < 0)
+        goto out;
+    if (n <= 8 && ((uintptr_t)p & 63) + n <= 64) {
+        patch_store_word(p, bytes, n);
+    } else if (((uintptr_t)p & 63) == 63) {
+        rc = -EINVAL; /* no atomic two-byte `jmp $` at the last byte of a line */
+    } else {
+        uint16_t head;
+        memcpy(&head, p, 2);
+        patch_cas2(p, head, 0xfeeb); /* EB FE: jmp $ */
+        patch_sync_cores();
+        for (size_t i = 2; i < n; i++)
+            ((volatile uint8_t *)p)[i] = bytes[i];
+        patch_sync_cores();
+        memcpy(&head, bytes, 2);
+        patch_cas2(p, 0xfeeb, head);
+    }
+    patch_sync_cores();
+out:;
+    int rc2 = patch_protect(p, prot);
+    return rc < 0 ? rc : rc2;
+}
+
+/* ---- install, remove ---------------------------------------------------------------- */
+
+static patch_rec_t *patch_find(const void *target)
+{
+    for (int i = 0; i < patch_nrecs; i++)
+        if (patch_recs[i].target == target)
+            return &patch_recs[i];
+    return NULL;
+}
+
+/* The jump written at rec->at: to the stub, or (no near page) to the hook directly. */
+static void patch_jump_bytes(const patch_rec_t *rec, uint8_t out[PATCH_JMP_ABS])
+{
+    if (rec->len == PATCH_JMP_NEAR) {
+        int32_t rel = (int32_t)(int64_t)((uintptr_t)rec->slot - ((uintptr_t)rec->at + 5));
+        out[0] = 0xe9;
+        memcpy(out + 1, &rel, 4);
+    } else {
+        memcpy(out, "\xff\x25\x00\x00\x00\x00", 6);
+        memcpy(out + 6, &rec->hook, 8);
+    }
+}
+
+/* *original is published before the jump is written: a hook reached by the jump may read
+   it at once (on another thread). */
+static void patch_publish(const patch_rec_t *rec, void **original)
+{
+    if (original)
+        __atomic_store_n(original, (void *)(rec->slot + PATCH_STUB), __ATOMIC_RELEASE);
+}
+
+/* A target patched before and removed since: same slot, same trampoline, new hook. */
+static int patch_reinstall(patch_rec_t *rec, void *hook, void **original, char *why, size_t whylen)
+{
+    uint8_t jmp[PATCH_JMP_ABS];
+    if (memcmp(rec->at, rec->orig, rec->len) != 0) {
+        PATCH_WHY("the entry's bytes changed since the patch was removed");
+        return -EBUSY;
+    }
+    if (hook != rec->hook && rec->len == PATCH_JMP_NEAR) {
+        int pg = patch_slot_page(rec->slot);
+        int rc = patch_slot_write(pg, rec->slot + 8, (const uint8_t *)&hook, 8);
+        if (rc < 0)
+            return rc;
+    }
+    rec->hook = hook;
+    patch_publish(rec, original);
+    patch_jump_bytes(rec, jmp);
+    int rc = patch_write_code(rec->at, jmp, rec->len);
+    if (rc == 0)
+        rec->installed = true;
+    return rc;
+}
+
+/* Plans, relocates and writes the slot of a new patch into rec (not yet the jump). */
+static int patch_prepare(patch_rec_t *rec, uint8_t *fn, size_t size, unsigned flags, void *hook,
+                         char *why, size_t whylen)
+{
+    patch_map_t m;
+    patch_plan_t plan;
+    patch_code_t code;
+    int pg = -1;
+    if (!patch_map_of((uintptr_t)fn, &m) || !(m.prot & PROT_EXEC)) {
+        PATCH_WHY("%p is not in an executable mapping", (void *)fn);
+        return -EINVAL;
+    }
+    uint8_t *at = fn;
+    if (m.hi - (uintptr_t)fn >= 4 && memcmp(fn, "\xf3\x0f\x1e\xfa", 4) == 0)
+        at += 4; /* endbr64 stays: an indirect call must still land on an ENDBR */
+    bool near = !(flags & HS_PATCH_FORCE_ABS);
+    uint8_t *slot = near ? patch_slot_find((uintptr_t)at, SLOT_NEAR, &pg) : NULL;
+    if (!slot) {
+        near = false;
+        slot =
+            patch_slot_find((uintptr_t)at, flags & HS_PATCH_FORCE_ABS ? SLOT_FAR : SLOT_ANY, &pg);
+    }
+    if (!slot) {
+        PATCH_WHY("no trampoline page could be mapped");
+        return -ENOMEM;
+    }
+    size_t need = near ? PATCH_JMP_NEAR : PATCH_JMP_ABS;
+    int rc = patch_plan(fn, at, need, m.hi, &plan, why, whylen);
+    if (rc == 0)
+        rc = patch_plan_internal(fn, &plan, why, whylen);
+    if (rc == 0)
+        rc = patch_scan(fn, size, m.hi, &plan, why, whylen);
+    if (rc == 0)
+        rc =
+            patch_emit(fn, &plan, (uintptr_t)slot + PATCH_STUB, &code, rec->tramp_off, why, whylen);
+    if (rc < 0)
+        return rc;
+
+    uint8_t img[PATCH_SLOT];
+    memset(img, 0xcc, sizeof(img));
+    memcpy(img, "\xff\x25\x02\x00\x00\x00\xcc\xcc", 8); /* jmp [rip+2]; .quad at +8 */
+    memcpy(img + 8, &hook, 8);
+    memcpy(img + PATCH_STUB, code.buf, code.n);
+    rc = patch_slot_write(pg, slot, img, sizeof(img));
+    if (rc < 0)
+        return rc;
+    patch_pages[pg].used++;
+
+    rec->target = fn;
+    rec->at = at;
+    rec->slot = slot;
+    rec->hook = hook;
+    rec->len = (uint8_t)need;
+    rec->span = (uint8_t)plan.span;
+    rec->ninsn = (uint8_t)plan.n;
+    for (int i = 0; i < plan.n; i++)
+        rec->insn_off[i] = plan.in[i].off;
+    memcpy(rec->orig, at, need);
+    return 0;
+}
+
+/* The size of the dynamic symbol starting at target, 0 if none. */
+static size_t patch_symbol_size(void *target)
+{
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (dladdr1(target, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && info.dli_saddr == target)
+        return sym->st_size;
+    return 0;
+}
+
+int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
+                        char *why, size_t whylen)
+{
+    int rc;
+    PATCH_WHY("%s", "");
+    pthread_mutex_lock(&patch_lock);
+    patch_rec_t *rec = patch_find(target);
+    if (rec && rec->installed) {
+        PATCH_WHY("already patched");
+        rc = -EEXIST;
+        goto out;
+    }
+    if (!patch_load_decoder()) {
+        PATCH_WHY("the x86 decoder libZydis.so.4.0 cannot be loaded (package libzydis4.0)");
+        rc = -ENOSYS;
+        goto out;
+    }
+    if (rec) {
+        rc = patch_reinstall(rec, hook, original, why, whylen);
+    } else if (patch_nrecs == PATCH_MAX) {
+        PATCH_WHY("more than %d entry points patched", PATCH_MAX);
+        rc = -ENOSPC;
+    } else {
+        rec = &patch_recs[patch_nrecs];
+        memset(rec, 0, sizeof(*rec));
+        rc = patch_prepare(rec, target, size, flags, hook, why, whylen);
+        if (rc == 0) {
+            uint8_t jmp[PATCH_JMP_ABS];
+            patch_nrecs++; /* the slot is taken even if the write below fails */
+            patch_publish(rec, original);
+            patch_jump_bytes(rec, jmp);
+            rc = patch_write_code(rec->at, jmp, rec->len);
+            rec->installed = rc == 0;
+        }
+    }
+out:
+    pthread_mutex_unlock(&patch_lock);
+    return rc;
+}
+
+int hs_patch_install(void *target, void *hook, void **original, char *why, size_t whylen)
+{
+    return hs_patch_install_ex(target, patch_symbol_size(target), 0, hook, original, why, whylen);
+}
+
+int hs_patch_remove(void *target)
+{
+    int rc = -ENOENT;
+    pthread_mutex_lock(&patch_lock);
+    patch_rec_t *rec = patch_find(target);
+    if (rec && rec->installed) {
+        rc = patch_write_code(rec->at, rec->orig, rec->len);
+        if (rc == 0)
+            rec->installed = false;
+    }
+    pthread_mutex_unlock(&patch_lock);
+    return rc;
+}
+
+uintptr_t hs_patch_fixup_pc(uintptr_t pc)
+{
+    uintptr_t to = 0;
+    pthread_mutex_lock(&patch_lock);
+    for (int i = 0; i < patch_nrecs && !to; i++) {
+        const patch_rec_t *rec = &patch_recs[i];
+        uintptr_t at = (uintptr_t)rec->at;
+        if (!rec->installed || pc <= at || pc >= at + rec->span)
+            continue;
+        for (int k = 1; k < rec->ninsn; k++)
+            if (at + rec->insn_off[k] == pc)
+                to = (uintptr_t)rec->slot + PATCH_STUB + rec->tramp_off[k];
+    }
+    pthread_mutex_unlock(&patch_lock);
+    return to;
+}
+
+#else /* not x86-64 */
+
+int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
+                        char *why, size_t whylen)
+{
+    (void)target, (void)size, (void)flags, (void)hook, (void)original;
+    if (why && whylen)
+        snprintf(why, whylen, "entry-point patching is implemented for x86-64 only");
+    return -ENOSYS;
+}
+
+int hs_patch_install(void *target, void *hook, void **original, char *why, size_t whylen)
+{
+    return hs_patch_install_ex(target, 0, 0, hook, original, why, whylen);
+}
+
+int hs_patch_remove(void *target)
+{
+    (void)target;
+    return -ENOENT;
+}
+
+uintptr_t hs_patch_fixup_pc(uintptr_t pc)
+{
+    (void)pc;
+    return 0;
+}
+
+#endif

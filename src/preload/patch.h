@@ -1,0 +1,58 @@
+/*
+ * In-place entry-point patching (x86-64): makes calls to a function that heapsift cannot
+ * interpose (an allocator bound inside the executable) run a hook instead, with a
+ * trampoline that holds the function's relocated prologue so the hook can call the
+ * original. See patch.c for the design, its cost and its limits.
+ *
+ * Context: never on an allocation path. The first install loads the decoder (dlopen,
+ * which allocates): call it inside the reentrancy guard, at start (one thread) or with
+ * the other threads stopped (attach) -- see "Threads" in patch.c.
+ */
+#ifndef HS_PATCH_H
+#define HS_PATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Flags of hs_patch_install_ex. */
+/* Tests: act as if no page within +-2 GB were free: the 14-byte absolute jump at the
+   entry, the trampoline in a page out of rel32 reach (so its far forms run). */
+#define HS_PATCH_FORCE_ABS 1u
+
+/*
+ * Patches the function at target so that calls to it run hook; *original receives a
+ * callable pointer to the original behaviour (the trampoline; it stays valid for the
+ * life of the process, even after hs_patch_remove). *original is stored (release) before
+ * the jump is written, so a hook running on another thread at once finds it set.
+ * Returns 0, or a negative errno with why[] saying what was refused (e.g. "a relative
+ * jump back into the patched bytes at +5 (from +23)"):
+ *   -EINVAL  the prologue cannot be relocated safely (why[] names the instruction);
+ *   -EEXIST  target is already patched;   -ENOMEM  no trampoline page could be mapped;
+ *   -EBUSY   a target patched and removed before whose bytes have changed since;
+ *   -ENOSPC  more than 128 entry points patched;
+ *   -ENOSYS  not x86-64, or the decoder (libZydis.so.4.0) cannot be loaded;
+ *   other    from mprotect or /proc/self/maps.
+ * The function's extent for the back-jump scan is its dynamic symbol's size when
+ * dladdr1 finds one, else a bounded sweep (see patch.c). Installing again a target that
+ * was removed reuses its first trampoline (flags are not looked at again).
+ */
+int hs_patch_install(void *target, void *hook, void **original, char *why, size_t whylen);
+
+/* As hs_patch_install, with the function's size when the caller knows it (from .symtab;
+   0 = unknown) and HS_PATCH_* flags. */
+int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
+                        char *why, size_t whylen);
+
+/* Restores the original bytes at target. 0, or -ENOENT when target is not patched, or a
+   negative errno from mprotect. The trampoline stays mapped (a thread may be inside it). */
+int hs_patch_remove(void *target);
+
+/*
+ * For a thread stopped by the caller (attach's injector, or an in-process stop) whose pc
+ * lies inside the bytes a patch replaced, at an instruction boundary after the first:
+ * the address of the same instruction in the trampoline, where the thread must resume.
+ * 0 when pc needs no move (outside every patched range, or at its first byte).
+ */
+uintptr_t hs_patch_fixup_pc(uintptr_t pc);
+
+#endif
