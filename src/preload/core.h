@@ -231,6 +231,8 @@ void hs_thread_join(hs_thread_t *t);
  * for /dev/null on 0, 1, 2. Returns 0 or -errno (it then shares the program's, as any
  * thread does). */
 int hs_fd_private(void);
+/* Whether unshare was refused once (then it always will be: a seccomp filter). */
+bool hs_fd_refused(void);
 
 /* Runs fn(arg) on a thread with a descriptor table of its own (a new one, joined before
  * this returns, unless the caller already has one), or on the caller where none can be

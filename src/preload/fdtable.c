@@ -65,6 +65,11 @@ int hs_fd_private(void)
     return 0;
 }
 
+bool hs_fd_refused(void)
+{
+    return __atomic_load_n(&fd_refused, __ATOMIC_RELAXED);
+}
+
 typedef struct {
     void (*fn)(void *);
     void *arg;

@@ -6,13 +6,20 @@
  * the program cannot name, close or reuse a descriptor in that table, nothing heapsift
  * reads, writes or closes there can be the program's file, and no check is needed.
  *
- * It is a clone of the process without CLONE_FILES (the table is copied, and the copy's
- * descriptors, the program's, are closed at once), sharing the address space, so a call
- * passes pointers as they are. glibc does not know the thread: it runs only raw system
- * calls (no errno, no locks, no allocation), on a stack and a thread pointer of its own,
- * with every signal blocked, and ends with the process (exit_group) or when the
- * credentials of the program change (a new one then starts with the new ones, as a
- * thread glibc knows would have been changed by setuid).
+ * It shares the address space, so a call passes pointers as they are, and it is one of
+ * two kinds:
+ *   - where unshare(CLONE_FILES) works, an ordinary thread of heapsift's (threads.c) that
+ *     takes a table of its own (fdtable.c), like the trigger thread; it ends when only
+ *     heapsift's threads are left (orphan.c), checked once a second;
+ *   - where unshare is refused (a container's seccomp filter), a clone of the process
+ *     without CLONE_FILES: the table is copied, and the copy's descriptors, the program's,
+ *     are closed at once. glibc does not know this thread: it runs only raw system calls
+ *     (no errno, no locks, no allocation), on a stack and a thread pointer of its own, and
+ *     ends with the process (exit_group) or when the program's credentials change (a new
+ *     one then starts with the new ones, as a thread glibc knows would have been changed
+ *     by setuid). Valgrind refuses such a clone and ends the process: under it, only the
+ *     first kind runs.
+ * Both block every signal.
  *
  * Cost: one call is two futex hand-offs (about 10 us; a dump makes a few dozen); the
  * thread holds a 64 KiB stack. Callers: fdio.c through the route installed here.
@@ -61,8 +68,14 @@ static struct {
     io_creds_t creds; /* what the thread was started with */
     bool said;        /* the failure to start one was logged */
     bool keep_stderr; /* the thread keeps its copy of the program's 2 */
+    int err_fd;       /* that copy, in the thread's table */
+    int kind;         /* IO_GLIBC or IO_RAW, while a thread runs */
+    uint32_t verdict; /* futex: a glibc thread's start, IO_GLIBC or IO_RAW (refused) */
     uint64_t tls[64]; /* its thread pointer's block: never the caller's, which may end */
-} io = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} io = {.lock = PTHREAD_MUTEX_INITIALIZER, .err_fd = -1};
+
+enum { IO_GLIBC = 1, IO_RAW = 2 };
+#define IO_QUIT (-2L) /* the call that ends a glibc thread (a raw one gets SYS_exit) */
 
 /* A system call without errno (the thread shares no TLS with glibc). */
 static inline long io_raw(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
@@ -120,21 +133,92 @@ static void io_creds_now(io_creds_t *c)
     c->ngroups = getgroups(IO_GROUPS, c->groups);
 }
 
-/* Ends the thread (its credentials are stale) and waits until the kernel says it is gone. */
+/* The loop of a thread of the first kind. */
+static void *io_glibc_main(void *arg)
+{
+    (void)arg;
+    hs_guard_enter(&hs_tls); /* for life */
+    pthread_setname_np(pthread_self(), "heapsift-io");
+    uint32_t v = hs_fd_private() == 0 ? IO_GLIBC : IO_RAW;
+    if (v == IO_GLIBC && io.keep_stderr) { /* a copy of the program's 2, in our table */
+        int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+        io.err_fd = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, STDERR_FILENO, 0) : -1;
+        if (pidfd >= 0)
+            close(pidfd);
+    }
+    if (v == IO_GLIBC)
+        __atomic_store_n(&io.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    __atomic_store_n(&io.verdict, v, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &io.verdict, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    if (v != IO_GLIBC)
+        return NULL;
+    hs_orphan_register();
+    uint32_t seen = 0;
+    for (;;) {
+        uint32_t r = __atomic_load_n(&io.req, __ATOMIC_ACQUIRE);
+        if (r == seen) {
+            struct timespec ts = {1, 0};
+            if (syscall(SYS_futex, &io.req, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0) != 0 &&
+                errno == ETIMEDOUT && hs_orphan_program_gone())
+                break; /* the last of heapsift's threads out makes glibc exit */
+            continue;
+        }
+        seen = r;
+        if (io.nr == IO_QUIT)
+            break;
+        long ret =
+            syscall(io.nr, io.args[0], io.args[1], io.args[2], io.args[3], io.args[4], io.args[5]);
+        io.ret = ret == -1 ? -errno : ret;
+        __atomic_store_n(&io.done, r, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &io.done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+    if (io.err_fd >= 0)
+        close(io.err_fd);
+    io.err_fd = -1;
+    __atomic_store_n(&io.tid, 0, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &io.tid, FUTEX_WAKE, 64, NULL, NULL, 0);
+    return NULL;
+}
+
+/* Starts a thread of the first kind: 0, or -EPERM where unshare is refused. */
+static int io_start_glibc(void)
+{
+    hs_thread_t th;
+    if (hs_fd_refused())
+        return -EPERM;
+    __atomic_store_n(&io.verdict, 0, __ATOMIC_RELEASE);
+    int rc = hs_thread_start(&th, io_glibc_main, NULL, true);
+    if (rc != 0)
+        return rc;
+    uint32_t v;
+    while ((v = __atomic_load_n(&io.verdict, __ATOMIC_ACQUIRE)) == 0)
+        syscall(SYS_futex, &io.verdict, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    if (v != IO_GLIBC)
+        return -EPERM;
+    io.kind = IO_GLIBC;
+    io.pid = getpid();
+    return 0;
+}
+
+/* Ends the thread and waits until it is gone: a raw one (its credentials are stale) by
+ * SYS_exit, which the kernel reports by clearing io.tid; a glibc one by IO_QUIT. */
 static void io_stop(void)
 {
-    io.nr = SYS_exit;
+    io.nr = io.kind == IO_GLIBC ? IO_QUIT : SYS_exit;
     memset(io.args, 0, sizeof(io.args));
     __atomic_add_fetch(&io.req, 1, __ATOMIC_RELEASE);
     syscall(SYS_futex, &io.req, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     pid_t tid;
     while ((tid = __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE)) != 0)
         syscall(SYS_futex, &io.tid, FUTEX_WAIT, tid, NULL, NULL, 0);
-    hs_orphan_forget(io.started);
+    if (io.kind == IO_RAW)
+        hs_orphan_forget(io.started);
     io.pid = 0;
+    io.kind = 0;
 }
 
-static int io_start(void)
+/* Starts a raw thread (the second kind). */
+static int io_start_raw(void)
 {
     if (io.stack == NULL) {
         void *s = mmap(NULL, IO_STACK, PROT_READ | PROT_WRITE,
@@ -166,8 +250,16 @@ static int io_start(void)
     }
     io.pid = getpid();
     io.started = tid;
+    io.kind = IO_RAW;
+    io.err_fd = io.keep_stderr ? STDERR_FILENO : -1;
     hs_orphan_register_tid(tid);
     return 0;
+}
+
+static int io_start(void)
+{
+    io.req = io.done = 0;
+    return io_start_glibc() == 0 ? 0 : io_start_raw();
 }
 
 static bool io_creds_same(void)
@@ -181,7 +273,7 @@ static bool io_creds_same(void)
 static int io_ready(void)
 {
     if (io.pid == getpid() && __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE) != 0) {
-        if (io_creds_same())
+        if (io.kind == IO_GLIBC || io_creds_same()) /* glibc changes a glibc thread's */
             return 0;
         io_stop();
     }
@@ -250,8 +342,20 @@ ssize_t hs_iothread_write_stderr(const void *p, size_t n)
         errno = EBADF;
         return -1;
     }
-    const long args[6] = {STDERR_FILENO, (long)p, (long)n, 0, 0, 0};
-    long r = io_remote(SYS_write, args);
+    long args[6] = {-1, (long)p, (long)n, 0, 0, 0};
+    int saved = errno, cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    pthread_mutex_lock(&io.lock);
+    long r = io_ready();
+    if (r == 0 && io.err_fd < 0)
+        r = -EBADF;
+    if (r == 0) {
+        args[0] = io.err_fd;
+        r = io_call(SYS_write, args);
+    }
+    pthread_mutex_unlock(&io.lock);
+    pthread_setcancelstate(cancel, NULL);
+    errno = saved;
     if (r < 0) {
         errno = (int)-r;
         return -1;
@@ -271,4 +375,6 @@ void hs_iothread_after_fork(void)
     pthread_mutex_init(&io.lock, NULL);
     io.pid = 0;
     io.tid = 0;
+    io.kind = 0;
+    io.err_fd = -1; /* the parent thread's copy, in a table this process does not have */
 }

@@ -93,6 +93,8 @@ static const char *const reach_apis[] = {"mallocx", "rallocx", "xallocx", "sdall
 
 static bool reach_is_api(const char *name)
 {
+    if (!strchr("mrxsdj_t", name[0])) /* the first letters of every name below */
+        return false;
     for (size_t i = 0; i < sizeof(reach_apis) / sizeof(reach_apis[0]); i++)
         if (strcmp(name, reach_apis[i]) == 0)
             return true;
@@ -166,14 +168,14 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
     }
     size_t n = sym && str ? reach_nsyms(dyn, info->dlpi_addr) : 0;
     for (size_t i = 1; i < n && i < (1u << 22); i++) {
-        const char *name = str + sym[i].st_name;
-        if (ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC && sym[i].st_shndx != SHN_UNDEF)
-            continue;
-        if (!reach_is_api(name))
-            continue;
         bool defined = sym[i].st_shndx != SHN_UNDEF;
         if (defined && idx != 0)
             continue; /* a library's own definition: a bypass only where it is imported */
+        if (defined && ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC)
+            continue;
+        const char *name = str + sym[i].st_name;
+        if (!reach_is_api(name))
+            continue;
         Dl_info di;
         void *p = dlsym(RTLD_DEFAULT, name);
         if (!p || !dladdr(p, &di) || di.dli_fbase == w->self_base)
