@@ -57,12 +57,18 @@ func small(n int) {
 }
 
 func main() {
-	runtime.MemProfileRate = 4096
 	// An optional second argument: that many more leafA objects (a second profile for
-	// the diff checks, written by a second run of the same program).
+	// the diff checks, written by a second run of the same program). An optional third:
+	// the sampling rate from here on (default 4096; 1 records every allocation, so the
+	// program's own rows are exact, but the runtime's allocations before main stay
+	// sampled at Go's default rate).
 	extra := 0
 	if len(os.Args) > 2 {
 		extra, _ = strconv.Atoi(os.Args[2])
+	}
+	runtime.MemProfileRate = 4096
+	if len(os.Args) > 3 {
+		runtime.MemProfileRate, _ = strconv.Atoi(os.Args[3])
 	}
 	leafA(1000 + extra)
 	leafB(300)
