@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "hs_version.h"
 
 #include <getopt.h>
 #include <stdarg.h>

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "hs_version.h"
 #include "labels.h"
 #include "lifetimes.h"
 #include "report.h"
@@ -252,5 +253,5 @@ HS_EXPORT int heapsift_tracker_stats(int tracker, struct heapsift_tracker_stats 
 
 HS_EXPORT const char *heapsift_version(void)
 {
-    return "0.1.0";
+    return HS_VERSION;
 }

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "hs_version.h"
 #include "labels.h"
 #include "leaks.h"
 #include "lifetimes.h"
@@ -498,7 +499,7 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     p->period = (int64_t)rate;
     p->time_nanos = m->time_ns ? m->time_ns : dump_now_ns();
     p->duration_nanos = p->time_nanos - dump_start_ns;
-    snprintf(line, sizeof(line), "heapsift 0.1.0 rate=%llu unwind=%s depth=%u kind=%s",
+    snprintf(line, sizeof(line), "heapsift " HS_VERSION " rate=%llu unwind=%s depth=%u kind=%s",
              (unsigned long long)rate, hs_opt.unwind, hs_opt.depth, kind);
     hs_profile_add_comment(p, line);
     const hs_counters_t *k = &m->counters;
