@@ -19,6 +19,9 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "accounting.h"
+#include "modules.h"
+#include "triggers.h"
 #include "fdio.h"
 #include "labels.h"
 #include "livetab.h"

@@ -10,6 +10,14 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "accounting.h"
+#include "control.h"
+#include "dump.h"
+#include "options.h"
+#include "peak.h"
+#include "recorder.h"
+#include "sampler.h"
+#include "threads.h"
 #include "hs_version.h"
 #include "labels.h"
 #include "lifetimes.h"

@@ -9,6 +9,17 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "accounting.h"
+#include "control.h"
+#include "dump.h"
+#include "fdtable.h"
+#include "log.h"
+#include "options.h"
+#include "peak.h"
+#include "recorder.h"
+#include "sampler.h"
+#include "threads.h"
+#include "triggers.h"
 #include "hs_version.h"
 #include "labels.h"
 #include "leaks.h"
@@ -34,8 +45,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-extern const uintptr_t hs_overflow_pc;
 
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned dump_seq;

@@ -19,6 +19,8 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "fdtable.h"
+#include "threads.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -12,6 +12,12 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "fdtable.h"
+#include "log.h"
+#include "options.h"
+#include "orphan.h"
+#include "recorder.h"
+#include "threads.h"
 #include "fdio.h"
 #include "http.h"
 

@@ -10,7 +10,7 @@
  * when its window is over; at most HS_HTTP_MAX_DELTAS are open at once.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "dump.h"
 #include "http.h"
 #include "pprof.h"
 #include "write_gotext.h"

@@ -16,10 +16,12 @@
  *
  * Cost: one call is two futex hand-offs (about 10 us; a dump makes a few dozen); the
  * thread holds a 64 KiB stack. Callers: fdio.c through the route installed here.
- * Lock: io.lock (rank 9, a leaf: held across one call, nothing else is taken under it).
+ * Lock: io.lock (HS_RANK_IOTHREAD, a leaf: held across one call, nothing else is taken under it).
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "log.h"
+#include "orphan.h"
 #include "fdio.h"
 #include "iothread.h"
 

@@ -11,7 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "labels.h"
-#include "core.h"
+#include "log.h"
 #include "hash.h"
 
 #include <errno.h>

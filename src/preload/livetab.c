@@ -4,7 +4,7 @@
  * the table with one load. The table is split into 64 shards by the address's filter
  * hash, each an open-addressing hash (linear probing, backward-shift deletion, so no
  * tombstones) kept at most 70% full, growing by mmap-ing a table twice the size,
- * rehashing and munmap-ing the old one. Each shard has its own mutex (rank 2, after the
+ * rehashing and munmap-ing the old one. Each shard has its own mutex (HS_RANK_LIVETAB, after the
  * stack table), under which the shard's part of the filter changes too; frees read it
  * without any. When a shard's part fills up, the filter is replaced by a bigger one with
  * every shard lock held. It never calls malloc. Called from the sampled malloc path
@@ -13,6 +13,7 @@
  */
 #include "livetab.h"
 #include "core.h"
+#include "log.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -40,7 +41,7 @@ static int hs_live_grow_failed, hs_live_pins_full;
  * at most), one entry per mark, so that a bigger filter counts them too. Changed under
  * their shard's lock and this one (taken after it); read by the grower, which holds every
  * shard lock. When full, the filter stops growing: a mark it could not carry over would
- * send a bootstrap block's free to the real allocator. */
+ * send a bootstrap block's free to the real allocator. Its lock is HS_RANK_PINS. */
 #define HS_LIVE_PINS 1024
 static struct {
     pthread_mutex_t lock;

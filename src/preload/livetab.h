@@ -4,7 +4,7 @@
  * (livefilter.h), read without a lock by every free: a clear bit proves the pointer was
  * never sampled, so the non-sampled free path costs one load from an array of 8 KiB, more
  * on a big live set. Storage comes from mmap, never malloc. The table is sharded by
- * address, one mutex per shard (rank 2 in lock order, after the stack table).
+ * address, one mutex per shard (HS_RANK_LIVETAB in core.h, after the stack table).
  */
 #ifndef HS_LIVETAB_H
 #define HS_LIVETAB_H

@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "modules.h"
-#include "core.h"
+#include "log.h"
 #include "unwind.h"
 
 #include <dlfcn.h>
@@ -166,6 +166,25 @@ void hs_modules_note(const uintptr_t *pcs, size_t depth, int32_t id)
 
 /* Fork handlers: a child must not inherit the lock held by a thread that was noting a
  * new stack's libraries (its own next new stack would wait for it forever). */
+const void *hs_code_object(void *p, const char **name)
+{
+#ifdef DLFO_STRUCT_HAS_EH_DBASE
+    struct dl_find_object o;
+    if (!p || _dl_find_object(p, &o) != 0)
+        return NULL;
+    if (name)
+        *name = o.dlfo_link_map->l_name;
+    return o.dlfo_link_map;
+#else
+    Dl_info i;
+    if (!p || !dladdr(p, &i))
+        return NULL;
+    if (name)
+        *name = i.dli_fname;
+    return i.dli_fbase;
+#endif
+}
+
 void hs_modules_lock(void)
 {
     pthread_mutex_lock(&hs_mods_lock);

@@ -5,7 +5,8 @@
  * profiling off: the program then runs unprofiled rather than dying.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "log.h"
+#include "options.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -7,6 +7,16 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "bootstrap.h"
+#include "dump.h"
+#include "log.h"
+#include "options.h"
+#include "orphan.h"
+#include "peak.h"
+#include "recorder.h"
+#include "sampler.h"
+#include "threads.h"
+#include "triggers.h"
 #include "iothread.h"
 #include "termsig.h"
 #include "labels.h"
@@ -265,9 +275,8 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     hs_guard_exit(t);
 }
 
-void hs_forgotten(const void *entry)
+void hs_forgotten(const hs_live_t *e)
 {
-    const hs_live_t *e = entry;
     hs_live_add(-(int64_t)(e->weight * (double)e->size));
     hs_trackers_removed(e);
 }
@@ -281,9 +290,9 @@ void hs_forget(void *p)
     }
 }
 
-void hs_unforget(const void *entry)
+void hs_unforget(const hs_live_t *e)
 {
-    recorder_insert(entry);
+    recorder_insert(e);
 }
 
 /* The trigger thread starts here rather than in hs_init, which may run inside the

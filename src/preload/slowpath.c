@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "bootstrap.h"
+#include "recorder.h"
 #include "lifetimes.h"
 #include "livetab.h"
 #include "slowpath.h"

@@ -9,7 +9,7 @@
  * A stack already interned is found without a lock: an entry and its PCs are written
  * before its slot is published (release; readers probe with acquire) and never change,
  * and its counters are added with compare-and-swap. Only interning takes the mutex
- * (rank 2), which re-probes before it adds. A new stack's tracker mask is computed under
+ * (HS_RANK_STACKTAB), which re-probes before it adds. A new stack's tracker mask is computed under
  * it too, and tracker registration (trackers.c) sets bits of existing stacks under it, so
  * every stack sees every tracker exactly once (trackers.c: hs_trackers_inserted). Called
  * from the sampled allocation path (record), the dump (count, get), tracker registration

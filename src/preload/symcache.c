@@ -51,7 +51,7 @@ static struct {
     sc_chunk_t *chunks;
 } sc;
 
-/* Held while the cache changes (rank 8 in core.h: a leaf, malloc only under it), and by
+/* Held while the cache changes (HS_RANK_SYMCACHE in core.h: a leaf, malloc only under it), and by
  * the fork handlers, so that a child never inherits it half changed. */
 static pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
 

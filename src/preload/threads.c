@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "threads.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -7,7 +7,7 @@
  * so a return address costs one binary search. It is read only by the stack table under
  * its lock and replaced under that lock, so the old one can be freed right after.
  *
- * Registration (rare; on an application thread, guard held) takes trackers_lock (rank 0:
+ * Registration (rare; on an application thread, guard held) takes trackers_lock (HS_RANK_TRACKERS:
  * before every table lock), sets the new bit on the existing stacks and installs the new
  * table under the stack-table lock, then walks the live table so the samples already
  * live under the function join the tracker. A sample being recorded at that moment is

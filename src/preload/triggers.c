@@ -15,6 +15,14 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "dump.h"
+#include "fdtable.h"
+#include "log.h"
+#include "options.h"
+#include "orphan.h"
+#include "peak.h"
+#include "threads.h"
+#include "triggers.h"
 #include "fdio.h"
 #include "livetab.h"
 #include "stacktab.h"
