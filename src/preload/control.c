@@ -86,7 +86,7 @@ HS_EXPORT int heapsift_reset(void)
         return -ENOTSUP;
     hs_lifetimes_reset(); /* first: objects allocated from now on are the ones counted */
     hs_stacktab_clear_counts();
-    hs_triggers_peak_reset();
+    hs_peak_reset();
     return 0;
 }
 

@@ -735,7 +735,7 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
         hs_acct_read(&m.acct);
     bool peak = strcmp(kind, "peak") == 0;
     if (peak)
-        hs_triggers_peak_now(); /* the thread may not have caught up with the last one */
+        hs_peak_now(); /* the thread may not have caught up with the last one */
     dump_stack_t *s = peak ? dump_snapshot_peak(&n, &m) : dump_snapshot(&n, &m);
     if (s && base)
         dump_subtract(s, n, m.life, base);

@@ -35,9 +35,21 @@ static inline void hs_live_add(int64_t d)
 }
 
 /* Considers the live set now as a peak (before writing the kept peak; guard held). */
-void hs_triggers_peak_now(void);
+void hs_peak_now(void);
 /* Forgets the kept peak (heapsift_reset). */
-void hs_triggers_peak_reset(void);
+void hs_peak_reset(void);
+/* The trigger thread, woken by the armed estimate: snapshot the live set, keep it if it
+ * is a new peak, and resynchronise the running estimate with the table. Guard held. */
+void hs_peak_check(void);
+/* Re-arms the sampled path's wake-up a little above the kept peak. */
+void hs_peak_rearm(void);
+/* Live bytes of the kept peak (0: none), read without the lock. */
+int64_t hs_peak_bytes(void);
+/* Bytes the kept peak holds on the heap. */
+uint64_t hs_peak_mem(void);
+/* Fork handlers (triggers.c's): the peak lock. */
+void hs_peak_lock(void);
+void hs_peak_unlock(void);
 
 /* The kept peak: per stack id, alloc_objects, alloc_space, inuse_objects, inuse_space
  * as of the peak. */
