@@ -275,7 +275,9 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     hs_guard_exit(t);
 }
 
-void hs_forgotten(const hs_live_t *e)
+/* Takes live entry e, just removed from the table, out of the live estimate and its
+ * trackers. */
+static void recorder_forgotten(const hs_live_t *e)
 {
     hs_live_add(-(int64_t)(e->weight * (double)e->size));
     hs_trackers_removed(e);
@@ -285,14 +287,25 @@ void hs_forget(void *p)
 {
     hs_live_t e;
     if (hs_livetab_remove((uintptr_t)p, &e)) {
-        hs_forgotten(&e);
+        recorder_forgotten(&e);
         hs_lifetimes_freed(&e);
     }
 }
 
-void hs_unforget(const hs_live_t *e)
+bool hs_realloc_forget(void *p, hs_live_t *old)
 {
-    recorder_insert(e);
+    if (!hs_livetab_remove((uintptr_t)p, old))
+        return false;
+    recorder_forgotten(old);
+    return true;
+}
+
+void hs_realloc_done(const hs_live_t *old, const void *q, size_t n)
+{
+    if (!q && n != 0)
+        recorder_insert(old); /* failed: the old block is still there, still sampled */
+    else
+        hs_lifetimes_freed(old); /* the old block is gone: its lifetime ends */
 }
 
 /* The trigger thread starts here rather than in hs_init, which may run inside the

@@ -20,11 +20,13 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n);
 void hs_sample_end(hs_tls_t *t, void *p, uint64_t n);
 /* Forgets p if it was sampled. Must run before the real free of p. */
 void hs_forget(void *p);
-/* Takes a live entry just removed from the live table out of the live estimate and its
- * trackers (realloc's removal). */
-void hs_forgotten(const hs_live_t *e);
-/* Re-inserts a live entry removed by a failed realloc. */
-void hs_unforget(const hs_live_t *e);
+/* realloc of p, which the live filter said may be sampled, before the real realloc:
+ * takes p's entry out of the tables, into *old, and returns true if p was sampled. */
+bool hs_realloc_forget(void *p, hs_live_t *old);
+/* After the real realloc of an old block hs_realloc_forget took out, q its result for n
+ * bytes: a failed realloc (q NULL, n not 0) leaves the block, which is put back; else its
+ * lifetime ends. */
+void hs_realloc_done(const hs_live_t *old, const void *q, size_t n);
 
 /* heapsift_set_active(false) sets it: sampled paths then take no new sample. */
 extern int hs_inactive HS_HIDDEN;
