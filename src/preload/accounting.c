@@ -18,6 +18,7 @@
  * reconciliation (src/cli/stats.c, docs/accounting.md).
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
 #include "accounting.h"
 #include "modules.h"
@@ -406,6 +407,7 @@ void hs_acct_profiler(hs_acct_t *a)
 
 void hs_acct_read(hs_acct_t *a)
 {
+    hs_assert_guard();
     hs_acct_read_maps(a, NULL, 0, 0);
 }
 

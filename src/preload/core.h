@@ -8,7 +8,7 @@
  * Lock order (take in increasing rank, release in reverse; recorder.c's fork handlers
  * take the table locks, HS_RANK_TRACKERS to HS_RANK_SYMCACHE but the dump lock, in this
  * order). Taking a lock of a rank not above every rank the thread holds is a violation,
- * which builds with HS_DEBUG_CHECKS catch (check.h); the live table's shards share a rank
+ * which builds with HS_DEBUG_CHECKS catch (debugcheck.h); the live table's shards share a rank
  * and are taken in shard order.
  *   HS_RANK_HTTP_GATE  http.c        around each call into libmicrohttpd, whose request
  *                                    handlers dump (the dump lock and what it takes)
@@ -65,6 +65,11 @@ struct hs_tls {
     uint64_t sample_rate;               /* rate the allocation being sampled was judged at */
     uint64_t saved_allocs, saved_frees; /* counters saved while the guard is held */
     uint32_t labels;                    /* label set of the samples it takes (labels.h) */
+#ifdef HS_DEBUG_CHECKS
+#define HS_HELD_MAX 96
+    uint32_t nheld; /* locks held (debugcheck.h), after every field the hot path reads */
+    uint16_t held[HS_HELD_MAX]; /* their ranks, increasing */
+#endif
 };
 
 extern __thread hs_tls_t hs_tls __attribute__((tls_model("initial-exec")));

@@ -8,6 +8,7 @@
  * while encoding.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
 #include "accounting.h"
 #include "control.h"
@@ -841,7 +842,7 @@ int hs_dump_ex(const char *path, const char *kind, unsigned flags)
     /* A dump is no cancellation point: cancelled inside, it would keep the lock. */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
-    pthread_mutex_lock(&dump_lock);
+    hs_lock(&dump_lock, HS_RANK_DUMP);
     if (!(dump_closed && (flags & HS_DUMP_TRIGGER))) {
         /* In a table of heapsift's own: libdwfl opens the binaries itself (fdtable.c). */
         dump_job_t j = {path, kind, flags, -ECANCELED};
@@ -850,7 +851,7 @@ int hs_dump_ex(const char *path, const char *kind, unsigned flags)
     }
     if (flags & HS_DUMP_CLOSE)
         dump_closed = true;
-    pthread_mutex_unlock(&dump_lock);
+    hs_unlock(&dump_lock, HS_RANK_DUMP);
     hs_guard_exit(t);
     pthread_setcancelstate(cancel, NULL);
     return rc;
@@ -904,7 +905,7 @@ int hs_dump_fd(int fd, int format)
         return -EINVAL;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
-    pthread_mutex_lock(&dump_lock);
+    hs_lock(&dump_lock, HS_RANK_DUMP);
     dump_fd_job_t j;
     memset(&j, 0, sizeof(j));
     j.format = format;
@@ -915,7 +916,7 @@ int hs_dump_fd(int fd, int format)
                          : dump_write_all(fd, j.raw.data, j.raw.len);
     hs_buf_free(&j.raw);
     hs_buf_free(&j.gz);
-    pthread_mutex_unlock(&dump_lock);
+    hs_unlock(&dump_lock, HS_RANK_DUMP);
     hs_guard_exit(t);
     pthread_setcancelstate(cancel, NULL);
     return rc;
@@ -971,7 +972,7 @@ int hs_dump_profile(const char *kind, const hs_dump_base_t *base, hs_profile_t *
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(&hs_tls);
-    pthread_mutex_lock(&dump_lock);
+    hs_lock(&dump_lock, HS_RANK_DUMP);
     int rc = dump_make(&c, base ? "delta" : kind, base, &samples, &stacks);
     if (rc == 0) {
         *out = c.prof;
@@ -980,7 +981,7 @@ int hs_dump_profile(const char *kind, const hs_dump_base_t *base, hs_profile_t *
             (*out)->duration_nanos = (*out)->time_nanos - base->time_ns;
     }
     dump_ctx_free(&c);
-    pthread_mutex_unlock(&dump_lock);
+    hs_unlock(&dump_lock, HS_RANK_DUMP);
     hs_guard_exit(&hs_tls);
     pthread_setcancelstate(cancel, NULL);
     return rc;

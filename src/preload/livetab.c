@@ -11,6 +11,7 @@
  * (insert), the free path once the filter said "maybe" (remove), the dump (aggregate)
  * and the fork handlers (lock_all).
  */
+#include "debugcheck.h"
 #include "livetab.h"
 #include "core.h"
 #include "log.h"
@@ -63,9 +64,9 @@ static inline hs_live_shard_t *hs_live_shard_of(uintptr_t p)
 void hs_filter_mark(uintptr_t p)
 {
     hs_live_shard_t *s = hs_live_shard_of(p);
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     hs_filter_inc(p);
-    pthread_mutex_lock(&hs_live_pins.lock);
+    hs_lock(&hs_live_pins.lock, HS_RANK_PINS);
     if (hs_live_pins.n < HS_LIVE_PINS)
         hs_live_pins.addr[hs_live_pins.n++] = p;
     else {
@@ -73,23 +74,23 @@ void hs_filter_mark(uintptr_t p)
         hs_log_once(hs_live_pins_full,
                     "more than %d bootstrap blocks: the live filter stops growing", HS_LIVE_PINS);
     }
-    pthread_mutex_unlock(&hs_live_pins.lock);
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock(&hs_live_pins.lock, HS_RANK_PINS);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
 }
 
 void hs_filter_unmark(uintptr_t p)
 {
     hs_live_shard_t *s = hs_live_shard_of(p);
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     hs_filter_dec(p);
-    pthread_mutex_lock(&hs_live_pins.lock);
+    hs_lock(&hs_live_pins.lock, HS_RANK_PINS);
     for (uint32_t i = hs_live_pins.n; i-- > 0;)
         if (hs_live_pins.addr[i] == p) {
             hs_live_pins.addr[i] = hs_live_pins.addr[--hs_live_pins.n];
             break;
         }
-    pthread_mutex_unlock(&hs_live_pins.lock);
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock(&hs_live_pins.lock, HS_RANK_PINS);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
 }
 
 /* The slot hash, a multiplicative one independent of the filter's (which picks the
@@ -121,6 +122,7 @@ static hs_live_t *hs_live_map(uint32_t cap)
 /* Doubles the shard's table (or creates it). Lock held. Returns 0 or -ENOMEM. */
 static __attribute__((noinline, cold)) int hs_live_grow(hs_live_shard_t *s)
 {
+    hs_assert_held(HS_RANK_LIVETAB);
     uint32_t ncap = s->cap ? s->cap * 2 : HS_LIVE_INIT_CAP;
     hs_live_shard_t n = {.cap = ncap};
 
@@ -147,16 +149,17 @@ int hs_livetab_init(void)
  * lock held. */
 static void hs_live_each_addr(void (*mark)(uintptr_t p))
 {
+    hs_assert_held(HS_RANK_LIVETAB);
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
         const hs_live_shard_t *s = &hs_live_shards[sh];
         for (uint32_t i = 0; i < s->cap; i++)
             if (s->slots[i].addr != 0)
                 mark(s->slots[i].addr);
     }
-    pthread_mutex_lock(&hs_live_pins.lock);
+    hs_lock(&hs_live_pins.lock, HS_RANK_PINS);
     for (uint32_t i = 0; i < hs_live_pins.n; i++)
         mark(hs_live_pins.addr[i]);
-    pthread_mutex_unlock(&hs_live_pins.lock);
+    hs_unlock(&hs_live_pins.lock, HS_RANK_PINS);
 }
 
 /* A shard's share of the filter has filled up: a bigger filter, every lock held while it
@@ -190,7 +193,7 @@ int hs_livetab_insert(const hs_live_t *e)
 
     if (e->addr == 0)
         return -EINVAL;
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     if ((uint64_t)(s->count + 1) * 10 > (uint64_t)s->cap * 7) {
         rc = hs_live_grow(s);
         if (rc != 0 && s->count + 1 < s->cap)
@@ -205,7 +208,7 @@ int hs_livetab_insert(const hs_live_t *e)
         s->slots[i] = *e;
     }
     bool grow = hs_filter_wants_growth(s->count);
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     if (HS_UNLIKELY(grow))
         hs_livetab_grow_filter();
     return rc;
@@ -242,7 +245,7 @@ bool hs_livetab_remove(uintptr_t addr, hs_live_t *out)
 
     if (addr == 0 || !hs_livetab_maybe((const void *)addr))
         return false;
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     if (s->cap != 0) {
         uint32_t i = hs_live_probe(s, h, addr);
         if (s->slots[i].addr == addr) {
@@ -254,7 +257,7 @@ bool hs_livetab_remove(uintptr_t addr, hs_live_t *out)
             found = true;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     return found;
 }
 
@@ -266,7 +269,7 @@ void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks, hs_liv
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
         hs_live_shard_t *s = &hs_live_shards[sh];
 
-        pthread_mutex_lock(&s->lock);
+        hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
         for (uint32_t i = 0; i < s->cap; i++) {
             const hs_live_t *e = &s->slots[i];
             if (e->addr == 0)
@@ -279,7 +282,7 @@ void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks, hs_liv
                 bytes[e->stack_id] += e->weight * (double)e->size;
             }
         }
-        pthread_mutex_unlock(&s->lock);
+        hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     }
     if (totals)
         *totals = t;
@@ -290,11 +293,11 @@ void hs_livetab_each(void (*fn)(hs_live_t *e, void *arg), void *arg)
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
         hs_live_shard_t *s = &hs_live_shards[sh];
 
-        pthread_mutex_lock(&s->lock);
+        hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
         for (uint32_t i = 0; i < s->cap; i++)
             if (s->slots[i].addr != 0)
                 fn(&s->slots[i], arg);
-        pthread_mutex_unlock(&s->lock);
+        hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     }
 }
 
@@ -304,13 +307,13 @@ bool hs_livetab_update(uintptr_t addr, void (*fn)(hs_live_t *e, void *arg), void
     hs_live_shard_t *s = hs_live_shard_of(addr);
     bool found = false;
 
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     if (s->cap != 0) {
         uint32_t i = hs_live_probe(s, h, addr);
         if ((found = addr != 0 && s->slots[i].addr == addr))
             fn(&s->slots[i], arg);
     }
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     return found;
 }
 
@@ -326,11 +329,11 @@ uint64_t hs_livetab_count(void)
 void hs_livetab_lock_all(void)
 {
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++)
-        pthread_mutex_lock(&hs_live_shards[sh].lock);
+        hs_lock_sub(&hs_live_shards[sh].lock, HS_RANK_LIVETAB, sh);
 }
 
 void hs_livetab_unlock_all(void)
 {
     for (uint32_t sh = HS_LIVE_SHARDS; sh-- > 0;)
-        pthread_mutex_unlock(&hs_live_shards[sh].lock);
+        hs_unlock_sub(&hs_live_shards[sh].lock, HS_RANK_LIVETAB, sh);
 }

@@ -8,6 +8,7 @@
  * built, and old copies freed, outside it. Never called on the non-sampled path.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
 #include "livetab.h"
 #include "options.h"
@@ -95,14 +96,14 @@ void hs_peak_check(void)
     if (!peak_build(&p))
         return;
     __atomic_add_fetch(&hs_live_est, (int64_t)p.bytes - before, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&peak_lock); /* compared under the lock: any thread may check */
+    hs_lock(&peak_lock, HS_RANK_PEAK); /* compared under the lock: any thread may check */
     bool higher = !peak_kept.v || p.bytes > peak_kept.bytes;
     old = higher ? peak_kept : p;
     if (higher) {
         peak_kept = p;
         __atomic_store_n(&peak_bytes, (int64_t)p.bytes, __ATOMIC_RELAXED);
     }
-    pthread_mutex_unlock(&peak_lock);
+    hs_unlock(&peak_lock, HS_RANK_PEAK);
     free(old.v);
 }
 
@@ -114,12 +115,13 @@ void hs_peak_now(void)
 
 bool hs_peak_copy(hs_peak_t *out)
 {
+    hs_assert_guard();
     for (int tries = 0; tries < 8; tries++) {
         uint32_t n = __atomic_load_n(&peak_kept.n, __ATOMIC_RELAXED);
         double(*v)[4] = malloc((n ? n : 1) * sizeof(*v));
         if (!v)
             return false;
-        pthread_mutex_lock(&peak_lock);
+        hs_lock(&peak_lock, HS_RANK_PEAK);
         bool ok = peak_kept.v && peak_kept.n == n;
         if (ok) {
             *out = peak_kept;
@@ -127,7 +129,7 @@ bool hs_peak_copy(hs_peak_t *out)
             memcpy(v, peak_kept.v, n * sizeof(*v));
         }
         bool none = !peak_kept.v;
-        pthread_mutex_unlock(&peak_lock);
+        hs_unlock(&peak_lock, HS_RANK_PEAK);
         if (ok)
             return true;
         free(v);
@@ -140,11 +142,11 @@ bool hs_peak_copy(hs_peak_t *out)
 void hs_peak_reset(void)
 {
     hs_peak_t old;
-    pthread_mutex_lock(&peak_lock);
+    hs_lock(&peak_lock, HS_RANK_PEAK);
     old = peak_kept;
     memset(&peak_kept, 0, sizeof(peak_kept));
     __atomic_store_n(&peak_bytes, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&peak_lock);
+    hs_unlock(&peak_lock, HS_RANK_PEAK);
     free(old.v);
     if (hs_opt.peak)
         __atomic_store_n(&hs_peak_arm, 0, __ATOMIC_RELAXED);
@@ -163,10 +165,10 @@ uint64_t hs_peak_mem(void)
 
 void hs_peak_lock(void)
 {
-    pthread_mutex_lock(&peak_lock);
+    hs_lock(&peak_lock, HS_RANK_PEAK);
 }
 
 void hs_peak_unlock(void)
 {
-    pthread_mutex_unlock(&peak_lock);
+    hs_unlock(&peak_lock, HS_RANK_PEAK);
 }

@@ -20,6 +20,7 @@
  * variance as a double (compare-and-swap). Each tracker has its own cache line.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "trackers.h"
 #include "sort.h"
 #include "core.h"
@@ -264,7 +265,7 @@ int hs_trackers_new(const char *name, const char *function)
     int rc = hs_tracker_resolve(function, &ranges, &nranges);
     if (rc != 0)
         return rc;
-    pthread_mutex_lock(&trackers_lock);
+    hs_lock(&trackers_lock, HS_RANK_TRACKERS);
     int bit = trackers_n;
     trackers_table_t *table = NULL;
     rc = -ENOSPC;
@@ -287,7 +288,7 @@ int hs_trackers_new(const char *name, const char *function)
 out:
     if (ranges && rc < 0 && bit < HS_TRACKERS_MAX)
         memset(&trackers[bit], 0, sizeof(trackers[bit]));
-    pthread_mutex_unlock(&trackers_lock);
+    hs_unlock(&trackers_lock, HS_RANK_TRACKERS);
     trackers_table_free(table);
     free(ranges);
     return rc;
@@ -341,10 +342,10 @@ int hs_trackers_format(char lines[][200], int max)
 
 void hs_trackers_lock(void)
 {
-    pthread_mutex_lock(&trackers_lock);
+    hs_lock(&trackers_lock, HS_RANK_TRACKERS);
 }
 
 void hs_trackers_unlock(void)
 {
-    pthread_mutex_unlock(&trackers_lock);
+    hs_unlock(&trackers_lock, HS_RANK_TRACKERS);
 }

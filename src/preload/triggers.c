@@ -14,6 +14,7 @@
  * estimate that wakes this thread for it) is peak.c's.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
 #include "dump.h"
 #include "fdtable.h"
@@ -278,6 +279,7 @@ static void oom_check(int64_t now)
 
 void hs_triggers_wrote(const char *kind, const char *path)
 {
+    hs_assert_held(HS_RANK_DUMP);
     uint32_t cap = hs_opt.keep;
     int k = -1;
     if (!cap)
@@ -414,6 +416,7 @@ static void *trig_main(void *arg)
 /* Starts the thread with every signal blocked (threads.c). Guard held. */
 static int trig_spawn(void)
 {
+    hs_assert_guard();
     hs_thread_t th;
     int rc = hs_thread_start(&th, trig_main, NULL, true);
     if (rc == 0)
