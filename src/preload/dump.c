@@ -862,20 +862,6 @@ int hs_dump(const char *path, const char *kind)
     return hs_dump_ex(path, kind, 0);
 }
 
-static int dump_write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? -errno : -EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 typedef struct {
     int format, rc;
     hs_buf_t raw, gz;
@@ -896,7 +882,8 @@ static void dump_fd_job(void *p)
     dump_ctx_free(&c);
 }
 
-/* Written by the caller: fd is the program's, in the program's table. */
+/* Written by the caller: fd is the program's, in the program's table, hence write(2)
+ * rather than fdio.h's hs_fd_write. */
 int hs_dump_fd(int fd, int format)
 {
     hs_tls_t *t = &hs_tls;
@@ -912,8 +899,8 @@ int hs_dump_fd(int fd, int format)
     hs_fdtable_run(dump_fd_job, &j);
     int rc = j.rc;
     if (rc == 0)
-        rc = format == 0 ? dump_write_all(fd, j.gz.data, j.gz.len)
-                         : dump_write_all(fd, j.raw.data, j.raw.len);
+        rc = format == 0 ? hs_write_all(fd, j.gz.data, j.gz.len, write)
+                         : hs_write_all(fd, j.raw.data, j.raw.len, write);
     hs_buf_free(&j.raw);
     hs_buf_free(&j.gz);
     hs_unlock(&dump_lock, HS_RANK_DUMP);
