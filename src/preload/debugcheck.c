@@ -10,6 +10,7 @@
 #include "log.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* A rank and its sub-order in one comparable key. */
 #define CHECK_KEY(rank, sub) ((uint16_t)((rank) << 8 | ((sub)&0xff)))
@@ -57,8 +58,15 @@ bool hs_rank_held(unsigned rank)
     return false;
 }
 
-void hs_rank_reset(void)
+void hs_rank_save(hs_held_t *out)
 {
-    hs_tls.nheld = 0;
+    out->n = hs_tls.nheld;
+    memcpy(out->held, hs_tls.held, sizeof(out->held));
+}
+
+void hs_rank_restore(const hs_held_t *in)
+{
+    hs_tls.nheld = in->n;
+    memcpy(hs_tls.held, in->held, sizeof(hs_tls.held));
 }
 #endif

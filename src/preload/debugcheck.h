@@ -29,9 +29,6 @@ void hs_rank_acquire(unsigned rank, unsigned sub, const char *file, int line);
 void hs_rank_release(unsigned rank, unsigned sub, const char *file, int line);
 /* Whether the thread holds a lock of this rank. */
 bool hs_rank_held(unsigned rank);
-/* Forgets every rank the thread holds (a thread that starts with a copy of another's
- * TLS block: none do but the forked child, which keeps the forking thread's). */
-void hs_rank_reset(void);
 
 #define hs_assert(c)                                                                               \
     do {                                                                                           \
@@ -41,12 +38,32 @@ void hs_rank_reset(void);
 #define HS_RANK_ACQUIRE(rank, sub) hs_rank_acquire((rank), (sub), __FILE__, __LINE__)
 #define HS_RANK_RELEASE(rank, sub) hs_rank_release((rank), (sub), __FILE__, __LINE__)
 #define hs_assert_held(rank) hs_assert(hs_rank_held(rank))
+
+/* The ranks a thread holds, lent to a thread that works on its behalf while it waits
+ * (hs_fdtable_run): the worker then holds them as far as the checks are concerned. */
+typedef struct {
+    uint32_t n;
+    uint16_t held[HS_HELD_MAX];
+} hs_held_t;
+void hs_rank_save(hs_held_t *out);
+void hs_rank_restore(const hs_held_t *in);
 #else
 /* Nothing, and nothing evaluated: sizeof keeps the expression's names used. */
 #define hs_assert(c) ((void)sizeof(!(c)))
 #define HS_RANK_ACQUIRE(rank, sub) ((void)0)
 #define HS_RANK_RELEASE(rank, sub) ((void)0)
 #define hs_assert_held(rank) ((void)0)
+typedef struct {
+    char unused;
+} hs_held_t;
+static inline void hs_rank_save(hs_held_t *out)
+{
+    (void)out;
+}
+static inline void hs_rank_restore(const hs_held_t *in)
+{
+    (void)in;
+}
 #endif
 
 /* The thread is inside profiler code (the guard is held). */
