@@ -243,32 +243,6 @@ int hs_view_done(int print_failed, const char *path)
     return fflush(stdout) == 0 ? 0 : 3;
 }
 
-void hs_view_json_str(const char *s, FILE *f)
-{
-    hs_buf_t b = HS_BUF_INIT;
-    if (hs_json_str(&b, s) == 0)
-        fwrite(b.data, 1, b.len, f);
-    hs_buf_free(&b);
-}
-
-void hs_view_json_ints(const int64_t *v, size_t n, FILE *f)
-{
-    fputc('[', f);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s%lld", i ? ", " : "", (long long)v[i]);
-    fputc(']', f);
-}
-
-void hs_view_json_frames(const hs_report_t *r, const uint32_t *frames, size_t n, FILE *f)
-{
-    fputc('[', f);
-    for (size_t k = 0; k < n; k++) {
-        fputs(k ? ", " : "", f);
-        hs_view_json_str(r->nodes[frames[k]].name, f);
-    }
-    fputc(']', f);
-}
-
 void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n, size_t max,
                          FILE *f)
 {

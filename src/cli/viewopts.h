@@ -9,6 +9,7 @@
 #define HS_VIEWOPTS_H
 
 #include "profile.h"
+#include "json.h"
 #include "report.h"
 
 #include <stdbool.h>
@@ -72,16 +73,10 @@ int hs_view_done(int print_failed, const char *path);
 int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
                   const hs_viewopts_t *o, const char *path);
 
-/* Writes s as a JSON string (quoted, escaped by web_json.c's hs_json_str) on f. */
-void hs_view_json_str(const char *s, FILE *f);
 /* Writes "leaf < caller < ..." of the report nodes frames[0..n), at most max frames and
  * " < ... (N more)", on f. */
 void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n, size_t max,
                          FILE *f);
-
-/* A JSON array of n integers, and one of the names of report nodes frames[0..n). */
-void hs_view_json_ints(const int64_t *v, size_t n, FILE *f);
-void hs_view_json_frames(const hs_report_t *r, const uint32_t *frames, size_t n, FILE *f);
 
 /* Prints a built report the way `go tool pprof -top` does (top.c), with the extra columns
  * cols (NULL-terminated list, or NULL). Returns 0 or -ENOMEM. */
