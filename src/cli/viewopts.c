@@ -65,6 +65,9 @@ const char *hs_view_optval(int argc, char **argv, int *i, const char *name, bool
     return argv[++*i];
 }
 
+/* vo_valued: argv[*i] is none of the valued options. */
+#define VO_NOT_MINE (-2)
+
 static int vo_bad(const hs_viewopts_t *o, const char *what, const char *a)
 {
     hs_cli_error("%s: %s '%s' (see heapsift %s --help)", o->verb, what, a, o->verb);
@@ -77,7 +80,7 @@ static int vo_granularity(hs_viewopts_t *o, const char *v)
     for (int g = 0; g < 3; g++) {
         if (strcmp(v, names[g]) == 0) {
             o->r.gran = (hs_gran_t)g;
-            return -1;
+            return HS_VIEW_CONTINUE;
         }
     }
     return vo_bad(o, "unknown granularity (functions, lines, addresses)", v);
@@ -121,8 +124,8 @@ static int vo_valued(int argc, char **argv, int *i, hs_viewopts_t *o, unsigned f
     } else if (missing)
         return vo_bad(o, "missing value for", argv[*i]);
     else
-        return -2;
-    return -1;
+        return VO_NOT_MINE;
+    return HS_VIEW_CONTINUE;
 }
 
 static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
@@ -144,8 +147,8 @@ static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int
             o->json = true;
         } else if (strcmp(a, "--tags") == 0) {
             o->tags = true;
-        } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != -2) {
-            if (rc >= 0)
+        } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != VO_NOT_MINE) {
+            if (rc != HS_VIEW_CONTINUE)
                 return rc;
         } else if (a[0] == '-' && a[1] != '\0') {
             return vo_bad(o, "unknown option", a);
@@ -164,7 +167,7 @@ static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int
                      npos - o->npos > 1 ? "arguments" : "argument", o->verb);
         return 1;
     }
-    return -1;
+    return HS_VIEW_CONTINUE;
 }
 
 int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
@@ -179,7 +182,7 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
         return 3;
     }
     int rc = vo_parse(argc, argv, o, flags, npos, usage);
-    if (rc >= 0) {
+    if (rc != HS_VIEW_CONTINUE) {
         free(o->files);
         o->files = NULL;
     }
@@ -189,7 +192,7 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
 int hs_view_no_tags(const hs_viewopts_t *o)
 {
     if (!o->tags)
-        return -1;
+        return HS_VIEW_CONTINUE;
     hs_cli_error("%s: --tags lists labels of its own: use heapsift top --tags", o->verb);
     return 1;
 }
@@ -204,7 +207,7 @@ int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out)
     }
     bool unnamed = false;
     if (o->no_symbolize)
-        return -1;
+        return HS_VIEW_CONTINUE;
     for (size_t i = 0; i < (*out)->nlocations && !unnamed; i++)
         unnamed = (*out)->locations[i].nlines == 0 && (*out)->locations[i].address != 0;
     if (unnamed && hs_profile_symbolize && hs_profile_symbolize(*out, true) < 0) {
@@ -213,7 +216,7 @@ int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out)
         *out = NULL;
         return 3;
     }
-    return -1;
+    return HS_VIEW_CONTINUE;
 }
 
 int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
@@ -231,7 +234,7 @@ int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *s
         hs_report_free(r);
         return rc;
     }
-    return -1;
+    return HS_VIEW_CONTINUE;
 }
 
 int hs_view_done(int print_failed, const char *path)
@@ -250,4 +253,26 @@ void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n,
         fprintf(f, "%s%s", k ? " < " : "", r->nodes[frames[k]].name);
     if (n > max)
         fprintf(f, " < ... (%zu more)", n - max);
+}
+
+int hs_view_main(int argc, char **argv, const hs_view_t *v)
+{
+    hs_viewopts_t o;
+    int rc = hs_viewopts_parse(argc, argv, &o, v->flags, 1, v->usage);
+    if (rc != HS_VIEW_CONTINUE)
+        return rc;
+    if (!v->trim_paths)
+        o.r.trim_paths = false;
+    hs_profile_t *p = NULL;
+    if ((rc = hs_view_read(&o, o.pos[0], &p)) != HS_VIEW_CONTINUE)
+        return rc;
+    hs_report_t r;
+    int sign = 1;
+    rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, &o, o.pos[0]);
+    if (rc == HS_VIEW_CONTINUE) {
+        rc = hs_view_done(v->print(&r, &o), o.pos[0]);
+        hs_report_free(&r);
+    }
+    hs_profile_free(p);
+    return rc;
 }

@@ -2,8 +2,9 @@
  * What the profile views (top, traces, peek, tree, collapsed, flamegraph, diff) share on
  * the command line: one option parser for --sample-type, --unit, --granularity,
  * --focus/--ignore/--hide and the per-verb extras, reading the profile files through
- * hs_profile_read_any, and building the report with CLI error reporting. Every function
- * returning int returns -1 to go on, else the exit status (0, 1 usage, 2 bad input, 3 I/O).
+ * hs_profile_read_any, and building the report with CLI error reporting; and the main of
+ * the views that print one profile's report (hs_view_main). Every function returning int
+ * returns HS_VIEW_CONTINUE to go on, else the exit status (0, 1 usage, 2 bad input, 3 I/O).
  */
 #ifndef HS_VIEWOPTS_H
 #define HS_VIEWOPTS_H
@@ -14,6 +15,9 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+
+/* "No exit status yet: carry on", from every step below. */
+#define HS_VIEW_CONTINUE (-1)
 
 enum {
     HS_VO_COUNT = 1 << 0, /* -n N */
@@ -77,6 +81,17 @@ int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *s
  * " < ... (N more)", on f. */
 void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n, size_t max,
                          FILE *f);
+
+/* A view of one profile (top, traces, tree, collapsed): its extras (HS_VO_*), its help,
+ * whether pprof's path trimming applies, and its printer, which returns 0 or -ENOMEM. */
+typedef struct {
+    unsigned flags;
+    void (*usage)(FILE *f);
+    bool trim_paths;
+    int (*print)(hs_report_t *r, const hs_viewopts_t *o);
+} hs_view_t;
+/* Parses argv, reads FILE, builds the report and prints it with v: the exit status. */
+int hs_view_main(int argc, char **argv, const hs_view_t *v);
 
 /* Prints a built report the way `go tool pprof -top` does (top.c), with the extra columns
  * cols (NULL-terminated list, or NULL). Returns 0 or -ENOMEM. */
