@@ -6,14 +6,10 @@
 #include "viewopts.h"
 #include "cli.h"
 #include "readers.h"
-#include "web.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* From symbolize_profile.c, when it is in the build. */
-int hs_profile_symbolize(hs_profile_t *p, bool quiet) __attribute__((weak));
 
 const char hs_viewopts_help[] =
     "  --sample-type NAME  inuse_space, inuse_objects, alloc_space, alloc_objects (or an\n"
@@ -210,7 +206,7 @@ int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out)
         return HS_VIEW_CONTINUE;
     for (size_t i = 0; i < (*out)->nlocations && !unnamed; i++)
         unnamed = (*out)->locations[i].nlines == 0 && (*out)->locations[i].address != 0;
-    if (unnamed && hs_profile_symbolize && hs_profile_symbolize(*out, true) < 0) {
+    if (unnamed && hs_profile_symbolize(*out, true) < 0) {
         hs_cli_error("%s: %s", path, strerror(ENOMEM));
         hs_profile_free(*out);
         *out = NULL;

@@ -65,8 +65,8 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
  * (returns 1 after the error) rather than ignored; else -1. */
 int hs_view_no_tags(const hs_viewopts_t *o);
 
-/* Reads the profile at path (any format), symbolizing it when it has unnamed locations,
- * the symbolizer is linked in and o does not say --symbolize=none. */
+/* Reads the profile at path (any format), symbolizing it when it has unnamed locations
+ * and o does not say --symbolize=none. */
 int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out);
 /* A view's exit status once it printed: print_failed (out of memory) or a stdout that
  * cannot be flushed is an I/O error (3, reported naming path), else 0. */

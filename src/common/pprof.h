@@ -18,7 +18,8 @@ int hs_pprof_encode(const hs_profile_t *p, hs_buf_t *out);
  * malformed input) and writes a one-line reason to err. */
 int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *err, size_t errlen);
 
-/* Reads path (gzipped or not) and decodes it. err gets "<path>: <reason>" on failure. */
+/* Reads path (gzipped or not) and decodes it. err gets "<path>: <reason>" on failure.
+ * For the tests only: the command reads any format with hs_profile_read_any. */
 int hs_pprof_read_file(const char *path, hs_profile_t **out, char *err, size_t errlen);
 /* Encodes, gzips (HS_GZIP_PROCESS_LEVEL) and writes p atomically to path. */
 int hs_pprof_write_file(const hs_profile_t *p, const char *path);

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define HS_LIVE_SHARDS (1u << HS_FILTER_SHARD_BITS)
 #define HS_LIVE_INIT_CAP 64u
@@ -136,13 +137,8 @@ static __attribute__((noinline, cold)) int hs_live_grow(hs_live_shard_t *s)
     if (s->slots)
         munmap(s->slots, (size_t)s->cap * sizeof(hs_live_t));
     s->slots = n.slots;
-    s->cap = ncap;
+    __atomic_store_n(&s->cap, ncap, __ATOMIC_RELAXED); /* hs_livetab_mem reads it unlocked */
     return 0;
-}
-
-int hs_livetab_init(void)
-{
-    return 0; /* shards are static and their tables are created on first insert */
 }
 
 /* Marks every address the filter must know: the table's and the pinned ones. Every shard
@@ -323,6 +319,17 @@ uint64_t hs_livetab_count(void)
 
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++)
         n += __atomic_load_n(&hs_live_shards[sh].count, __ATOMIC_RELAXED);
+    return n;
+}
+
+size_t hs_livetab_mem(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+    for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
+        size_t b =
+            (size_t)__atomic_load_n(&hs_live_shards[sh].cap, __ATOMIC_RELAXED) * sizeof(hs_live_t);
+        n += (b + page - 1) / page * page; /* mmap's whole pages */
+    }
     return n;
 }
 

@@ -150,8 +150,6 @@ static int recorder_setup(void)
         rc = hs_threads_init();
     if (rc == 0)
         rc = hs_stacktab_init(hs_opt.max_stacks);
-    if (rc == 0)
-        rc = hs_livetab_init();
     if (rc != 0)
         return rc;
     if (hs_lifetimes_init(hs_opt.max_stacks) != 0)

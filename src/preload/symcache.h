@@ -33,7 +33,8 @@ bool hs_symcache_get(uint64_t addr, uint64_t map_key, const hs_symbol_t **frames
  * the cache starts over (symcache.c). */
 void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n);
 
-/* Empties the cache and gives its memory back. */
+/* Empties the cache and gives its memory back. For the tests only: nothing in the
+ * library calls it. */
 void hs_symcache_clear(void);
 
 /* Fork handlers (recorder.c): the cache's lock (HS_RANK_SYMCACHE, core.h), taken before fork and
