@@ -6,10 +6,10 @@
  * ...). Included by every file of libheapsift.so; nothing here is exported.
  *
  * Lock order (take in increasing rank, release in reverse; recorder.c's fork handlers
- * take the table locks, HS_RANK_TRACKERS to HS_RANK_SYMCACHE but the dump lock, in this
- * order). Taking a lock of a rank not above every rank the thread holds is a violation,
- * which builds with HS_DEBUG_CHECKS catch (debugcheck.h); the live table's shards share a rank
- * and are taken in shard order.
+ * take the table locks, HS_RANK_TRACKERS to HS_RANK_SYMCACHE but the dump lock and the
+ * pins, in this order). Taking a lock of a rank not above every rank the thread holds is
+ * a violation, which builds with HS_DEBUG_CHECKS catch (debugcheck.h); the live table's
+ * shards share a rank and are taken in shard order.
  *   HS_RANK_HTTP_GATE  http.c        around each call into libmicrohttpd, whose request
  *                                    handlers dump (the dump lock and what it takes)
  *   HS_RANK_TRACKERS   trackers.c    registering a tracker, which then takes the stack
@@ -25,8 +25,8 @@
  *   HS_RANK_MODULES    modules.c     module list, a leaf: noting a new stack's libraries
  *   HS_RANK_SYMCACHE   symcache.c    symbol cache, held while a dump changes it (its own
  *                                    mallocs and file reads under it)
- *   HS_RANK_IOTHREAD   iothread.c    one call in the I/O thread, a leaf below everything:
- *                                    any file operation may take it
+ *   HS_RANK_IOTHREAD   iothread.c    one call in the I/O thread, a leaf: any file
+ *                                    operation may take it, under any other lock
  * The stack is captured before any lock; no lock is held while calling the real
  * allocator, the unwinder or the symbolizer, except the dump lock and the symbol cache's
  * (across its own mallocs), and the HTTP gate (the handlers' dumps).
