@@ -359,9 +359,9 @@ int hs_cmd_check(int argc, char **argv)
     int rc = check_own_opts(&argc, argv, &c);
     if (rc < 0)
         rc = hs_viewopts_parse(argc, argv, &o, HS_VO_BASE, 1, check_usage);
-    if (rc >= 0)
+    if (rc != HS_VIEW_CONTINUE)
         return rc;
-    if ((rc = hs_view_no_tags(&o)) >= 0)
+    if ((rc = hs_view_no_tags(&o)) != HS_VIEW_CONTINUE)
         return rc;
     if (c.max_inuse < 0 && !c.nbudgets && !c.growth) {
         hs_cli_error("check: nothing to check (--max-inuse, --max or --no-new-growth)");

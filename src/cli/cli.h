@@ -6,9 +6,7 @@
 #ifndef HS_CLI_H
 #define HS_CLI_H
 
-/* argv[0] is the verb name. A verb lives in src/cli/<verb>.c; main.c lists every verb
- * and references them weakly, so a verb whose file is not in the build yet is simply
- * absent from `heapsift --help`. */
+/* argv[0] is the verb name. A verb lives in src/cli/<verb>.c; main.c lists every verb. */
 int hs_cmd_run(int argc, char **argv);
 int hs_cmd_probe(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);

@@ -56,8 +56,9 @@ static void col_note_signed(const hs_report_t *r, const char *path)
                 path, sum, r->total);
 }
 
-static int col_print(const hs_report_t *r)
+static int col_print(hs_report_t *r, const hs_viewopts_t *o)
 {
+    col_note_signed(r, o->pos[0]);
     hs_rtree_t *t = NULL;
     long n = hs_report_tree(r, &t);
     if (n < 0)
@@ -94,21 +95,6 @@ static void col_usage(FILE *f)
 
 int hs_cmd_collapsed(int argc, char **argv)
 {
-    hs_viewopts_t o;
-    int rc = hs_viewopts_parse(argc, argv, &o, 0, 1, col_usage);
-    if (rc >= 0)
-        return rc;
-    hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(&o, o.pos[0], &p)) >= 0)
-        return rc;
-    hs_report_t r;
-    int sign = 1;
-    rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, &o, o.pos[0]);
-    if (rc < 0) {
-        col_note_signed(&r, o.pos[0]);
-        rc = hs_view_done(col_print(&r), o.pos[0]);
-        hs_report_free(&r);
-    }
-    hs_profile_free(p);
-    return rc;
+    static const hs_view_t v = {0, col_usage, true, col_print};
+    return hs_view_main(argc, argv, &v);
 }

@@ -60,20 +60,20 @@ int hs_cmd_diff(int argc, char **argv)
 {
     hs_viewopts_t o;
     int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_COUNT | HS_VO_CUM, 2, diff_usage);
-    if (rc >= 0)
+    if (rc != HS_VIEW_CONTINUE)
         return rc;
     diff_by_cum = o.cum;
     hs_profile_t *p[2] = {NULL, NULL}; /* NEW, then BASE: pprof's merge order */
-    if ((rc = hs_view_read(&o, o.pos[1], &p[0])) >= 0)
+    if ((rc = hs_view_read(&o, o.pos[1], &p[0])) != HS_VIEW_CONTINUE)
         return rc;
-    if ((rc = hs_view_read(&o, o.pos[0], &p[1])) >= 0) {
+    if ((rc = hs_view_read(&o, o.pos[0], &p[1])) != HS_VIEW_CONTINUE) {
         hs_profile_free(p[0]);
         return rc;
     }
     hs_report_t r;
     int signs[2] = {1, -1};
     rc = hs_view_build(&r, (const hs_profile_t *const *)p, signs, 2, &o, o.pos[1]);
-    if (rc < 0) {
+    if (rc == HS_VIEW_CONTINUE) {
         rc = hs_view_done(hs_top_print(&r, &o, diff_cols), o.pos[1]);
         hs_report_free(&r);
     }

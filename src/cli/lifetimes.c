@@ -240,12 +240,12 @@ int hs_cmd_lifetimes(int argc, char **argv)
     int rc = life_own_opts(&argc, argv, &lo);
     if (rc < 0)
         rc = hs_viewopts_parse(argc, argv, &o, HS_VO_COUNT | HS_VO_JSON, 1, life_usage);
-    if (rc >= 0)
+    if (rc != HS_VIEW_CONTINUE)
         return rc;
-    if ((rc = hs_view_no_tags(&o)) >= 0)
+    if ((rc = hs_view_no_tags(&o)) != HS_VIEW_CONTINUE)
         return rc;
     hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(&o, o.pos[0], &p)) >= 0)
+    if ((rc = hs_view_read(&o, o.pos[0], &p)) != HS_VIEW_CONTINUE)
         return rc;
     char err[512];
     hs_lifetimes_t l;

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "hs_version.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -16,21 +17,6 @@ typedef struct {
     int (*fn)(int, char **);
     const char *summary;
 } hs_verb_t;
-
-#pragma weak hs_cmd_traces
-#pragma weak hs_cmd_peek
-#pragma weak hs_cmd_tree
-#pragma weak hs_cmd_collapsed
-#pragma weak hs_cmd_flamegraph
-#pragma weak hs_cmd_diff
-#pragma weak hs_cmd_convert
-#pragma weak hs_cmd_merge
-#pragma weak hs_cmd_symbolize
-#pragma weak hs_cmd_stats
-#pragma weak hs_cmd_web
-#pragma weak hs_cmd_suspects
-#pragma weak hs_cmd_check
-#pragma weak hs_cmd_lifetimes
 
 static const hs_verb_t verbs[] = {
     {"run", hs_cmd_run, "run a program under the profiler and write its heap profile"},
@@ -79,8 +65,7 @@ static void usage(FILE *f)
                "heap profiles that `go tool pprof` and every pprof viewer read.\n\n"
                "commands:\n");
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-        if (verbs[i].fn)
-            fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+        fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(f, "\n`heapsift <command> --help` describes a command's options.\n");
 }
 
@@ -101,10 +86,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "__probe") == 0) /* run.c's check, not a command */
         return hs_cmd_probe(argc - 1, argv + 1);
-    if (strcmp(argv[1], "__probe") == 0) /* run.c's check, not a command */
-        return hs_cmd_probe(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-        if (verbs[i].fn && strcmp(argv[1], verbs[i].name) == 0)
+        if (strcmp(argv[1], verbs[i].name) == 0)
             return verbs[i].fn(argc - 1, argv + 1);
     hs_cli_error("unknown command '%s' (see heapsift --help)", argv[1]);
     return 1;

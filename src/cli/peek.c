@@ -122,7 +122,7 @@ int hs_cmd_peek(int argc, char **argv)
 {
     hs_viewopts_t o;
     int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_CUM, 2, peek_usage);
-    if (rc >= 0)
+    if (rc != HS_VIEW_CONTINUE)
         return rc;
     regex_t re;
     if ((rc = regcomp(&re, o.pos[0], REG_EXTENDED | REG_NOSUB)) != 0) {

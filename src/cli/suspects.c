@@ -250,7 +250,7 @@ static int sus_run(const hs_viewopts_t *o, char **files, hs_profile_t **p, long 
 {
     int rc;
     for (long i = 0; i < n; i++)
-        if ((rc = hs_view_read(o, files[i], &p[i])) >= 0)
+        if ((rc = hs_view_read(o, files[i], &p[i])) != HS_VIEW_CONTINUE)
             return rc;
     sus_one_process(files, p, n);
     char err[512];
@@ -281,9 +281,9 @@ int hs_cmd_suspects(int argc, char **argv)
     hs_viewopts_t o;
     int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_COUNT | HS_VO_ALL | HS_VO_FILES | HS_VO_JSON,
                                1, sus_usage);
-    if (rc >= 0)
+    if (rc != HS_VIEW_CONTINUE)
         return rc;
-    if ((rc = hs_view_no_tags(&o)) >= 0) {
+    if ((rc = hs_view_no_tags(&o)) != HS_VIEW_CONTINUE) {
         free(o.files);
         return rc;
     }

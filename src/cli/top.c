@@ -54,22 +54,13 @@ static void top_usage(FILE *f)
     fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
 }
 
+static int top_print(hs_report_t *r, const hs_viewopts_t *o)
+{
+    return hs_top_print(r, o, o->ci ? top_ci_cols : NULL);
+}
+
 int hs_cmd_top(int argc, char **argv)
 {
-    hs_viewopts_t o;
-    int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_COUNT | HS_VO_CUM | HS_VO_CI, 1, top_usage);
-    if (rc >= 0)
-        return rc;
-    hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(&o, o.pos[0], &p)) >= 0)
-        return rc;
-    hs_report_t r;
-    int sign = 1;
-    rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, &o, o.pos[0]);
-    if (rc < 0) {
-        rc = hs_view_done(hs_top_print(&r, &o, o.ci ? top_ci_cols : NULL), o.pos[0]);
-        hs_report_free(&r);
-    }
-    hs_profile_free(p);
-    return rc;
+    static const hs_view_t v = {HS_VO_COUNT | HS_VO_CUM | HS_VO_CI, top_usage, true, top_print};
+    return hs_view_main(argc, argv, &v);
 }

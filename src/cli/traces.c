@@ -66,8 +66,9 @@ static int traces_labels(const hs_report_t *r, const hs_profile_t *p, const hs_s
     return rc;
 }
 
-static int traces_print(const hs_report_t *r, const char *unit)
+static int traces_print(hs_report_t *r, const hs_viewopts_t *o)
 {
+    const char *unit = o->unit;
     char v[64];
     hs_report_print_header(r, unit, stdout);
     for (size_t i = 0; i < r->nsamples; i++) {
@@ -99,21 +100,7 @@ static void traces_usage(FILE *f)
 
 int hs_cmd_traces(int argc, char **argv)
 {
-    hs_viewopts_t o;
-    int rc = hs_viewopts_parse(argc, argv, &o, 0, 1, traces_usage);
-    if (rc >= 0)
-        return rc;
-    o.r.trim_paths = false; /* pprof's traces skip its graph's path trimming */
-    hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(&o, o.pos[0], &p)) >= 0)
-        return rc;
-    hs_report_t r;
-    int sign = 1;
-    rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, &o, o.pos[0]);
-    if (rc < 0) {
-        rc = hs_view_done(traces_print(&r, o.unit), o.pos[0]);
-        hs_report_free(&r);
-    }
-    hs_profile_free(p);
-    return rc;
+    /* pprof's traces skip its graph's path trimming */
+    static const hs_view_t v = {0, traces_usage, false, traces_print};
+    return hs_view_main(argc, argv, &v);
 }

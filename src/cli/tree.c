@@ -71,7 +71,7 @@ static int tree_walk(tree_state_t *st, uint32_t i)
     return rc;
 }
 
-static int tree_print(hs_report_t *r, const hs_viewopts_t *o, bool all)
+static int tree_print(hs_report_t *r, const hs_viewopts_t *o)
 {
     hs_rtree_t *t = NULL;
     size_t n, orig, dropped;
@@ -82,7 +82,7 @@ static int tree_print(hs_report_t *r, const hs_viewopts_t *o, bool all)
         return -ENOMEM;
     }
     tree_state_t st = {r, t, hs_report_out_unit(r, o->unit, order, n), 0, 0};
-    st.cutoff = all ? 0 : tree_abs((int64_t)((double)r->total * 0.005));
+    st.cutoff = o->all ? 0 : tree_abs((int64_t)((double)r->total * 0.005));
     hs_report_print_header(r, st.ou, stdout);
     hs_report_print_filters(&o->r, stdout);
     char a[64];
@@ -113,20 +113,6 @@ static void tree_usage(FILE *f)
 
 int hs_cmd_tree(int argc, char **argv)
 {
-    hs_viewopts_t o;
-    int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_ALL, 1, tree_usage);
-    if (rc >= 0)
-        return rc;
-    hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(&o, o.pos[0], &p)) >= 0)
-        return rc;
-    hs_report_t r;
-    int sign = 1;
-    rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, &o, o.pos[0]);
-    if (rc < 0) {
-        rc = hs_view_done(tree_print(&r, &o, o.all), o.pos[0]);
-        hs_report_free(&r);
-    }
-    hs_profile_free(p);
-    return rc;
+    static const hs_view_t v = {HS_VO_ALL, tree_usage, true, tree_print};
+    return hs_view_main(argc, argv, &v);
 }

@@ -6,14 +6,10 @@
 #include "viewopts.h"
 #include "cli.h"
 #include "readers.h"
-#include "web.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* From symbolize_profile.c, when it is in the build. */
-int hs_profile_symbolize(hs_profile_t *p, bool quiet) __attribute__((weak));
 
 const char hs_viewopts_help[] =
     "  --sample-type NAME  inuse_space, inuse_objects, alloc_space, alloc_objects (or an\n"
@@ -67,6 +63,9 @@ const char *hs_view_optval(int argc, char **argv, int *i, const char *name, bool
     return argv[++*i];
 }
 
+/* vo_valued: argv[*i] is none of the valued options. */
+#define VO_NOT_MINE (-2)
+
 static int vo_bad(const hs_viewopts_t *o, const char *what, const char *a)
 {
     hs_cli_error("%s: %s '%s' (see heapsift %s --help)", o->verb, what, a, o->verb);
@@ -79,7 +78,7 @@ static int vo_granularity(hs_viewopts_t *o, const char *v)
     for (int g = 0; g < 3; g++) {
         if (strcmp(v, names[g]) == 0) {
             o->r.gran = (hs_gran_t)g;
-            return -1;
+            return HS_VIEW_CONTINUE;
         }
     }
     return vo_bad(o, "unknown granularity (functions, lines, addresses)", v);
@@ -123,8 +122,8 @@ static int vo_valued(int argc, char **argv, int *i, hs_viewopts_t *o, unsigned f
     } else if (missing)
         return vo_bad(o, "missing value for", argv[*i]);
     else
-        return -2;
-    return -1;
+        return VO_NOT_MINE;
+    return HS_VIEW_CONTINUE;
 }
 
 static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
@@ -148,8 +147,8 @@ static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int
             o->tags = true;
         } else if (strcmp(a, "--comments") == 0) {
             o->r.all_comments = true;
-        } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != -2) {
-            if (rc >= 0)
+        } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != VO_NOT_MINE) {
+            if (rc != HS_VIEW_CONTINUE)
                 return rc;
         } else if (a[0] == '-' && a[1] != '\0') {
             return vo_bad(o, "unknown option", a);
@@ -168,7 +167,7 @@ static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int
                      npos - o->npos > 1 ? "arguments" : "argument", o->verb);
         return 1;
     }
-    return -1;
+    return HS_VIEW_CONTINUE;
 }
 
 int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int npos,
@@ -183,7 +182,7 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
         return 3;
     }
     int rc = vo_parse(argc, argv, o, flags, npos, usage);
-    if (rc >= 0) {
+    if (rc != HS_VIEW_CONTINUE) {
         free(o->files);
         o->files = NULL;
     }
@@ -193,7 +192,7 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
 int hs_view_no_tags(const hs_viewopts_t *o)
 {
     if (!o->tags)
-        return -1;
+        return HS_VIEW_CONTINUE;
     hs_cli_error("%s: --tags lists labels of its own: use heapsift top --tags", o->verb);
     return 1;
 }
@@ -208,16 +207,16 @@ int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out)
     }
     bool unnamed = false;
     if (o->no_symbolize)
-        return -1;
+        return HS_VIEW_CONTINUE;
     for (size_t i = 0; i < (*out)->nlocations && !unnamed; i++)
         unnamed = (*out)->locations[i].nlines == 0 && (*out)->locations[i].address != 0;
-    if (unnamed && hs_profile_symbolize && hs_profile_symbolize(*out, true) < 0) {
+    if (unnamed && hs_profile_symbolize(*out, true) < 0) {
         hs_cli_error("%s: %s", path, strerror(ENOMEM));
         hs_profile_free(*out);
         *out = NULL;
         return 3;
     }
-    return -1;
+    return HS_VIEW_CONTINUE;
 }
 
 int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
@@ -235,7 +234,7 @@ int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *s
         hs_report_free(r);
         return rc;
     }
-    return -1;
+    return HS_VIEW_CONTINUE;
 }
 
 int hs_view_done(int print_failed, const char *path)
@@ -247,32 +246,6 @@ int hs_view_done(int print_failed, const char *path)
     return fflush(stdout) == 0 ? 0 : 3;
 }
 
-void hs_view_json_str(const char *s, FILE *f)
-{
-    hs_buf_t b = HS_BUF_INIT;
-    if (hs_json_str(&b, s) == 0)
-        fwrite(b.data, 1, b.len, f);
-    hs_buf_free(&b);
-}
-
-void hs_view_json_ints(const int64_t *v, size_t n, FILE *f)
-{
-    fputc('[', f);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s%lld", i ? ", " : "", (long long)v[i]);
-    fputc(']', f);
-}
-
-void hs_view_json_frames(const hs_report_t *r, const uint32_t *frames, size_t n, FILE *f)
-{
-    fputc('[', f);
-    for (size_t k = 0; k < n; k++) {
-        fputs(k ? ", " : "", f);
-        hs_view_json_str(r->nodes[frames[k]].name, f);
-    }
-    fputc(']', f);
-}
-
 void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n, size_t max,
                          FILE *f)
 {
@@ -280,4 +253,26 @@ void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n,
         fprintf(f, "%s%s", k ? " < " : "", r->nodes[frames[k]].name);
     if (n > max)
         fprintf(f, " < ... (%zu more)", n - max);
+}
+
+int hs_view_main(int argc, char **argv, const hs_view_t *v)
+{
+    hs_viewopts_t o;
+    int rc = hs_viewopts_parse(argc, argv, &o, v->flags, 1, v->usage);
+    if (rc != HS_VIEW_CONTINUE)
+        return rc;
+    if (!v->trim_paths)
+        o.r.trim_paths = false;
+    hs_profile_t *p = NULL;
+    if ((rc = hs_view_read(&o, o.pos[0], &p)) != HS_VIEW_CONTINUE)
+        return rc;
+    hs_report_t r;
+    int sign = 1;
+    rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, &o, o.pos[0]);
+    if (rc == HS_VIEW_CONTINUE) {
+        rc = hs_view_done(v->print(&r, &o), o.pos[0]);
+        hs_report_free(&r);
+    }
+    hs_profile_free(p);
+    return rc;
 }

@@ -2,17 +2,22 @@
  * What the profile views (top, traces, peek, tree, collapsed, flamegraph, diff) share on
  * the command line: one option parser for --sample-type, --unit, --granularity,
  * --focus/--ignore/--hide and the per-verb extras, reading the profile files through
- * hs_profile_read_any, and building the report with CLI error reporting. Every function
- * returning int returns -1 to go on, else the exit status (0, 1 usage, 2 bad input, 3 I/O).
+ * hs_profile_read_any, and building the report with CLI error reporting; and the main of
+ * the views that print one profile's report (hs_view_main). Every function returning int
+ * returns HS_VIEW_CONTINUE to go on, else the exit status (0, 1 usage, 2 bad input, 3 I/O).
  */
 #ifndef HS_VIEWOPTS_H
 #define HS_VIEWOPTS_H
 
 #include "profile.h"
+#include "json.h"
 #include "report.h"
 
 #include <stdbool.h>
 #include <stdio.h>
+
+/* "No exit status yet: carry on", from every step below. */
+#define HS_VIEW_CONTINUE (-1)
 
 enum {
     HS_VO_COUNT = 1 << 0, /* -n N */
@@ -60,8 +65,8 @@ int hs_viewopts_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, i
  * (returns 1 after the error) rather than ignored; else -1. */
 int hs_view_no_tags(const hs_viewopts_t *o);
 
-/* Reads the profile at path (any format), symbolizing it when it has unnamed locations,
- * the symbolizer is linked in and o does not say --symbolize=none. */
+/* Reads the profile at path (any format), symbolizing it when it has unnamed locations
+ * and o does not say --symbolize=none. */
 int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out);
 /* A view's exit status once it printed: print_failed (out of memory) or a stdout that
  * cannot be flushed is an I/O error (3, reported naming path), else 0. */
@@ -72,16 +77,21 @@ int hs_view_done(int print_failed, const char *path);
 int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
                   const hs_viewopts_t *o, const char *path);
 
-/* Writes s as a JSON string (quoted, escaped by web_json.c's hs_json_str) on f. */
-void hs_view_json_str(const char *s, FILE *f);
 /* Writes "leaf < caller < ..." of the report nodes frames[0..n), at most max frames and
  * " < ... (N more)", on f. */
 void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n, size_t max,
                          FILE *f);
 
-/* A JSON array of n integers, and one of the names of report nodes frames[0..n). */
-void hs_view_json_ints(const int64_t *v, size_t n, FILE *f);
-void hs_view_json_frames(const hs_report_t *r, const uint32_t *frames, size_t n, FILE *f);
+/* A view of one profile (top, traces, tree, collapsed): its extras (HS_VO_*), its help,
+ * whether pprof's path trimming applies, and its printer, which returns 0 or -ENOMEM. */
+typedef struct {
+    unsigned flags;
+    void (*usage)(FILE *f);
+    bool trim_paths;
+    int (*print)(hs_report_t *r, const hs_viewopts_t *o);
+} hs_view_t;
+/* Parses argv, reads FILE, builds the report and prints it with v: the exit status. */
+int hs_view_main(int argc, char **argv, const hs_view_t *v);
 
 /* Prints a built report the way `go tool pprof -top` does (top.c), with the extra columns
  * cols (NULL-terminated list, or NULL). Returns 0 or -ENOMEM. */

@@ -2,7 +2,7 @@
  * `heapsift web`'s internals, shared by its files: web.c (the verb: options, listening
  * socket, HTTP server, poll loop), web_store.c (the targets and their rings of profiles,
  * filled from files, directories and HTTP endpoints), web_api.c (the JSON API over the
- * common report model) and web_json.c (the JSON writer). The page itself is
+ * common report model); the JSON writer is json.c. The page itself is
  * src/cli/web/index.html, embedded at build time as hs_web_page (web_page.c, generated).
  *
  * Threads: the HTTP server's thread runs the API, the main thread polls the targets. The
@@ -14,6 +14,7 @@
 #define HS_WEB_H
 
 #include "buf.h"
+#include "json.h"
 #include "profile.h"
 
 #include <stdbool.h>
@@ -120,17 +121,6 @@ int hs_web_view_diff(hs_web_req_t *q);
 int hs_web_view_flame(hs_web_req_t *q);
 int hs_web_view_suspects(hs_web_req_t *q);
 int hs_web_view_raw(hs_web_req_t *q);
-
-/* ---- web_json.c --------------------------------------------------------------------- */
-
-/* JSON text on a buffer; each returns 0 or -ENOMEM. */
-int hs_json_str(hs_buf_t *b, const char *s);   /* a quoted, escaped string; NULL: null */
-int hs_json_key(hs_buf_t *b, const char *key); /* "key": */
-/* A number when v >= 0 or negative allowed, else null: for "unknown" values (-1). */
-int hs_json_int_or_null(hs_buf_t *b, int64_t v);
-/* The numeric value of a top-level key of a JSON object (a flat search that skips
- * strings), like "rss" in {"rss": 123, ...}. True when found. */
-bool hs_json_find_num(const char *json, const char *key, double *out);
 
 /* ---- web_page.c (generated from src/cli/web/index.html) ----------------------------- */
 

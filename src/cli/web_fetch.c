@@ -8,6 +8,7 @@
  * another process, so it may link it. One easy handle per target, reused, so
  * connections stay open between polls. Used by the poll loop only (one thread).
  */
+#include "hs_version.h"
 #include "web.h"
 
 #include <curl/curl.h>

@@ -3,26 +3,20 @@
  * writes every field the model holds; the decoder accepts anything protobuf allows
  * (packed or unpacked repeated scalars, fields in any order, unknown fields skipped) and
  * rejects the rest with a one-line reason, never reading out of bounds and allocating at
- * most a small multiple of the input size. Also the file-level helpers: gzip (zlib),
- * reading whole files and atomic replacement (through an unnamed file where the
- * filesystem has them, so that a writer that dies leaves nothing). Called by the dump path inside
- * the profiled process (guard held, so malloc is fine; no stdio FILE*) and by the CLI.
+ * most a small multiple of the input size. Also reading and writing a profile file,
+ * through gzip.c and fileio.c. Called by the dump path inside the profiled process (guard
+ * held, so malloc is fine; no stdio FILE*) and by the CLI.
  */
 #define _GNU_SOURCE
 #include "pprof.h"
 #include "utf8.h"
 #include "sort.h"
-#include "fdio.h"
 #include "pb.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
 /* profile.proto field numbers. */
 enum {
@@ -626,248 +620,7 @@ int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *e
     return rc;
 }
 
-/* ---- gzip ---------------------------------------------------------------------------- */
-
-/* The window zlib needs for len bytes: the smallest 2^bits (9..15) that holds them and
- * deflate's lookahead (262 bytes), so that a match can reach back to the start, as with
- * the full 32 KiB window. A small profile (an exit profile of a few kilobytes) then
- * costs 20 KiB of zlib state instead of 256 KiB, and setting up and freeing it far less. */
-static int pprof_window_bits(size_t len)
-{
-    int bits = 9;
-    while (bits < 15 && ((size_t)1 << bits) < len + 262)
-        bits++;
-    return bits;
-}
-
-int hs_gzip(const uint8_t *data, size_t len, int level, hs_buf_t *out)
-{
-    z_stream z;
-    memset(&z, 0, sizeof(z));
-    int bits = pprof_window_bits(len);
-    /* The hash table follows the window: 2^(memLevel + 7) entries, 2^15 at the default. */
-    if (deflateInit2(&z, level, Z_DEFLATED, bits + 16, bits - 7, Z_DEFAULT_STRATEGY) != Z_OK)
-        return -ENOMEM;
-    int rc = 0;
-    size_t start = out->len;
-    z.next_in = (Bytef *)data;
-    int zr = Z_OK;
-    while (zr == Z_OK) {
-        size_t chunk = 1 << 16;
-        if ((rc = hs_buf_reserve(out, chunk)))
-            break;
-        /* zlib counts in uInt: feed at most 1 GiB at a time */
-        size_t feed = len - (size_t)(z.next_in - data);
-        z.avail_in = (uInt)(feed > (1u << 30) ? 1u << 30 : feed);
-        z.next_out = out->data + out->len;
-        z.avail_out = (uInt)chunk;
-        zr = deflate(&z, z.avail_in == feed ? Z_FINISH : Z_NO_FLUSH);
-        out->len += chunk - z.avail_out;
-        if (zr == Z_BUF_ERROR)
-            zr = Z_OK; /* no progress possible only because out was full */
-    }
-    if (!rc && zr != Z_STREAM_END)
-        rc = -EIO;
-    deflateEnd(&z);
-    if (rc)
-        out->len = start;
-    return rc;
-}
-
-#define PPROF_MAX_INFLATED ((size_t)1 << 31) /* refuse decompression bombs beyond 2 GiB */
-
-static int pprof_inflate(z_stream *z, const uint8_t *data, size_t len, hs_buf_t *out,
-                         const char **why)
-{
-    int zr = Z_OK;
-    while (1) {
-        if (out->len > PPROF_MAX_INFLATED) {
-            *why = "gzip data inflates beyond 2 GiB";
-            return -EFBIG;
-        }
-        if (hs_buf_reserve(out, 1 << 16))
-            return -ENOMEM;
-        size_t left = len - (size_t)(z->next_in - data);
-        z->avail_in = (uInt)(left > (1u << 30) ? 1u << 30 : left);
-        z->next_out = out->data + out->len;
-        z->avail_out = 1 << 16;
-        zr = inflate(z, Z_NO_FLUSH);
-        out->len += (1 << 16) - z->avail_out;
-        left = len - (size_t)(z->next_in - data);
-        if (zr == Z_STREAM_END) {
-            /* another gzip member may follow (concatenated files) */
-            if (left < 2 || z->next_in[0] != 0x1f || z->next_in[1] != 0x8b)
-                return 0;
-            inflateReset(z);
-            continue;
-        }
-        if (zr == Z_BUF_ERROR && left == 0) {
-            *why = "truncated gzip data";
-            return -EINVAL;
-        }
-        if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            *why = z->msg ? z->msg : "corrupt gzip data";
-            return -EINVAL;
-        }
-    }
-}
-
-int hs_gunzip_auto(const uint8_t *data, size_t len, hs_buf_t *out, char *err, size_t errlen)
-{
-    if (len < 2 || data[0] != 0x1f || data[1] != 0x8b)
-        return hs_buf_append(out, data, len);
-    z_stream z;
-    memset(&z, 0, sizeof(z));
-    z.next_in = (Bytef *)data;
-    if (inflateInit2(&z, 15 + 32) != Z_OK)
-        return -ENOMEM;
-    const char *why = NULL;
-    size_t start = out->len;
-    int rc = pprof_inflate(&z, data, len, out, &why);
-    inflateEnd(&z);
-    if (rc) {
-        out->len = start;
-        snprintf(err, errlen, "%s", why ? why : strerror(-rc));
-    }
-    return rc;
-}
-
-/* ---- files --------------------------------------------------------------------------- */
-
-int hs_read_file(const char *path, hs_buf_t *out)
-{
-    int fd = hs_fd_open(path, O_RDONLY, 0);
-    if (fd < 0)
-        return -errno;
-    int rc = 0;
-    struct stat st;
-    if (hs_fd_fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = -EISDIR;
-        goto out;
-    }
-    size_t start = out->len;
-    for (;;) {
-        if ((rc = hs_buf_reserve(out, 1 << 16)))
-            break;
-        ssize_t n = hs_fd_read(fd, out->data + out->len, out->cap - out->len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = -errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        out->len += (size_t)n;
-    }
-    if (rc)
-        out->len = start;
-out:
-    hs_fd_close(fd);
-    return rc;
-}
-
-/* Writes in chunks of at most 1 MiB. The descriptor is in a table only heapsift uses
- * (fdio.h), so no other file can have taken its number. */
-static int pprof_write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len) {
-        ssize_t n = hs_fd_write(fd, p, len < (1u << 20) ? len : (1u << 20));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Writes straight into path, which exists and is not a regular file (a device such as
- * /dev/null or /dev/stdout, a FIFO): renaming over it would replace the node itself. */
-static int pprof_write_special(const char *path, const void *data, size_t len)
-{
-    int fd = hs_fd_open(path, O_WRONLY | O_NOCTTY, 0);
-    if (fd < 0)
-        return -errno;
-    int rc = pprof_write_all(fd, data, len);
-    if (hs_fd_close(fd) < 0 && !rc)
-        rc = -errno;
-    return rc;
-}
-
-/* The bytes in an unnamed file of path's directory (O_TMPFILE), given the name tmp only
- * once complete: a process that ends while writing (a forked child's _exit in the middle
- * of a trigger dump) leaves nothing behind. 1: named path; 0: named tmp; -errno when the
- * filesystem or kernel has no unnamed files, or /proc is not there to name one. */
-static int pprof_write_unnamed(const char *path, const char *tmp, const void *data, size_t len)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    if (!dir)
-        return -ENOMEM;
-    int fd = hs_fd_open(dir, O_TMPFILE | O_WRONLY, 0644);
-    free(dir);
-    if (fd < 0)
-        return -errno;
-    int rc = pprof_write_all(fd, data, len);
-    if (!rc) {
-        /* Named path straight away when it is new (a trigger's numbered file); else tmp,
-         * which the caller renames over path. */
-        if (hs_fd_link(fd, path) == 0) {
-            rc = 1;
-        } else if (errno != EEXIST) {
-            rc = -errno;
-        } else {
-            unlink(tmp); /* a leftover of an earlier process with this pid */
-            if (hs_fd_link(fd, tmp) < 0)
-                rc = -errno;
-        }
-    }
-    hs_fd_close(fd);
-    return rc;
-}
-
-int hs_write_file_atomic(const char *path, const void *data, size_t len)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        if (S_ISDIR(st.st_mode))
-            return -EISDIR;
-        return pprof_write_special(path, data, len);
-    }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp)
-        return -ENOMEM;
-    memcpy(tmp, path, plen); /* not "%s": GCC's ASan build then warns path may be NULL */
-    snprintf(tmp + plen, 32, ".tmp.%ld", (long)getpid());
-    int rc = pprof_write_unnamed(path, tmp, data, len);
-    if (rc >= 0) {
-        if (rc == 0 && rename(tmp, path) < 0) {
-            rc = -errno;
-            unlink(tmp);
-        }
-        rc = rc > 0 ? 0 : rc;
-        goto out;
-    }
-    /* No unnamed file here: a named one, written in place. */
-    int fd = hs_fd_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        rc = -errno;
-        goto out;
-    }
-    rc = pprof_write_all(fd, data, len);
-    if (hs_fd_close(fd) < 0 && !rc)
-        rc = -errno;
-    if (!rc && rename(tmp, path) < 0)
-        rc = -errno;
-    if (rc)
-        unlink(tmp);
-out:
-    free(tmp);
-    return rc;
-}
+/* ---- profile files (gzip and file I/O: gzip.c, fileio.c) ---------------------------- */
 
 int hs_pprof_read_file(const char *path, hs_profile_t **out, char *err, size_t errlen)
 {

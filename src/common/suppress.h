@@ -50,6 +50,7 @@ int hs_supp_match(const hs_supp_t *s, const char *str);
  * life of the process), in the file format; origin "built-in". */
 extern const char hs_supp_builtin[];
 
+/* For the tests only: nothing in the library or the command calls it. */
 void hs_supp_free(hs_supp_t *s);
 
 #endif

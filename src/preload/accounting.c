@@ -18,7 +18,11 @@
  * reconciliation (src/cli/stats.c, docs/accounting.md).
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
+#include "accounting.h"
+#include "modules.h"
+#include "triggers.h"
 #include "fdio.h"
 #include "labels.h"
 #include "livetab.h"
@@ -36,9 +40,6 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-/* Optional exact sizes of the tables' mmap'd memory; estimated when absent. */
-extern size_t hs_livetab_mem(void) __attribute__((weak));
 
 #define ACCT_ARENA_ALIGN (64ul << 20) /* glibc's HEAP_MAX_SIZE on 64-bit */
 
@@ -388,11 +389,10 @@ static void acct_jemalloc(hs_acct_t *a, acct_mallctl_t ctl)
     a->other_anon -= a->heap;
 }
 
-/* The tables' resident memory: exact when the tables say, else from their counts. */
+/* The tables' mmap'd memory, as each table counts it. */
 void hs_acct_profiler(hs_acct_t *a)
 {
-    uint64_t live = hs_livetab_count();
-    a->prof_maps = hs_livetab_mem ? hs_livetab_mem() : live * 2 * sizeof(hs_live_t) * 10 / 7;
+    a->prof_maps = hs_livetab_mem();
     a->prof_maps += hs_stacktab_mem();
     a->prof_maps += hs_filter_mem();
     a->prof_maps += hs_labels_mem();
@@ -403,6 +403,7 @@ void hs_acct_profiler(hs_acct_t *a)
 
 void hs_acct_read(hs_acct_t *a)
 {
+    hs_assert_guard();
     hs_acct_read_maps(a, NULL, 0, 0);
 }
 

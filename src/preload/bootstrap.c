@@ -8,6 +8,8 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "bootstrap.h"
+#include "modules.h"
 #include "livetab.h"
 #include "slowpath.h"
 
@@ -97,25 +99,6 @@ static void *boot_lookup(const char *name, const char *libc_name)
     if (!f && libc_name)
         f = dlsym(RTLD_DEFAULT, libc_name);
     return f;
-}
-
-const void *hs_code_object(void *p, const char **name)
-{
-#ifdef DLFO_STRUCT_HAS_EH_DBASE
-    struct dl_find_object o;
-    if (!p || _dl_find_object(p, &o) != 0)
-        return NULL;
-    if (name)
-        *name = o.dlfo_link_map->l_name;
-    return o.dlfo_link_map;
-#else
-    Dl_info i;
-    if (!p || !dladdr(p, &i))
-        return NULL;
-    if (name)
-        *name = i.dli_fname;
-    return i.dli_fbase;
-#endif
 }
 
 /* The next definition of a C++ operator (sized delete, new), if the allocator that

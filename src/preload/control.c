@@ -10,6 +10,15 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "accounting.h"
+#include "control.h"
+#include "dump.h"
+#include "options.h"
+#include "peak.h"
+#include "recorder.h"
+#include "sampler.h"
+#include "threads.h"
+#include "hs_version.h"
 #include "labels.h"
 #include "lifetimes.h"
 #include "report.h"
@@ -77,7 +86,7 @@ HS_EXPORT int heapsift_reset(void)
         return -ENOTSUP;
     hs_lifetimes_reset(); /* first: objects allocated from now on are the ones counted */
     hs_stacktab_clear_counts();
-    hs_triggers_peak_reset();
+    hs_peak_reset();
     return 0;
 }
 
@@ -252,5 +261,5 @@ HS_EXPORT int heapsift_tracker_stats(int tracker, struct heapsift_tracker_stats 
 
 HS_EXPORT const char *heapsift_version(void)
 {
-    return "0.1.0";
+    return HS_VERSION;
 }

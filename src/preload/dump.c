@@ -8,8 +8,21 @@
  * while encoding.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
 #include "fdio.h"
+#include "accounting.h"
+#include "control.h"
+#include "dump.h"
+#include "fdtable.h"
+#include "log.h"
+#include "options.h"
+#include "peak.h"
+#include "recorder.h"
+#include "sampler.h"
+#include "threads.h"
+#include "triggers.h"
+#include "hs_version.h"
 #include "labels.h"
 #include "leaks.h"
 #include "lifetimes.h"
@@ -36,8 +49,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-extern const uintptr_t hs_overflow_pc;
 
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned dump_seq;
@@ -501,7 +512,7 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     p->period = (int64_t)rate;
     p->time_nanos = m->time_ns ? m->time_ns : dump_now_ns();
     p->duration_nanos = p->time_nanos - dump_start_ns;
-    snprintf(line, sizeof(line), "heapsift 0.1.0 rate=%llu unwind=%s depth=%u kind=%s",
+    snprintf(line, sizeof(line), "heapsift " HS_VERSION " rate=%llu unwind=%s depth=%u kind=%s",
              (unsigned long long)rate, hs_opt.unwind, hs_opt.depth, kind);
     hs_profile_add_comment(p, line);
     const hs_counters_t *k = &m->counters;
@@ -730,7 +741,7 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
         hs_acct_read(&m.acct);
     bool peak = strcmp(kind, "peak") == 0;
     if (peak)
-        hs_triggers_peak_now(); /* the thread may not have caught up with the last one */
+        hs_peak_now(); /* the thread may not have caught up with the last one */
     dump_stack_t *s = peak ? dump_snapshot_peak(&n, &m) : dump_snapshot(&n, &m);
     if (s && base)
         dump_subtract(s, n, m.life, base);
@@ -871,7 +882,7 @@ int hs_dump_ex(const char *path, const char *kind, unsigned flags)
     /* A dump is no cancellation point: cancelled inside, it would keep the lock. */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
-    pthread_mutex_lock(&dump_lock);
+    hs_lock(&dump_lock, HS_RANK_DUMP);
     if (!(dump_closed && (flags & HS_DUMP_TRIGGER))) {
         /* In a table of heapsift's own: libdwfl opens the binaries itself (fdtable.c). */
         dump_job_t j = {path, kind, flags, -ECANCELED};
@@ -880,7 +891,7 @@ int hs_dump_ex(const char *path, const char *kind, unsigned flags)
     }
     if (flags & HS_DUMP_CLOSE)
         dump_closed = true;
-    pthread_mutex_unlock(&dump_lock);
+    hs_unlock(&dump_lock, HS_RANK_DUMP);
     hs_guard_exit(t);
     pthread_setcancelstate(cancel, NULL);
     return rc;
@@ -889,20 +900,6 @@ int hs_dump_ex(const char *path, const char *kind, unsigned flags)
 int hs_dump(const char *path, const char *kind)
 {
     return hs_dump_ex(path, kind, 0);
-}
-
-static int dump_write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? -errno : -EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
 }
 
 typedef struct {
@@ -925,7 +922,8 @@ static void dump_fd_job(void *p)
     dump_ctx_free(&c);
 }
 
-/* Written by the caller: fd is the program's, in the program's table. */
+/* Written by the caller: fd is the program's, in the program's table, hence write(2)
+ * rather than fdio.h's hs_fd_write. */
 int hs_dump_fd(int fd, int format)
 {
     hs_tls_t *t = &hs_tls;
@@ -934,18 +932,18 @@ int hs_dump_fd(int fd, int format)
         return -EINVAL;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(t);
-    pthread_mutex_lock(&dump_lock);
+    hs_lock(&dump_lock, HS_RANK_DUMP);
     dump_fd_job_t j;
     memset(&j, 0, sizeof(j));
     j.format = format;
     hs_fdtable_run(dump_fd_job, &j);
     int rc = j.rc;
     if (rc == 0)
-        rc = format == 0 ? dump_write_all(fd, j.gz.data, j.gz.len)
-                         : dump_write_all(fd, j.raw.data, j.raw.len);
+        rc = format == 0 ? hs_write_all(fd, j.gz.data, j.gz.len, write)
+                         : hs_write_all(fd, j.raw.data, j.raw.len, write);
     hs_buf_free(&j.raw);
     hs_buf_free(&j.gz);
-    pthread_mutex_unlock(&dump_lock);
+    hs_unlock(&dump_lock, HS_RANK_DUMP);
     hs_guard_exit(t);
     pthread_setcancelstate(cancel, NULL);
     return rc;
@@ -1001,7 +999,7 @@ int hs_dump_profile(const char *kind, const hs_dump_base_t *base, hs_profile_t *
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_guard_enter(&hs_tls);
-    pthread_mutex_lock(&dump_lock);
+    hs_lock(&dump_lock, HS_RANK_DUMP);
     int rc = dump_make(&c, base ? "delta" : kind, base, &samples, &stacks);
     if (rc == 0) {
         *out = c.prof;
@@ -1010,7 +1008,7 @@ int hs_dump_profile(const char *kind, const hs_dump_base_t *base, hs_profile_t *
             (*out)->duration_nanos = (*out)->time_nanos - base->time_ns;
     }
     dump_ctx_free(&c);
-    pthread_mutex_unlock(&dump_lock);
+    hs_unlock(&dump_lock, HS_RANK_DUMP);
     hs_guard_exit(&hs_tls);
     pthread_setcancelstate(cancel, NULL);
     return rc;

@@ -19,6 +19,9 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "debugcheck.h"
+#include "fdtable.h"
+#include "threads.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -74,12 +77,14 @@ typedef struct {
     void (*fn)(void *);
     void *arg;
     bool ran;
+    hs_held_t held; /* the caller's locks, held for the job while the caller waits */
 } fd_job_t;
 
 static void *fd_job_main(void *p)
 {
     fd_job_t *job = p;
     hs_guard_enter(&hs_tls); /* for life: what it allocates is the profiler's */
+    hs_rank_restore(&job->held);
     if (hs_fd_private() == 0) {
         job->fn(job->arg);
         job->ran = true;
@@ -89,7 +94,8 @@ static void *fd_job_main(void *p)
 
 void hs_fdtable_run(void (*fn)(void *), void *arg)
 {
-    fd_job_t job = {fn, arg, false};
+    fd_job_t job = {fn, arg, false, {0}};
+    hs_rank_save(&job.held);
     if (hs_tls.private_fds || __atomic_load_n(&fd_refused, __ATOMIC_RELAXED)) {
         fn(arg); /* its table already, or none to be had: fdio.h's route serves it */
         return;

@@ -11,7 +11,14 @@
  * once and goes on without). A failure never stops profiling: one log line, no endpoint.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
+#include "fdtable.h"
+#include "log.h"
+#include "options.h"
+#include "orphan.h"
+#include "recorder.h"
+#include "threads.h"
 #include "fdio.h"
 #include "http.h"
 
@@ -317,16 +324,16 @@ static bool http_gate_closed;
 
 static bool http_gate_enter(void)
 {
-    pthread_mutex_lock(&http_gate);
+    hs_lock(&http_gate, HS_RANK_HTTP_GATE);
     if (!http_gate_closed)
         return true;
-    pthread_mutex_unlock(&http_gate);
+    hs_unlock(&http_gate, HS_RANK_HTTP_GATE);
     return false;
 }
 
 static void http_gate_exit(void)
 {
-    pthread_mutex_unlock(&http_gate);
+    hs_unlock(&http_gate, HS_RANK_HTTP_GATE);
 }
 
 static int http_timeout(int64_t next_due)
@@ -510,9 +517,9 @@ static void http_at_exit(void)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
-    pthread_mutex_lock(&http_gate);
+    hs_lock(&http_gate, HS_RANK_HTTP_GATE);
     http_gate_closed = true;
-    pthread_mutex_unlock(&http_gate);
+    hs_unlock(&http_gate, HS_RANK_HTTP_GATE);
 }
 
 /* Belt and braces: libmicrohttpd is loaded by the constructor (hs_http_start), so the

@@ -10,8 +10,9 @@
  * when its window is over; at most HS_HTTP_MAX_DELTAS are open at once.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "dump.h"
 #include "http.h"
+#include "options.h"
 #include "pprof.h"
 #include "write_gotext.h"
 

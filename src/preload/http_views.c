@@ -6,7 +6,7 @@
  * ?display=. Runs on the serving thread only (guard held); owns what it appends.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "accounting.h"
 #include "http.h"
 #include "report.h"
 #include "symbolize.h"

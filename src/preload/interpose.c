@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "bootstrap.h"
 #include "livetab.h"
 #include "slowpath.h"
 

@@ -23,10 +23,15 @@
  *
  * Cost: one call is two futex hand-offs (about 10 us; a dump makes a few dozen); the
  * thread holds a 64 KiB stack. Callers: fdio.c through the route installed here.
- * Lock: io.lock (rank 9, a leaf: held across one call, nothing else is taken under it).
+ * Lock: io.lock (HS_RANK_IOTHREAD, a leaf: held across one call, nothing else is taken under it).
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
+#include "log.h"
+#include "fdtable.h"
+#include "orphan.h"
+#include "threads.h"
 #include "fdio.h"
 #include "iothread.h"
 
@@ -307,9 +312,9 @@ static long io_remote(long nr, const long args[6])
 {
     int saved = errno, cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    pthread_mutex_lock(&io.lock);
+    hs_lock(&io.lock, HS_RANK_IOTHREAD);
     long r = io_call(nr, args);
-    pthread_mutex_unlock(&io.lock);
+    hs_unlock(&io.lock, HS_RANK_IOTHREAD);
     pthread_setcancelstate(cancel, NULL);
     errno = saved;
     return r;
@@ -328,12 +333,12 @@ static long io_route(long nr, const long args[6])
 
 void hs_iothread_keep_stderr(void)
 {
-    pthread_mutex_lock(&io.lock);
+    hs_lock(&io.lock, HS_RANK_IOTHREAD);
     io.keep_stderr = true;
     if (io.pid == getpid() && __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE) != 0)
         io_stop(); /* started without it */
     io_ready();
-    pthread_mutex_unlock(&io.lock);
+    hs_unlock(&io.lock, HS_RANK_IOTHREAD);
 }
 
 ssize_t hs_iothread_write_stderr(const void *p, size_t n)

@@ -10,8 +10,9 @@
  * request) finds its set without the lock: two string probes and one set probe.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "labels.h"
-#include "core.h"
+#include "log.h"
 #include "hash.h"
 
 #include <errno.h>
@@ -214,9 +215,9 @@ int64_t hs_labels_with(uint32_t from, const char *key, const char *value)
     if (!labels_valid(key) || (value && !labels_valid(value)))
         return -EINVAL;
     if (!__atomic_load_n(&labels.ready, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&labels.lock);
+        hs_lock(&labels.lock, HS_RANK_LABELS);
         bool ok = labels_setup();
-        pthread_mutex_unlock(&labels.lock);
+        hs_unlock(&labels.lock, HS_RANK_LABELS);
         if (!ok)
             return -ENOSPC;
     }
@@ -238,9 +239,9 @@ int64_t hs_labels_with(uint32_t from, const char *key, const char *value)
     int64_t id = interned ? labels_set_find(p, n, labels_hash_set(p, n), &slot) : -1;
     if (id >= 0)
         return id;
-    pthread_mutex_lock(&labels.lock);
+    hs_lock(&labels.lock, HS_RANK_LABELS);
     id = labels_set_intern(p, n);
-    pthread_mutex_unlock(&labels.lock);
+    hs_unlock(&labels.lock, HS_RANK_LABELS);
     if (id == -ENOSPC)
         hs_log_once(labels.full_logged,
                     "more than %u label sets (or their strings): samples of threads past the "
@@ -287,21 +288,21 @@ uint64_t hs_labels_mem(void)
 {
     if (!hs_labels_count())
         return 0;
-    pthread_mutex_lock(&labels.lock);
+    hs_lock(&labels.lock, HS_RANK_LABELS);
     uint64_t m = labels.arena_used + labels.pairs_used * sizeof(labels_pair_t) +
                  (uint64_t)labels.nsets * sizeof(labels_set_t) +
                  labels_scattered(labels.nsets, LABELS_SET_SLOTS * sizeof(uint32_t)) +
                  labels_scattered(labels.nstrs, LABELS_STR_SLOTS * sizeof(char *));
-    pthread_mutex_unlock(&labels.lock);
+    hs_unlock(&labels.lock, HS_RANK_LABELS);
     return m;
 }
 
 void hs_labels_lock(void)
 {
-    pthread_mutex_lock(&labels.lock);
+    hs_lock(&labels.lock, HS_RANK_LABELS);
 }
 
 void hs_labels_unlock(void)
 {
-    pthread_mutex_unlock(&labels.lock);
+    hs_unlock(&labels.lock, HS_RANK_LABELS);
 }

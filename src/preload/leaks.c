@@ -16,6 +16,10 @@
 #include "iothread.h"
 
 #include "core.h"
+#include "control.h"
+#include "log.h"
+#include "options.h"
+#include "recorder.h"
 #include "leakreport.h"
 #include "suppress.h"
 

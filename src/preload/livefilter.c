@@ -12,7 +12,6 @@
  * loads that pointer or a later one. Called under the live table's shard locks only.
  */
 #include "livefilter.h"
-#include "core.h"
 
 #include <errno.h>
 #include <sys/mman.h>

@@ -4,20 +4,23 @@
  * the table with one load. The table is split into 64 shards by the address's filter
  * hash, each an open-addressing hash (linear probing, backward-shift deletion, so no
  * tombstones) kept at most 70% full, growing by mmap-ing a table twice the size,
- * rehashing and munmap-ing the old one. Each shard has its own mutex (rank 2, after the
+ * rehashing and munmap-ing the old one. Each shard has its own mutex (HS_RANK_LIVETAB, after the
  * stack table), under which the shard's part of the filter changes too; frees read it
  * without any. When a shard's part fills up, the filter is replaced by a bigger one with
  * every shard lock held. It never calls malloc. Called from the sampled malloc path
  * (insert), the free path once the filter said "maybe" (remove), the dump (aggregate)
  * and the fork handlers (lock_all).
  */
+#include "debugcheck.h"
 #include "livetab.h"
 #include "core.h"
+#include "log.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define HS_LIVE_SHARDS (1u << HS_FILTER_SHARD_BITS)
 #define HS_LIVE_INIT_CAP 64u
@@ -40,7 +43,7 @@ static int hs_live_grow_failed, hs_live_pins_full;
  * at most), one entry per mark, so that a bigger filter counts them too. Changed under
  * their shard's lock and this one (taken after it); read by the grower, which holds every
  * shard lock. When full, the filter stops growing: a mark it could not carry over would
- * send a bootstrap block's free to the real allocator. */
+ * send a bootstrap block's free to the real allocator. Its lock is HS_RANK_PINS. */
 #define HS_LIVE_PINS 1024
 static struct {
     pthread_mutex_t lock;
@@ -62,9 +65,9 @@ static inline hs_live_shard_t *hs_live_shard_of(uintptr_t p)
 void hs_filter_mark(uintptr_t p)
 {
     hs_live_shard_t *s = hs_live_shard_of(p);
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     hs_filter_inc(p);
-    pthread_mutex_lock(&hs_live_pins.lock);
+    hs_lock(&hs_live_pins.lock, HS_RANK_PINS);
     if (hs_live_pins.n < HS_LIVE_PINS)
         hs_live_pins.addr[hs_live_pins.n++] = p;
     else {
@@ -72,23 +75,23 @@ void hs_filter_mark(uintptr_t p)
         hs_log_once(hs_live_pins_full,
                     "more than %d bootstrap blocks: the live filter stops growing", HS_LIVE_PINS);
     }
-    pthread_mutex_unlock(&hs_live_pins.lock);
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock(&hs_live_pins.lock, HS_RANK_PINS);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
 }
 
 void hs_filter_unmark(uintptr_t p)
 {
     hs_live_shard_t *s = hs_live_shard_of(p);
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     hs_filter_dec(p);
-    pthread_mutex_lock(&hs_live_pins.lock);
+    hs_lock(&hs_live_pins.lock, HS_RANK_PINS);
     for (uint32_t i = hs_live_pins.n; i-- > 0;)
         if (hs_live_pins.addr[i] == p) {
             hs_live_pins.addr[i] = hs_live_pins.addr[--hs_live_pins.n];
             break;
         }
-    pthread_mutex_unlock(&hs_live_pins.lock);
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock(&hs_live_pins.lock, HS_RANK_PINS);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
 }
 
 /* The slot hash, a multiplicative one independent of the filter's (which picks the
@@ -120,6 +123,7 @@ static hs_live_t *hs_live_map(uint32_t cap)
 /* Doubles the shard's table (or creates it). Lock held. Returns 0 or -ENOMEM. */
 static __attribute__((noinline, cold)) int hs_live_grow(hs_live_shard_t *s)
 {
+    hs_assert_held(HS_RANK_LIVETAB);
     uint32_t ncap = s->cap ? s->cap * 2 : HS_LIVE_INIT_CAP;
     hs_live_shard_t n = {.cap = ncap};
 
@@ -133,29 +137,25 @@ static __attribute__((noinline, cold)) int hs_live_grow(hs_live_shard_t *s)
     if (s->slots)
         munmap(s->slots, (size_t)s->cap * sizeof(hs_live_t));
     s->slots = n.slots;
-    s->cap = ncap;
+    __atomic_store_n(&s->cap, ncap, __ATOMIC_RELAXED); /* hs_livetab_mem reads it unlocked */
     return 0;
-}
-
-int hs_livetab_init(void)
-{
-    return 0; /* shards are static and their tables are created on first insert */
 }
 
 /* Marks every address the filter must know: the table's and the pinned ones. Every shard
  * lock held. */
 static void hs_live_each_addr(void (*mark)(uintptr_t p))
 {
+    hs_assert_held(HS_RANK_LIVETAB);
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
         const hs_live_shard_t *s = &hs_live_shards[sh];
         for (uint32_t i = 0; i < s->cap; i++)
             if (s->slots[i].addr != 0)
                 mark(s->slots[i].addr);
     }
-    pthread_mutex_lock(&hs_live_pins.lock);
+    hs_lock(&hs_live_pins.lock, HS_RANK_PINS);
     for (uint32_t i = 0; i < hs_live_pins.n; i++)
         mark(hs_live_pins.addr[i]);
-    pthread_mutex_unlock(&hs_live_pins.lock);
+    hs_unlock(&hs_live_pins.lock, HS_RANK_PINS);
 }
 
 /* A shard's share of the filter has filled up: a bigger filter, every lock held while it
@@ -189,7 +189,7 @@ int hs_livetab_insert(const hs_live_t *e)
 
     if (e->addr == 0)
         return -EINVAL;
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     if ((uint64_t)(s->count + 1) * 10 > (uint64_t)s->cap * 7) {
         rc = hs_live_grow(s);
         if (rc != 0 && s->count + 1 < s->cap)
@@ -204,7 +204,7 @@ int hs_livetab_insert(const hs_live_t *e)
         s->slots[i] = *e;
     }
     bool grow = hs_filter_wants_growth(s->count);
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     if (HS_UNLIKELY(grow))
         hs_livetab_grow_filter();
     return rc;
@@ -241,7 +241,7 @@ bool hs_livetab_remove(uintptr_t addr, hs_live_t *out)
 
     if (addr == 0 || !hs_livetab_maybe((const void *)addr))
         return false;
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     if (s->cap != 0) {
         uint32_t i = hs_live_probe(s, h, addr);
         if (s->slots[i].addr == addr) {
@@ -253,7 +253,7 @@ bool hs_livetab_remove(uintptr_t addr, hs_live_t *out)
             found = true;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     return found;
 }
 
@@ -265,7 +265,7 @@ void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks, hs_liv
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
         hs_live_shard_t *s = &hs_live_shards[sh];
 
-        pthread_mutex_lock(&s->lock);
+        hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
         for (uint32_t i = 0; i < s->cap; i++) {
             const hs_live_t *e = &s->slots[i];
             if (e->addr == 0)
@@ -278,7 +278,7 @@ void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks, hs_liv
                 bytes[e->stack_id] += e->weight * (double)e->size;
             }
         }
-        pthread_mutex_unlock(&s->lock);
+        hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     }
     if (totals)
         *totals = t;
@@ -289,11 +289,11 @@ void hs_livetab_each(void (*fn)(hs_live_t *e, void *arg), void *arg)
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
         hs_live_shard_t *s = &hs_live_shards[sh];
 
-        pthread_mutex_lock(&s->lock);
+        hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
         for (uint32_t i = 0; i < s->cap; i++)
             if (s->slots[i].addr != 0)
                 fn(&s->slots[i], arg);
-        pthread_mutex_unlock(&s->lock);
+        hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     }
 }
 
@@ -303,13 +303,13 @@ bool hs_livetab_update(uintptr_t addr, void (*fn)(hs_live_t *e, void *arg), void
     hs_live_shard_t *s = hs_live_shard_of(addr);
     bool found = false;
 
-    pthread_mutex_lock(&s->lock);
+    hs_lock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     if (s->cap != 0) {
         uint32_t i = hs_live_probe(s, h, addr);
         if ((found = addr != 0 && s->slots[i].addr == addr))
             fn(&s->slots[i], arg);
     }
-    pthread_mutex_unlock(&s->lock);
+    hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, (unsigned)(s - hs_live_shards));
     return found;
 }
 
@@ -322,14 +322,25 @@ uint64_t hs_livetab_count(void)
     return n;
 }
 
+size_t hs_livetab_mem(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+    for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
+        size_t b =
+            (size_t)__atomic_load_n(&hs_live_shards[sh].cap, __ATOMIC_RELAXED) * sizeof(hs_live_t);
+        n += (b + page - 1) / page * page; /* mmap's whole pages */
+    }
+    return n;
+}
+
 void hs_livetab_lock_all(void)
 {
     for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++)
-        pthread_mutex_lock(&hs_live_shards[sh].lock);
+        hs_lock_sub(&hs_live_shards[sh].lock, HS_RANK_LIVETAB, sh);
 }
 
 void hs_livetab_unlock_all(void)
 {
     for (uint32_t sh = HS_LIVE_SHARDS; sh-- > 0;)
-        pthread_mutex_unlock(&hs_live_shards[sh].lock);
+        hs_unlock_sub(&hs_live_shards[sh].lock, HS_RANK_LIVETAB, sh);
 }

@@ -4,7 +4,7 @@
  * (livefilter.h), read without a lock by every free: a clear bit proves the pointer was
  * never sampled, so the non-sampled free path costs one load from an array of 8 KiB, more
  * on a big live set. Storage comes from mmap, never malloc. The table is sharded by
- * address, one mutex per shard (rank 2 in lock order, after the stack table).
+ * address, one mutex per shard (HS_RANK_LIVETAB in core.h, after the stack table).
  */
 #ifndef HS_LIVETAB_H
 #define HS_LIVETAB_H
@@ -36,7 +36,6 @@ static inline bool hs_livetab_maybe(const void *p)
 void hs_filter_mark(uintptr_t p);
 void hs_filter_unmark(uintptr_t p);
 
-int hs_livetab_init(void);
 /* Inserts e (e->addr must not be present; if it is, its entry is replaced). Returns 0,
  * -ENOMEM, or -EINVAL for a zero address. */
 int hs_livetab_insert(const hs_live_t *e);
@@ -55,6 +54,8 @@ typedef struct {
  */
 void hs_livetab_aggregate(double *objects, double *bytes, size_t nstacks, hs_live_totals_t *totals);
 uint64_t hs_livetab_count(void);
+/* Bytes of the shards' mmap'd tables (whole pages), read without a lock. */
+size_t hs_livetab_mem(void);
 
 /* Calls fn on every live entry (each = 0) or on addr's entry only, with its shard lock
  * held; fn may change the entry but not its address, and must take no other lock.

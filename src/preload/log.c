@@ -7,6 +7,7 @@
  * their own (fdtable.c), whose 2 is /dev/null, take a copy of it for the write.
  */
 #include "core.h"
+#include "log.h"
 #include "iothread.h"
 
 #include <errno.h>

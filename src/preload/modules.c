@@ -7,8 +7,9 @@
  * holding it but _dl_find_object, which takes no lock.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "modules.h"
-#include "core.h"
+#include "log.h"
 #include "unwind.h"
 
 #include <dlfcn.h>
@@ -123,6 +124,7 @@ static bool modules_known(const struct dl_find_object *f)
 /* Adds a record for f's object, first seen in stack id. Lock held. */
 static void modules_add(const struct dl_find_object *f, int32_t id)
 {
+    hs_assert_held(HS_RANK_MODULES);
     uintptr_t lo = (uintptr_t)f->dlfo_map_start, hi = (uintptr_t)f->dlfo_map_end;
     const char *path = modules_copy_name(f->dlfo_link_map->l_name);
     if (hs_nmods == HS_MOD_MAX || !path) {
@@ -148,7 +150,7 @@ void hs_modules_note(const uintptr_t *pcs, size_t depth, int32_t id)
     uintptr_t lo = 0, hi = 0;
     if (id < 0)
         return;
-    pthread_mutex_lock(&hs_mods_lock);
+    hs_lock(&hs_mods_lock, HS_RANK_MODULES);
     for (size_t k = 0; k < depth && modules_setup(); k++) {
         struct dl_find_object f;
         if ((pcs[k] >= lo && pcs[k] < hi) || _dl_find_object((void *)(pcs[k] - 1), &f) != 0)
@@ -161,24 +163,43 @@ void hs_modules_note(const uintptr_t *pcs, size_t depth, int32_t id)
         if (!modules_known(&f))
             modules_add(&f, id);
     }
-    pthread_mutex_unlock(&hs_mods_lock);
+    hs_unlock(&hs_mods_lock, HS_RANK_MODULES);
 }
 
 /* Fork handlers: a child must not inherit the lock held by a thread that was noting a
  * new stack's libraries (its own next new stack would wait for it forever). */
+const void *hs_code_object(void *p, const char **name)
+{
+#ifdef DLFO_STRUCT_HAS_EH_DBASE
+    struct dl_find_object o;
+    if (!p || _dl_find_object(p, &o) != 0)
+        return NULL;
+    if (name)
+        *name = o.dlfo_link_map->l_name;
+    return o.dlfo_link_map;
+#else
+    Dl_info i;
+    if (!p || !dladdr(p, &i))
+        return NULL;
+    if (name)
+        *name = i.dli_fname;
+    return i.dli_fbase;
+#endif
+}
+
 void hs_modules_lock(void)
 {
-    pthread_mutex_lock(&hs_mods_lock);
+    hs_lock(&hs_mods_lock, HS_RANK_MODULES);
 }
 
 void hs_modules_unlock(void)
 {
-    pthread_mutex_unlock(&hs_mods_lock);
+    hs_unlock(&hs_mods_lock, HS_RANK_MODULES);
 }
 
 void hs_modules_refresh(void)
 {
-    pthread_mutex_lock(&hs_mods_lock);
+    hs_lock(&hs_mods_lock, HS_RANK_MODULES);
     hs_ngone = 0;
     for (size_t i = 0; i < hs_nmods; i++) {
         hs_modrec_t *r = &hs_mods[i];
@@ -190,7 +211,7 @@ void hs_modules_refresh(void)
         if (r->gone)
             hs_gone[hs_ngone++] = (uint32_t)i;
     }
-    pthread_mutex_unlock(&hs_mods_lock);
+    hs_unlock(&hs_mods_lock, HS_RANK_MODULES);
 }
 
 /* Whether a record newer than index g also covers pc for stack id. */

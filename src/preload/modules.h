@@ -34,4 +34,10 @@ void hs_modules_refresh(void);
 int hs_modules_unloaded(uintptr_t pc, int32_t stack_id);
 const hs_unloaded_t *hs_modules_get(int index);
 
+/* The loaded object holding code address p (an opaque identity, NULL if none) and, when
+ * name is not NULL, its file name ("" for the executable). _dl_find_object where glibc
+ * has it (2.35), a lookup in a sorted array; else dladdr, which also scans the object's
+ * symbol table for the nearest name (0.1 ms for libc's). Lock-free with the former. */
+const void *hs_code_object(void *p, const char **name);
+
 #endif

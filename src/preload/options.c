@@ -5,7 +5,9 @@
  * profiling off: the program then runs unprofiled rather than dying.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "debugcheck.h"
+#include "log.h"
+#include "options.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -32,9 +34,13 @@ typedef struct {
     const char *def;
     uint64_t min, max;
     void *dst;
+    size_t width;             /* sizeof *dst: numbers are stored as uint32_t or uint64_t */
     const char *expect;       /* what a good value looks like, for the error line */
     const char *const *words; /* HS_OPT_ENUM: the accepted values, NULL-terminated */
 } hs_opt_def_t;
+
+/* The destination field of hs_opt and its width, for the table below. */
+#define OPT_DST(field) &hs_opt.field, sizeof(hs_opt.field)
 
 static const char *const hs_unwinders[] = {"dwarf", "libgcc", "fp", NULL};
 static const char *const hs_symbolize_modes[] = {"lines", "full", "names", "none", NULL};
@@ -207,7 +213,8 @@ static int options_apply(const hs_opt_def_t *d, const char *v)
         }
         if (u < d->min || u > d->max)
             return -EINVAL;
-        if (d->max <= UINT32_MAX)
+        hs_assert(d->width == sizeof(uint64_t) || d->max <= UINT32_MAX);
+        if (d->width == sizeof(uint32_t))
             *(uint32_t *)d->dst = (uint32_t)u;
         else
             *(uint64_t *)d->dst = u;
@@ -241,45 +248,45 @@ static int options_own_strings(void)
 int hs_options_load(void)
 {
     const hs_opt_def_t defs[] = {
-        {"HEAPSIFT_OUT", HS_OPT_STR, "heapsift.%p.pb.gz", 0, 0, &hs_opt.out, "a path pattern",
+        {"HEAPSIFT_OUT", HS_OPT_STR, "heapsift.%p.pb.gz", 0, 0, OPT_DST(out), "a path pattern",
          NULL},
-        {"HEAPSIFT_RATE", HS_OPT_BYTES, "524288", 0, 1ull << 40, &hs_opt.rate,
+        {"HEAPSIFT_RATE", HS_OPT_BYTES, "524288", 0, 1ull << 40, OPT_DST(rate),
          "bytes between samples, e.g. 524288 or 512K; 1 = all, 0 = off", NULL},
-        {"HEAPSIFT_SEED", HS_OPT_UINT, "0", 0, UINT64_MAX, &hs_opt.seed, "an integer", NULL},
-        {"HEAPSIFT_DEPTH", HS_OPT_UINT, "64", 1, 256, &hs_opt.depth, "frames, 1 to 256", NULL},
-        {"HEAPSIFT_MAX_STACKS", HS_OPT_UINT, "65536", 16, 1u << 24, &hs_opt.max_stacks,
+        {"HEAPSIFT_SEED", HS_OPT_UINT, "0", 0, UINT64_MAX, OPT_DST(seed), "an integer", NULL},
+        {"HEAPSIFT_DEPTH", HS_OPT_UINT, "64", 1, 256, OPT_DST(depth), "frames, 1 to 256", NULL},
+        {"HEAPSIFT_MAX_STACKS", HS_OPT_UINT, "65536", 16, 1u << 24, OPT_DST(max_stacks),
          "a number of stacks, 16 to 16777216", NULL},
-        {"HEAPSIFT_UNWIND", HS_OPT_ENUM, "dwarf", 0, 0, &hs_opt.unwind, "dwarf, libgcc or fp",
+        {"HEAPSIFT_UNWIND", HS_OPT_ENUM, "dwarf", 0, 0, OPT_DST(unwind), "dwarf, libgcc or fp",
          hs_unwinders},
-        {"HEAPSIFT_SYMBOLIZE", HS_OPT_ENUM, "lines", 0, 0, &hs_opt.symbolize,
+        {"HEAPSIFT_SYMBOLIZE", HS_OPT_ENUM, "lines", 0, 0, OPT_DST(symbolize),
          "lines, full, names or none", hs_symbolize_modes},
-        {"HEAPSIFT_CHILDREN", HS_OPT_BOOL, "1", 0, 0, &hs_opt.children, "0 or 1", NULL},
-        {"HEAPSIFT_VERBOSE", HS_OPT_BOOL, "0", 0, 0, &hs_opt.verbose, "0 or 1", NULL},
-        {"HEAPSIFT_SIGNAL", HS_OPT_SIGNAL, "0", 0, UINT32_MAX, &hs_opt.signal,
+        {"HEAPSIFT_CHILDREN", HS_OPT_BOOL, "1", 0, 0, OPT_DST(children), "0 or 1", NULL},
+        {"HEAPSIFT_VERBOSE", HS_OPT_BOOL, "0", 0, 0, OPT_DST(verbose), "0 or 1", NULL},
+        {"HEAPSIFT_SIGNAL", HS_OPT_SIGNAL, "0", 0, UINT32_MAX, OPT_DST(signal),
          "a signal name or number, e.g. USR2 or 12; not KILL, STOP or a fault signal", NULL},
-        {"HEAPSIFT_INTERVAL_BYTES", HS_OPT_BYTES, "0", 0, UINT64_MAX, &hs_opt.interval_bytes,
+        {"HEAPSIFT_INTERVAL_BYTES", HS_OPT_BYTES, "0", 0, UINT64_MAX, OPT_DST(interval_bytes),
          "bytes allocated between dumps, e.g. 4G; 0 = off", NULL},
-        {"HEAPSIFT_INTERVAL_SECONDS", HS_OPT_SECONDS, "0", 0, UINT64_MAX / 2, &hs_opt.interval_ms,
+        {"HEAPSIFT_INTERVAL_SECONDS", HS_OPT_SECONDS, "0", 0, UINT64_MAX / 2, OPT_DST(interval_ms),
          "seconds between dumps, e.g. 60, 0.5 or 250ms; 0 = off", NULL},
-        {"HEAPSIFT_PEAK", HS_OPT_BOOL, "0", 0, 0, &hs_opt.peak, "0 or 1", NULL},
-        {"HEAPSIFT_DUMP_ON_TERM", HS_OPT_BOOL, "1", 0, 0, &hs_opt.dump_on_term, "0 or 1", NULL},
-        {"HEAPSIFT_PEAK_GROWTH", HS_OPT_PERCENT, "0", 0, 1000000, &hs_opt.peak_growth,
+        {"HEAPSIFT_PEAK", HS_OPT_BOOL, "0", 0, 0, OPT_DST(peak), "0 or 1", NULL},
+        {"HEAPSIFT_DUMP_ON_TERM", HS_OPT_BOOL, "1", 0, 0, OPT_DST(dump_on_term), "0 or 1", NULL},
+        {"HEAPSIFT_PEAK_GROWTH", HS_OPT_PERCENT, "0", 0, 1000000, OPT_DST(peak_growth),
          "a growth in percent, e.g. 10%; 0 = no dumps at new peaks", NULL},
-        {"HEAPSIFT_PEAK_MIN_SECONDS", HS_OPT_SECONDS, "10", 0, UINT64_MAX / 2, &hs_opt.peak_min_ms,
+        {"HEAPSIFT_PEAK_MIN_SECONDS", HS_OPT_SECONDS, "10", 0, UINT64_MAX / 2, OPT_DST(peak_min_ms),
          "seconds between peak dumps, e.g. 10", NULL},
-        {"HEAPSIFT_OOM_FRACTION", HS_OPT_FRACTION, "0", 0, 1000, &hs_opt.oom_fraction,
+        {"HEAPSIFT_OOM_FRACTION", HS_OPT_FRACTION, "0", 0, 1000, OPT_DST(oom_fraction),
          "a fraction of the memory limit, e.g. 0.9 or 90%; 0 = off", NULL},
-        {"HEAPSIFT_KEEP", HS_OPT_UINT, "0", 0, 1u << 20, &hs_opt.keep,
+        {"HEAPSIFT_KEEP", HS_OPT_UINT, "0", 0, 1u << 20, OPT_DST(keep),
          "a number of files per kind; 0 = keep all", NULL},
-        {"HEAPSIFT_LEAKS", HS_OPT_ENUM, "0", 0, 0, &hs_opt.leaks, "0, 1 or error", hs_leaks_modes},
-        {"HEAPSIFT_SUPPRESSIONS", HS_OPT_STR, NULL, 0, 0, &hs_opt.suppressions,
+        {"HEAPSIFT_LEAKS", HS_OPT_ENUM, "0", 0, 0, OPT_DST(leaks), "0, 1 or error", hs_leaks_modes},
+        {"HEAPSIFT_SUPPRESSIONS", HS_OPT_STR, NULL, 0, 0, OPT_DST(suppressions),
          "a path to a suppressions file", NULL},
-        {"HEAPSIFT_LEAKS_MAX", HS_OPT_UINT, "20", 0, 1u << 24, &hs_opt.leaks_max,
+        {"HEAPSIFT_LEAKS_MAX", HS_OPT_UINT, "20", 0, 1u << 24, OPT_DST(leaks_max),
          "a number of sites; 0 = all", NULL},
-        {"HEAPSIFT_HTTP", HS_OPT_STR, NULL, 0, 0, &hs_opt.http, "HOST:PORT, e.g. 127.0.0.1:6060",
+        {"HEAPSIFT_HTTP", HS_OPT_STR, NULL, 0, 0, OPT_DST(http), "HOST:PORT, e.g. 127.0.0.1:6060",
          NULL},
-        {"HEAPSIFT_HTTP_PORTFILE", HS_OPT_STR, NULL, 0, 0, &hs_opt.http_portfile, "a path", NULL},
-        {"HEAPSIFT_HTTP_TOKEN", HS_OPT_STR, NULL, 0, 0, &hs_opt.http_token, "a token", NULL},
+        {"HEAPSIFT_HTTP_PORTFILE", HS_OPT_STR, NULL, 0, 0, OPT_DST(http_portfile), "a path", NULL},
+        {"HEAPSIFT_HTTP_TOKEN", HS_OPT_STR, NULL, 0, 0, OPT_DST(http_token), "a token", NULL},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {

@@ -7,7 +7,7 @@
  * call exit(0), which runs the exit profile as for any other exit.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "orphan.h"
 #include "fdio.h"
 
 #include <dirent.h>

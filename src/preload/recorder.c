@@ -7,6 +7,16 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "bootstrap.h"
+#include "dump.h"
+#include "log.h"
+#include "options.h"
+#include "orphan.h"
+#include "peak.h"
+#include "recorder.h"
+#include "sampler.h"
+#include "threads.h"
+#include "triggers.h"
 #include "iothread.h"
 #include "reach.h"
 #include "termsig.h"
@@ -141,8 +151,6 @@ static int recorder_setup(void)
         rc = hs_threads_init();
     if (rc == 0)
         rc = hs_stacktab_init(hs_opt.max_stacks);
-    if (rc == 0)
-        rc = hs_livetab_init();
     if (rc != 0)
         return rc;
     if (hs_lifetimes_init(hs_opt.max_stacks) != 0)
@@ -266,9 +274,10 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     hs_guard_exit(t);
 }
 
-void hs_forgotten(const void *entry)
+/* Takes live entry e, just removed from the table, out of the live estimate and its
+ * trackers. */
+static void recorder_forgotten(const hs_live_t *e)
 {
-    const hs_live_t *e = entry;
     hs_live_add(-(int64_t)(e->weight * (double)e->size));
     hs_trackers_removed(e);
 }
@@ -277,14 +286,25 @@ void hs_forget(void *p)
 {
     hs_live_t e;
     if (hs_livetab_remove((uintptr_t)p, &e)) {
-        hs_forgotten(&e);
+        recorder_forgotten(&e);
         hs_lifetimes_freed(&e);
     }
 }
 
-void hs_unforget(const void *entry)
+bool hs_realloc_forget(void *p, hs_live_t *old)
 {
-    recorder_insert(entry);
+    if (!hs_livetab_remove((uintptr_t)p, old))
+        return false;
+    recorder_forgotten(old);
+    return true;
+}
+
+void hs_realloc_done(const hs_live_t *old, const void *q, size_t n)
+{
+    if (!q && n != 0)
+        recorder_insert(old); /* failed: the old block is still there, still sampled */
+    else
+        hs_lifetimes_freed(old); /* the old block is gone: its lifetime ends */
 }
 
 /* The trigger thread starts here rather than in hs_init, which may run inside the

@@ -7,6 +7,8 @@
  * makes every count and byte total an unbiased estimate. Runs on the sampled path only.
  */
 #include "core.h"
+#include "options.h"
+#include "sampler.h"
 
 #include <math.h>
 #include <time.h>

@@ -6,7 +6,8 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
-#include "lifetimes.h"
+#include "bootstrap.h"
+#include "recorder.h"
 #include "livetab.h"
 #include "slowpath.h"
 
@@ -82,18 +83,15 @@ static void *slow_realloc_boot(void *p, size_t n)
 void *hs_slow_realloc(void *p, size_t n)
 {
     hs_tls_t *t = &hs_tls;
-    if (p && hs_livetab_maybe(p) && hs_boot_owns(p))
+    bool maybe = p && hs_livetab_maybe(p); /* the filter, read once */
+    if (maybe && hs_boot_owns(p))
         return slow_realloc_boot(p, n);
     bool sample = t->countdown <= 0 && hs_sample_begin(t, n);
     hs_live_t old;
-    bool had = p && hs_livetab_maybe(p) && hs_livetab_remove((uintptr_t)p, &old);
-    if (had)
-        hs_forgotten(&old);
+    bool had = maybe && hs_realloc_forget(p, &old);
     void *q = hs_real.realloc(p, n);
-    if (!q && had && n != 0)
-        hs_unforget(&old); /* failed: the old block is still there, still sampled */
-    else if (had)
-        hs_lifetimes_freed(&old); /* the old block is gone: its lifetime ends */
+    if (had)
+        hs_realloc_done(&old, q, n);
     if (sample)
         hs_sample_end(t, q, n);
     return q;

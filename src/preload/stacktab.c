@@ -9,7 +9,7 @@
  * A stack already interned is found without a lock: an entry and its PCs are written
  * before its slot is published (release; readers probe with acquire) and never change,
  * and its counters are added with compare-and-swap. Only interning takes the mutex
- * (rank 2), which re-probes before it adds. A new stack's tracker mask is computed under
+ * (HS_RANK_STACKTAB), which re-probes before it adds. A new stack's tracker mask is computed under
  * it too, and tracker registration (trackers.c) sets bits of existing stacks under it, so
  * every stack sees every tracker exactly once (trackers.c: hs_trackers_inserted). Called
  * from the sampled allocation path (record), the dump (count, get), tracker registration
@@ -21,6 +21,7 @@
  * and a TLB miss, and they were a chain of four. The entry's tracker mask is read only
  * once some stack has one (tracked).
  */
+#include "debugcheck.h"
 #include "stacktab.h"
 #include "core.h"
 #include "trackers.h"
@@ -198,6 +199,7 @@ static int32_t hs_stacktab_find(uint64_t h, const uintptr_t *pcs, uint32_t depth
 static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_t depth,
                                        uint32_t labels)
 {
+    hs_assert_held(HS_RANK_STACKTAB);
     uint32_t i, id = __atomic_load_n(&hs_st.count, __ATOMIC_RELAXED);
     int32_t found = hs_stacktab_find(h, pcs, depth, labels, &i);
     hs_stentry_t *e;
@@ -253,9 +255,9 @@ int32_t hs_stacktab_record_labeled(const uintptr_t *pcs, uint32_t depth, uint32_
         goto drop;
     id = hs_stacktab_find(h, pcs, depth, labels, &slot);
     if (id < 0) {
-        pthread_mutex_lock(&hs_st.lock);
+        hs_lock(&hs_st.lock, HS_RANK_STACKTAB);
         id = hs_stacktab_find_or_add(h, pcs, depth, labels);
-        pthread_mutex_unlock(&hs_st.lock);
+        hs_unlock(&hs_st.lock, HS_RANK_STACKTAB);
         if (id < 0)
             goto drop;
     }
@@ -322,7 +324,7 @@ bool hs_stacktab_get(int32_t id, hs_stack_t *out)
 {
     bool ok = false;
 
-    pthread_mutex_lock(&hs_st.lock);
+    hs_lock(&hs_st.lock, HS_RANK_STACKTAB);
     if (id >= 0 && (uint32_t)id < hs_st.count) {
         const hs_stentry_t *e = &hs_st.entries[id];
         out->pcs = hs_st.arena + e->off;
@@ -339,13 +341,13 @@ bool hs_stacktab_get(int32_t id, hs_stack_t *out)
         }
         ok = true;
     }
-    pthread_mutex_unlock(&hs_st.lock);
+    hs_unlock(&hs_st.lock, HS_RANK_STACKTAB);
     return ok;
 }
 
 void hs_stacktab_clear_counts(void)
 {
-    pthread_mutex_lock(&hs_st.lock);
+    hs_lock(&hs_st.lock, HS_RANK_STACKTAB);
     double zero = 0;
 
     for (uint32_t k = 0; k < HS_STACKTAB_STRIPES; k++)
@@ -354,15 +356,15 @@ void hs_stacktab_clear_counts(void)
             __atomic_store(&c->objects, &zero, __ATOMIC_RELAXED);
             __atomic_store(&c->bytes, &zero, __ATOMIC_RELAXED);
         }
-    pthread_mutex_unlock(&hs_st.lock);
+    hs_unlock(&hs_st.lock, HS_RANK_STACKTAB);
 }
 
 void hs_stacktab_lock(void)
 {
-    pthread_mutex_lock(&hs_st.lock);
+    hs_lock(&hs_st.lock, HS_RANK_STACKTAB);
 }
 
 void hs_stacktab_unlock(void)
 {
-    pthread_mutex_unlock(&hs_st.lock);
+    hs_unlock(&hs_st.lock, HS_RANK_STACKTAB);
 }

@@ -4,7 +4,7 @@
  * bitmask of trackers (trackers.h) its PCs pass through. Bounded by HEAPSIFT_MAX_STACKS:
  * a stack that does not fit is counted (hs_stacktab_dropped), never silently lost.
  * Storage comes from mmap, never malloc. A known stack is found and counted without a
- * lock; one mutex (rank 2 in core.h's lock order) serialises interning. PC arrays are
+ * lock; one mutex (HS_RANK_STACKTAB in core.h) serialises interning. PC arrays are
  * immutable once interned, so a reader may use them without the lock for any id below
  * the count it read.
  */

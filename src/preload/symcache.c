@@ -18,6 +18,7 @@
  * and the lock functions by the fork handlers. It never logs: an address it could not
  * keep only costs each later dump its symbolization, as without the cache.
  */
+#include "debugcheck.h"
 #include "symcache.h"
 #include "hash.h"
 
@@ -51,7 +52,7 @@ static struct {
     sc_chunk_t *chunks;
 } sc;
 
-/* Held while the cache changes (rank 8 in core.h: a leaf, malloc only under it), and by
+/* Held while the cache changes (HS_RANK_SYMCACHE in core.h: a leaf, malloc only under it), and by
  * the fork handlers, so that a child never inherits it half changed. */
 static pthread_mutex_t sc_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -282,24 +283,24 @@ static void sc_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, s
 
 void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n)
 {
-    pthread_mutex_lock(&sc_lock);
+    hs_lock(&sc_lock, HS_RANK_SYMCACHE);
     sc_put(addr, map_key, frames, n);
-    pthread_mutex_unlock(&sc_lock);
+    hs_unlock(&sc_lock, HS_RANK_SYMCACHE);
 }
 
 void hs_symcache_clear(void)
 {
-    pthread_mutex_lock(&sc_lock);
+    hs_lock(&sc_lock, HS_RANK_SYMCACHE);
     sc_clear();
-    pthread_mutex_unlock(&sc_lock);
+    hs_unlock(&sc_lock, HS_RANK_SYMCACHE);
 }
 
 void hs_symcache_lock(void)
 {
-    pthread_mutex_lock(&sc_lock);
+    hs_lock(&sc_lock, HS_RANK_SYMCACHE);
 }
 
 void hs_symcache_unlock(void)
 {
-    pthread_mutex_unlock(&sc_lock);
+    hs_unlock(&sc_lock, HS_RANK_SYMCACHE);
 }

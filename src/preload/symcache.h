@@ -33,10 +33,11 @@ bool hs_symcache_get(uint64_t addr, uint64_t map_key, const hs_symbol_t **frames
  * the cache starts over (symcache.c). */
 void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n);
 
-/* Empties the cache and gives its memory back. */
+/* Empties the cache and gives its memory back. For the tests only: nothing in the
+ * library calls it. */
 void hs_symcache_clear(void);
 
-/* Fork handlers (recorder.c): the cache's lock (rank 8, core.h), taken before fork and
+/* Fork handlers (recorder.c): the cache's lock (HS_RANK_SYMCACHE, core.h), taken before fork and
  * released after it in both processes, so that a dump on another thread cannot leave the
  * child a cache half changed. */
 void hs_symcache_lock(void);

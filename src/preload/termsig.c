@@ -21,6 +21,9 @@
 #define _GNU_SOURCE
 #include "termsig.h"
 #include "core.h"
+#include "options.h"
+#include "recorder.h"
+#include "triggers.h"
 
 #include <errno.h>
 #include <linux/futex.h>

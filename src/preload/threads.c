@@ -6,7 +6,9 @@
  * destructor folds an exiting thread's counters into the totals and unlinks it.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
+#include "threads.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -60,12 +62,12 @@ static void threads_unlink(hs_tls_t *t)
 static void threads_exit(void *arg)
 {
     hs_tls_t *t = arg;
-    pthread_mutex_lock(&threads_lock);
+    hs_lock(&threads_lock, HS_RANK_THREADS);
     if (t->registered) {
         threads_add(&threads_dead, t);
         threads_unlink(t);
     }
-    pthread_mutex_unlock(&threads_lock);
+    hs_unlock(&threads_lock, HS_RANK_THREADS);
 }
 
 int hs_threads_init(void)
@@ -79,43 +81,44 @@ void hs_thread_register(hs_tls_t *t)
 {
     if (t->registered || !threads_key_ok)
         return;
-    pthread_mutex_lock(&threads_lock);
+    hs_lock(&threads_lock, HS_RANK_THREADS);
     t->prev = NULL;
     t->next = threads_head;
     if (threads_head)
         threads_head->prev = t;
     threads_head = t;
     t->registered = 1;
-    pthread_mutex_unlock(&threads_lock);
+    hs_unlock(&threads_lock, HS_RANK_THREADS);
     pthread_setspecific(threads_key, t);
 }
 
 void hs_counters_read(hs_counters_t *out)
 {
-    pthread_mutex_lock(&threads_lock);
+    hs_lock(&threads_lock, HS_RANK_THREADS);
     *out = threads_dead;
     out->threads = 0;
     for (hs_tls_t *t = threads_head; t; t = t->next) {
         threads_add(out, t);
         out->threads++;
     }
-    pthread_mutex_unlock(&threads_lock);
+    hs_unlock(&threads_lock, HS_RANK_THREADS);
 }
 
 void hs_threads_lock(void)
 {
-    pthread_mutex_lock(&threads_lock);
+    hs_lock(&threads_lock, HS_RANK_THREADS);
 }
 
 void hs_threads_unlock(void)
 {
-    pthread_mutex_unlock(&threads_lock);
+    hs_unlock(&threads_lock, HS_RANK_THREADS);
 }
 
 /* In a forked child only the forking thread survives: the others' counters become
  * history. Called with threads_lock held (taken in the prepare handler). */
 void hs_threads_after_fork_child(void)
 {
+    hs_assert_held(HS_RANK_THREADS);
     hs_tls_t *self = &hs_tls;
     hs_tls_t *t = threads_head;
     while (t) {
@@ -126,7 +129,7 @@ void hs_threads_after_fork_child(void)
         }
         t = next;
     }
-    pthread_mutex_unlock(&threads_lock);
+    hs_unlock(&threads_lock, HS_RANK_THREADS);
 }
 
 /* Creates one of heapsift's threads: every signal blocked from its first instruction (the

@@ -25,7 +25,7 @@
  * Caught too much: functions folded into one body (identical code folding) share it.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "fdtable.h"
 #include "fdio.h"
 #include "sort.h"
 #include "trackers.h"

@@ -7,7 +7,7 @@
  * so a return address costs one binary search. It is read only by the stack table under
  * its lock and replaced under that lock, so the old one can be freed right after.
  *
- * Registration (rare; on an application thread, guard held) takes trackers_lock (rank 0:
+ * Registration (rare; on an application thread, guard held) takes trackers_lock (HS_RANK_TRACKERS:
  * before every table lock), sets the new bit on the existing stacks and installs the new
  * table under the stack-table lock, then walks the live table so the samples already
  * live under the function join the tracker. A sample being recorded at that moment is
@@ -20,6 +20,7 @@
  * variance as a double (compare-and-swap). Each tracker has its own cache line.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "trackers.h"
 #include "sort.h"
 #include "core.h"
@@ -264,7 +265,7 @@ int hs_trackers_new(const char *name, const char *function)
     int rc = hs_tracker_resolve(function, &ranges, &nranges);
     if (rc != 0)
         return rc;
-    pthread_mutex_lock(&trackers_lock);
+    hs_lock(&trackers_lock, HS_RANK_TRACKERS);
     int bit = trackers_n;
     trackers_table_t *table = NULL;
     rc = -ENOSPC;
@@ -287,7 +288,7 @@ int hs_trackers_new(const char *name, const char *function)
 out:
     if (ranges && rc < 0 && bit < HS_TRACKERS_MAX)
         memset(&trackers[bit], 0, sizeof(trackers[bit]));
-    pthread_mutex_unlock(&trackers_lock);
+    hs_unlock(&trackers_lock, HS_RANK_TRACKERS);
     trackers_table_free(table);
     free(ranges);
     return rc;
@@ -341,10 +342,10 @@ int hs_trackers_format(char lines[][200], int max)
 
 void hs_trackers_lock(void)
 {
-    pthread_mutex_lock(&trackers_lock);
+    hs_lock(&trackers_lock, HS_RANK_TRACKERS);
 }
 
 void hs_trackers_unlock(void)
 {
-    pthread_mutex_unlock(&trackers_lock);
+    hs_unlock(&trackers_lock, HS_RANK_TRACKERS);
 }

@@ -54,7 +54,7 @@ int64_t hs_trackers_bytes(int handle);
  * number of lines written (at most max). */
 int hs_trackers_format(char lines[][200], int max);
 
-/* Fork handlers: the registration lock (rank 0). */
+/* Fork handlers: the registration lock (HS_RANK_TRACKERS). */
 void hs_trackers_lock(void);
 void hs_trackers_unlock(void);
 

@@ -10,14 +10,21 @@
  * which is async-signal-safe; a storm of signals coalesces into the bits. The wake-up is a
  * semaphore in memory (sem_post is async-signal-safe), not a descriptor: a daemon that
  * closes every descriptor and reopens files must never receive the profiler's writes. Never called
- * on the non-sampled path. The kept peak (a copy of the live set per stack) is guarded by its own
- * lock (rank 5, a leaf that is only held to swap or copy).
+ * on the non-sampled path. The kept peak itself (the copy of the live set per stack, and the
+ * estimate that wakes this thread for it) is peak.c's.
  */
 #define _GNU_SOURCE
+#include "debugcheck.h"
 #include "core.h"
+#include "dump.h"
+#include "fdtable.h"
+#include "log.h"
+#include "options.h"
+#include "orphan.h"
+#include "peak.h"
+#include "threads.h"
+#include "triggers.h"
 #include "fdio.h"
-#include "livetab.h"
-#include "stacktab.h"
 #include "termsig.h"
 
 #include <errno.h>
@@ -37,9 +44,6 @@ enum { TRIG_SIGNAL = 1, TRIG_PEAK = 2, TRIG_STOP = 4, TRIG_TERM = 8 };
 #define TRIG_POLL_MS 20     /* bytes and memory-limit polling period */
 #define TRIG_LIMITS_MS 1000 /* how often the memory limits are re-read */
 
-int64_t hs_live_est;
-int64_t hs_peak_arm = INT64_MAX;
-
 static sem_t trig_sem;
 static int trig_sem_ok;
 static unsigned trig_pending;
@@ -56,11 +60,6 @@ static struct {
     int64_t oom_retry_ms, limits_at_ms;
 } trig;
 
-/* The kept peak (rank 5 lock). */
-static pthread_mutex_t peak_lock = PTHREAD_MUTEX_INITIALIZER;
-static hs_peak_t peak_kept;
-static int64_t peak_bytes; /* peak_kept.bytes rounded; atomic, read without the lock */
-
 /* HEAPSIFT_KEEP: the newest paths written, per kind; under the dump lock. */
 #define TRIG_KINDS 8
 static struct {
@@ -74,13 +73,6 @@ static int64_t trig_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t trig_wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Async-signal-safe: an atomic or and a sem_post (which fails harmlessly with
@@ -137,90 +129,13 @@ static int trig_dump(const char *kind)
     return hs_dump_ex(NULL, kind, HS_DUMP_TRIGGER);
 }
 
-/* ---- the kept peak ------------------------------------------------------------------ */
-
-/* Builds a snapshot of the live set now; false on ENOMEM. */
-static bool peak_build(hs_peak_t *p)
-{
-    uint32_t n = hs_stacktab_count();
-    double *obj = calloc(n ? n : 1, sizeof(double));
-    double *bytes = calloc(n ? n : 1, sizeof(double));
-    hs_live_totals_t tot = {0, 0, 0};
-    memset(p, 0, sizeof(*p));
-    p->v = calloc(n ? n : 1, sizeof(*p->v));
-    if (!obj || !bytes || !p->v) {
-        free(p->v);
-        p->v = NULL;
-        free(obj);
-        free(bytes);
-        return false;
-    }
-    hs_livetab_aggregate(obj, bytes, n, &tot);
-    hs_counters_read(&p->counters);
-    for (uint32_t i = 0; i < n; i++) {
-        hs_stack_t st;
-        if (obj[i] == 0 && bytes[i] == 0)
-            continue;
-        if (hs_stacktab_get((int32_t)i, &st)) {
-            p->v[i][0] = st.alloc_objects;
-            p->v[i][1] = st.alloc_bytes;
-        }
-        p->v[i][2] = obj[i];
-        p->v[i][3] = bytes[i];
-    }
-    p->n = n;
-    p->samples = tot.samples;
-    p->objects = tot.objects;
-    p->bytes = tot.bytes;
-    p->time_ns = trig_wall_ns();
-    free(obj);
-    free(bytes);
-    return true;
-}
-
-/* Re-arms the sampled path's wake-up a little above the kept peak: a new snapshot only
- * pays off once the heap grew by 1/64 or one sampling period. */
-static void peak_arm(void)
-{
-    int64_t rate = (int64_t)__atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED);
-    int64_t kept = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
-    int64_t arm = kept + (kept / 64 > rate ? kept / 64 : rate);
-    __atomic_store_n(&hs_peak_arm, arm, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&hs_live_est, __ATOMIC_RELAXED) > arm)
-        hs_triggers_peak_poke();
-}
-
-/* The live estimate passed the arm: snapshot, keep the snapshot if it is a new peak, and
- * resynchronise the running estimate with the table (a realloc's removal may be missed). */
-static void peak_check(void)
-{
-    hs_peak_t p, old;
-    int64_t before = __atomic_load_n(&hs_live_est, __ATOMIC_RELAXED);
-    if (!peak_build(&p))
-        return;
-    __atomic_add_fetch(&hs_live_est, (int64_t)p.bytes - before, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&peak_lock); /* compared under the lock: any thread may check */
-    bool higher = !peak_kept.v || p.bytes > peak_kept.bytes;
-    old = higher ? peak_kept : p;
-    if (higher) {
-        peak_kept = p;
-        __atomic_store_n(&peak_bytes, (int64_t)p.bytes, __ATOMIC_RELAXED);
-    }
-    pthread_mutex_unlock(&peak_lock);
-    free(old.v);
-}
-
-void hs_triggers_peak_now(void)
-{
-    if (hs_opt.peak)
-        peak_check();
-}
+/* ---- peak dumps (the kept peak itself is peak.c's) ------------------------------- */
 
 /* HEAPSIFT_PEAK_GROWTH: a dump once the kept peak grew enough since the last one, at
  * most one per HEAPSIFT_PEAK_MIN_SECONDS. Returns the ms until it may be due. */
 static int64_t peak_maybe_dump(int64_t now)
 {
-    double b = (double)__atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+    double b = (double)hs_peak_bytes();
     if (!hs_opt.peak_growth || b <= 0)
         return -1;
     if (b <= trig.peak_dumped * (1.0 + hs_opt.peak_growth / 1000.0))
@@ -233,44 +148,6 @@ static int64_t peak_maybe_dump(int64_t now)
         trig.peak_dumped_at_ms = now;
     }
     return -1;
-}
-
-bool hs_peak_copy(hs_peak_t *out)
-{
-    for (int tries = 0; tries < 8; tries++) {
-        uint32_t n = __atomic_load_n(&peak_kept.n, __ATOMIC_RELAXED);
-        double(*v)[4] = malloc((n ? n : 1) * sizeof(*v));
-        if (!v)
-            return false;
-        pthread_mutex_lock(&peak_lock);
-        bool ok = peak_kept.v && peak_kept.n == n;
-        if (ok) {
-            *out = peak_kept;
-            out->v = v;
-            memcpy(v, peak_kept.v, n * sizeof(*v));
-        }
-        bool none = !peak_kept.v;
-        pthread_mutex_unlock(&peak_lock);
-        if (ok)
-            return true;
-        free(v);
-        if (none)
-            return false;
-    }
-    return false;
-}
-
-void hs_triggers_peak_reset(void)
-{
-    hs_peak_t old;
-    pthread_mutex_lock(&peak_lock);
-    old = peak_kept;
-    memset(&peak_kept, 0, sizeof(peak_kept));
-    __atomic_store_n(&peak_bytes, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&peak_lock);
-    free(old.v);
-    if (hs_opt.peak)
-        __atomic_store_n(&hs_peak_arm, 0, __ATOMIC_RELAXED);
 }
 
 /* ---- memory limits (HEAPSIFT_OOM_FRACTION) ----------------------------------------- */
@@ -402,6 +279,7 @@ static void oom_check(int64_t now)
 
 void hs_triggers_wrote(const char *kind, const char *path)
 {
+    hs_assert_held(HS_RANK_DUMP);
     uint32_t cap = hs_opt.keep;
     int k = -1;
     if (!cap)
@@ -470,8 +348,8 @@ static int trig_round(unsigned why, int64_t now)
         oom_check(now);
     if (hs_opt.peak) {
         if (why & TRIG_PEAK) {
-            peak_check();
-            peak_arm();
+            hs_peak_check();
+            hs_peak_rearm();
         }
         int64_t w = peak_maybe_dump(now);
         if (w >= 0 && (t < 0 || w < t))
@@ -538,6 +416,7 @@ static void *trig_main(void *arg)
 /* Starts the thread with every signal blocked (threads.c). Guard held. */
 static int trig_spawn(void)
 {
+    hs_assert_guard();
     hs_thread_t th;
     int rc = hs_thread_start(&th, trig_main, NULL, true);
     if (rc == 0)
@@ -593,19 +472,19 @@ void hs_triggers_stop(void)
 
 void hs_triggers_fork_prepare(void)
 {
-    pthread_mutex_lock(&peak_lock);
+    hs_peak_lock();
 }
 
 void hs_triggers_fork_parent(void)
 {
-    pthread_mutex_unlock(&peak_lock);
+    hs_peak_unlock();
 }
 
 /* The child has no trigger thread: a fresh semaphore (the parent's may have been mid-
  * operation), no files of its own yet, and a thread of its own. */
 void hs_triggers_fork_child(void)
 {
-    pthread_mutex_unlock(&peak_lock);
+    hs_peak_unlock();
     memset(keep, 0, sizeof(keep)); /* the parent's; possibly mid-update: leaked, not freed */
     __atomic_store_n(&trig_pending, 0, __ATOMIC_RELAXED);
     if (!__atomic_load_n(&trig_running, __ATOMIC_ACQUIRE) ||
@@ -618,13 +497,12 @@ void hs_triggers_fork_child(void)
         trig_spawn();
     hs_guard_exit(t);
     if (hs_opt.peak)
-        peak_arm();
+        hs_peak_rearm();
 }
 
 uint64_t hs_triggers_mem(void)
 {
-    uint64_t n = __atomic_load_n(&peak_kept.n, __ATOMIC_RELAXED);
-    uint64_t b = n * sizeof(*peak_kept.v);
+    uint64_t b = hs_peak_mem();
     for (int i = 0; i < TRIG_KINDS; i++)
         b += (uint64_t)keep[i].n * 256 + (keep[i].paths ? hs_opt.keep * sizeof(char *) : 0);
     return b;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Address number i: 16-aligned, spread like heap addresses of mixed sizes. */
 static uintptr_t addr_of(uint64_t i)
@@ -48,7 +49,6 @@ static void test_basic(void)
     double obj[4] = {0}, bytes[4] = {0};
     hs_live_totals_t t;
 
-    CHECK(hs_livetab_init() == 0, "init");
     CHECK(!hs_livetab_maybe((void *)e.addr), "filter set before insert");
     CHECK(hs_livetab_insert(&e) == 0 && hs_livetab_insert(&f) == 0 && hs_livetab_insert(&g) == 0,
           "insert");
@@ -86,6 +86,9 @@ static void test_million(void)
     }
     CHECK(fails == 0, "%zu inserts failed", fails);
     CHECK(hs_livetab_count() == N, "count %lu", (unsigned long)hs_livetab_count());
+    /* The tables' mmap'd bytes: whole pages, at least the entries, at most 70% full. */
+    size_t mem = hs_livetab_mem(), page = (size_t)sysconf(_SC_PAGESIZE);
+    CHECK(mem % page == 0 && mem >= N * sizeof(hs_live_t) * 10 / 7, "mem %zu", mem);
     for (uint64_t i = 0; i < N; i++)
         fails += !hs_livetab_maybe((void *)addr_of(i));
     CHECK(fails == 0, "filter said no for %zu present addresses", fails);

@@ -6,6 +6,7 @@
  * so the test is deterministic.
  */
 #include "core.h"
+#include "sampler.h"
 
 #include "check.h"
 

@@ -64,7 +64,6 @@ int main(void)
     trk_target(3);
     trk_other(3);
     CHECK(hs_stacktab_init(1024) == 0);
-    CHECK(hs_livetab_init() == 0);
     sample(0x10000, s_target, 2, 100, 1); /* live before the tracker exists */
     uint32_t late_mask;
     int32_t late = hs_stacktab_record_labeled(s_late, 2, 0, 1, 300, &late_mask);

@@ -1,10 +1,10 @@
 /*
- * `heapsift web`'s JSON writer and stats reader (src/cli/web_json.c, compiled in here):
+ * The CLI's JSON writer and stats reader (src/cli/json.c, compiled in here):
  * every string it writes parses as JSON with the same text (control characters escaped,
  * quotes and backslashes escaped, valid UTF-8 kept, invalid bytes replaced by U+FFFD),
  * unknown numbers are null, and the RSS is found in the endpoint's nested stats JSON.
  */
-#include "../../src/cli/web_json.c"
+#include "../../src/cli/json.c"
 
 #include "check.h"
 
@@ -52,5 +52,5 @@ int main(void)
     CHECK(!hs_json_find_num(stats, "swap", &v), "absent key");
     CHECK(!hs_json_find_num("{\"rss\":", "rss", &v), "truncated");
     CHECK(!hs_json_find_num("{\"rss", "rss", &v), "unterminated string");
-    return hs_check_done("test_web_json");
+    return hs_check_done("test_json");
 }

@@ -1,15 +1,17 @@
 /*
- * The JSON writer of `heapsift web`'s API (web.h): strings escaped per RFC 8259 (control
- * characters as \u00XX, invalid UTF-8 bytes replaced by U+FFFD so the page never gets a
- * document its parser refuses), keys, nullable numbers; and the one reader it needs: a
+ * The CLI's JSON writer (json.h), for `heapsift web`'s API and the views' --json output:
+ * strings escaped per RFC 8259 (control characters as \u00XX, invalid UTF-8 bytes
+ * replaced by U+FFFD so the page never gets a document its parser refuses), keys,
+ * nullable numbers, arrays of integers and of frame names; and the one reader it needs: a
  * numeric field of the stats JSON a heapsift endpoint serves. Owns nothing.
  */
-#include "web.h"
+#include "json.h"
 #include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (NUL-terminated), or 0 when it is not one. */
@@ -88,4 +90,30 @@ bool hs_json_find_num(const char *json, const char *key, double *out)
         }
     }
     return false;
+}
+
+void hs_view_json_str(const char *s, FILE *f)
+{
+    hs_buf_t b = HS_BUF_INIT;
+    if (hs_json_str(&b, s) == 0)
+        fwrite(b.data, 1, b.len, f);
+    hs_buf_free(&b);
+}
+
+void hs_view_json_ints(const int64_t *v, size_t n, FILE *f)
+{
+    fputc('[', f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%lld", i ? ", " : "", (long long)v[i]);
+    fputc(']', f);
+}
+
+void hs_view_json_frames(const hs_report_t *r, const uint32_t *frames, size_t n, FILE *f)
+{
+    fputc('[', f);
+    for (size_t k = 0; k < n; k++) {
+        fputs(k ? ", " : "", f);
+        hs_view_json_str(r->nodes[frames[k]].name, f);
+    }
+    fputc(']', f);
 }

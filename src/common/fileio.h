@@ -1,0 +1,28 @@
+/*
+ * Whole files (fileio.c): read one, write one atomically, write all of a buffer.
+ */
+#ifndef HS_FILEIO_H
+#define HS_FILEIO_H
+
+#include "buf.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads a whole file into out. 0 or -errno. */
+int hs_read_file(const char *path, hs_buf_t *out);
+/* Writes data to path.tmp.<pid> then renames it over path (a path that exists and is not
+ * a regular file, such as /dev/null or a FIFO, is written in place). 0 or -errno.
+ * Atomic for readers: path holds the old bytes or all the new ones, never a part. Not
+ * synced: a machine that crashes right after may lose the file, but a process that ends,
+ * killed or not, loses nothing (the bytes are in the page cache). An fsync made the
+ * exiting program wait 0.4 ms on this project's test machines, and can take tens of ms
+ * on a busy disk; no profile is worth that to the program that writes it. */
+int hs_write_file_atomic(const char *path, const void *data, size_t len);
+/* Writes all len bytes of data to fd with wr, in chunks of at most 1 MiB, retrying on
+ * EINTR: hs_fd_write (fdio.h) for a file of heapsift's own, write(2) for a descriptor the
+ * caller owns (heapsift_dump_fd's). 0 or -errno (-EIO when wr writes nothing). */
+int hs_write_all(int fd, const void *data, size_t len,
+                 ssize_t (*wr)(int fd, const void *buf, size_t n));
+
+#endif

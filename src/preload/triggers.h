@@ -1,0 +1,34 @@
+/*
+ * The trigger thread (triggers.c): heapsift's one background thread and every reason it
+ * dumps but an API call or an HTTP request.
+ */
+#ifndef HS_TRIGGERS_H
+#define HS_TRIGGERS_H
+
+#include "core.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The live estimate passed the armed peak (peak.h): wake the thread. Async-signal-safe. */
+void hs_triggers_peak_poke(void) HS_COLD;
+/* Installs the signal handler and starts the thread when a trigger needs it (once;
+ * the caller must not hold the guard). Returns 0 or -errno (triggers then stay off). */
+int hs_triggers_start(void);
+/* At exit: no trigger dumps from now on; the thread is woken to leave (not joined). */
+void hs_triggers_stop(void);
+/* From termsig.c's handler (async-signal-safe): write the exit profiles now. */
+void hs_triggers_wake_term(void);
+/* Whether the trigger thread runs and will serve a wake-up. */
+bool hs_triggers_running(void);
+/* Fork handlers (in the child: a new semaphore and thread). */
+void hs_triggers_fork_prepare(void);
+void hs_triggers_fork_parent(void);
+void hs_triggers_fork_child(void);
+/* dump.c, under the dump lock: a pattern-named file of this kind was written
+ * (HEAPSIFT_KEEP removes the oldest beyond N). */
+void hs_triggers_wrote(const char *kind, const char *path);
+/* Bytes the trigger thread keeps on the heap (the kept peak, the kept file names). */
+uint64_t hs_triggers_mem(void);
+
+#endif
