@@ -19,6 +19,7 @@
 #include "reach.h"
 #include "core.h"
 #include "fdio.h"
+#include "log.h"
 
 #include <dlfcn.h>
 #include <elf.h>
