@@ -8,7 +8,6 @@
 
 /* argv[0] is the verb name. A verb lives in src/cli/<verb>.c; main.c lists every verb. */
 int hs_cmd_run(int argc, char **argv);
-int hs_cmd_probe(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);
 int hs_cmd_traces(int argc, char **argv);
 int hs_cmd_peek(int argc, char **argv);

@@ -84,8 +84,6 @@ int main(int argc, char **argv)
         printf("heapsift %s\n", HS_VERSION);
         return 0;
     }
-    if (strcmp(argv[1], "__probe") == 0) /* run.c's check, not a command */
-        return hs_cmd_probe(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
         if (strcmp(argv[1], verbs[i].name) == 0)
             return verbs[i].fn(argc - 1, argv + 1);

@@ -12,7 +12,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <getopt.h>
-#include <link.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -330,9 +329,11 @@ static bool run_is_static(const char *path)
     return stat_exe;
 }
 
-/* Runs this executable with the library preloaded and HEAPSIFT_PROBE set: the library
- * reads the options as the program's copy will, says what is wrong on one line, and
- * exits before main (0 or 1); main running at all (4) means ld.so could not preload it. */
+/* Runs `sh -c 'exit 4'` with the library preloaded and HEAPSIFT_PROBE set: the library
+ * reads the options as the program's copy will, says what is wrong on one line, and exits
+ * in its constructor (0 or 1); the shell's 4 means the dynamic loader could not preload
+ * it. Not this executable: a heapsift built with ASan (make test-sanitize) cannot run
+ * with another library ahead of its runtime. */
 static int run_probe(const char *lib)
 {
     pid_t pid = fork();
@@ -341,19 +342,11 @@ static int run_probe(const char *lib)
         return 3;
     }
     if (pid == 0) {
-        char *args[] = {"heapsift", "__probe", NULL};
+        char *args[] = {"sh", "-c", "exit 4", NULL};
         setenv("HEAPSIFT_PROBE", "1", 1);
-        /* A heapsift built with ASan (make test-sanitize) refuses to start with another
-         * library ahead of its runtime: the probe ends in the library's constructor. */
-        char asan[512];
-        const char *had = getenv("ASAN_OPTIONS");
-        snprintf(asan, sizeof(asan), "%s%sverify_asan_link_order=0", had ? had : "",
-                 had && *had ? ":" : "");
-        setenv("ASAN_OPTIONS", asan, 1);
-        /* A library older than the probe runs on: no profile, no endpoint from it. */
-        setenv("HEAPSIFT_OUT", "/dev/null", 1);
+        setenv("HEAPSIFT_OUT", "/dev/null", 1); /* were it a library without the probe */
         unsetenv("HEAPSIFT_HTTP");
-        execv("/proc/self/exe", args);
+        execv("/bin/sh", args);
         _exit(5);
     }
     int st;
@@ -370,21 +363,6 @@ static int run_probe(const char *lib)
     else
         hs_cli_error("run: could not check the options with %s (status %d)", lib, rc);
     return 3;
-}
-
-static int run_probe_found(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size, (void)arg;
-    const char *base = strrchr(info->dlpi_name, '/');
-    return strncmp(base ? base + 1 : info->dlpi_name, "libheapsift.so", 14) == 0;
-}
-
-/* The hidden verb of run_probe: reached when the library did not load (4), or when it is
- * one older than the probe, which did not check the options (0: nothing more to say). */
-int hs_cmd_probe(int argc, char **argv)
-{
-    (void)argc, (void)argv;
-    return dl_iterate_phdr(run_probe_found, NULL) ? 0 : 4;
 }
 
 /* The report file every process of the tree appends its written profiles to (dump.c):

@@ -17,7 +17,8 @@
 #    allocations are sampled at its default rate, and its small objects (96-byte sudogs)
 #    land on varying stacks, so only the main.* rows (and runtime.main, their root; in
 #    `collapsed`, the main.main stacks of 64 kB or more) are compared, names exactly and
-#    numbers within 0.01% (approx below);
+#    numbers within 0.1% (approx below; runtime.main moved by 8 kB of 46 MB, 0.017%,
+#    between two runs on a loaded machine);
 #  - a command exits 0 unless the doc shows its status with a following `$ echo $?`;
 #    `flamegraph -o FILE` must write an SVG to FILE.
 # Then every option docs/views.md names (outside the examples) is checked against
@@ -96,10 +97,10 @@ norm() {
               for (i = 1; i <= n; i++) print lines[i] }'
 }
 
-# approx EXPECTED ACTUAL: same lines and fields; a percentage within 0.01% of itself
+# approx EXPECTED ACTUAL: same lines and fields; a percentage within 0.1% of itself
 # (+0.011 for 2-decimal rounding), another number (with the same unit, or a bare 0) within
-# 0.01% of the largest one on its line (+0.011): a 96-byte runtime object moving onto a
-# 31 MB row passes, a changed digit in the doc does not.
+# 0.1% of the largest one on its line (+0.011): the Go runtime's few kB moving onto a
+# 46 MB root passes, a changed leading digit in the doc does not.
 approx() {
     awk 'function num(s) { return match(s, /^[-+]?[0-9]+(\.[0-9]+)?/) ? substr(s, 1, RLENGTH) : "" }
         function abs(v) { return v < 0 ? -v : v }
@@ -123,7 +124,7 @@ approx() {
                     if (p == "" || q == "" || (ux != uy && !(ux == "" && p == 0) && !(uy == "" && q == 0))) {
                         print "line " i ": \"" x[j] "\" shown, \"" y[j] "\" printed"; exit 1 }
                     m = abs(p) > abs(q) ? abs(p) : abs(q)
-                    tol = (ux == "%" || uy == "%") ? 1e-4 * m + 0.011 : 1e-4 * scale + 0.011
+                    tol = (ux == "%" || uy == "%") ? 1e-3 * m + 0.011 : 1e-3 * scale + 0.011
                     if (abs(p - q) > tol) { print "line " i ": " x[j] " shown, " y[j] " printed"; exit 1 }
                 }
             }
