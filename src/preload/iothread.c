@@ -311,11 +311,16 @@ static long io_call(long nr, const long args[6])
 static long io_remote(long nr, const long args[6])
 {
     int saved = errno, cancel;
+    hs_tls_t *t = &hs_tls;
+    /* Guard held: starting the thread allocates (glibc's TLS), never to be sampled under
+     * this lock (rank HS_RANK_IOTHREAD, above the tables'). */
+    hs_guard_enter(t);
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_lock(&io.lock, HS_RANK_IOTHREAD);
     long r = io_call(nr, args);
     hs_unlock(&io.lock, HS_RANK_IOTHREAD);
     pthread_setcancelstate(cancel, NULL);
+    hs_guard_exit(t);
     errno = saved;
     return r;
 }
@@ -349,8 +354,10 @@ ssize_t hs_iothread_write_stderr(const void *p, size_t n)
     }
     long args[6] = {-1, (long)p, (long)n, 0, 0, 0};
     int saved = errno, cancel;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    pthread_mutex_lock(&io.lock);
+    hs_lock(&io.lock, HS_RANK_IOTHREAD);
     long r = io_ready();
     if (r == 0 && io.err_fd < 0)
         r = -EBADF;
@@ -358,8 +365,9 @@ ssize_t hs_iothread_write_stderr(const void *p, size_t n)
         args[0] = io.err_fd;
         r = io_call(SYS_write, args);
     }
-    pthread_mutex_unlock(&io.lock);
+    hs_unlock(&io.lock, HS_RANK_IOTHREAD);
     pthread_setcancelstate(cancel, NULL);
+    hs_guard_exit(t);
     errno = saved;
     if (r < 0) {
         errno = (int)-r;

@@ -302,7 +302,7 @@ void hs_reach_detect(void)
     if (!l.n)
         return;
     snprintf(reach_line, sizeof(reach_line),
-             "reach: calls bypass heapsift: %s; the memory they allocate is not in its "
+             "reach: calls bypass heapsift: %.380s; the memory they allocate is not in its "
              "profiles (in-place hooks: not built yet)",
              found);
     hs_log("%s", reach_line);
