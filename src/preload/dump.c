@@ -831,9 +831,9 @@ static void dump_run_report(const char *path, const hs_profile_t *p)
         hs_fd_close(fd);
 }
 
-bool hs_dump_is_exec_descendant(void)
+bool hs_dump_is_root(void)
 {
-    return !dump_forked && dump_needs_pid();
+    return !dump_needs_pid();
 }
 
 static int dump_locked(const char *path, const char *kind, unsigned flags)

@@ -329,12 +329,11 @@ void hs_exit_dumps(void)
     if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
         return; /* a signal's dumps (termsig.c), then an exit after all */
     hs_triggers_stop();
-    /* A program executed below the one `heapsift run` started (a shell's helpers) that
-     * took no sample writes no file: `heapsift run -- python3` through pyenv's shim wrote
-     * one per helper. Stack 0 is the overflow stack, there from the start. The program
-     * the user started always writes, and so does a forked copy of a profiled process (a
-     * server's worker: its profile is expected, samples or not). */
-    if (hs_dump_is_exec_descendant() && hs_stacktab_count() <= 1)
+    /* Another process of the tree (a shell's helpers and subshells, a forked worker)
+     * that holds no sample at all, its parent's included, writes no exit profile: `heapsift
+     * run -- python3` through pyenv's shim wrote one per helper. Stack 0 is the overflow
+     * stack, there from the start. The process the user started always writes. */
+    if (!hs_dump_is_root() && hs_stacktab_count() <= 1)
         return;
     hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
     if (hs_opt.peak)

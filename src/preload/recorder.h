@@ -38,8 +38,8 @@ void hs_init(void);
 /* The exit profiles (the live heap, then the kept peak), once per process: from the
  * destructor, or from the trigger thread for a terminating signal (termsig.c). */
 void hs_exit_dumps(void);
-/* Whether this process was started by `exec` below the one `heapsift run` started (a
- * shell's helper), not that one nor a forked copy of a profiled process (dump.c). */
-bool hs_dump_is_exec_descendant(void);
+/* Whether this is the process the user started (not a forked child, nor a descendant
+ * under `heapsift run`): the one that always writes its exit profile (dump.c). */
+bool hs_dump_is_root(void);
 
 #endif
