@@ -161,7 +161,9 @@ done
 dir=$T/mainexit
 rm -rf "$dir"
 mkdir -p "$dir"
-if bounded 30 "main-exit 5 levels" env HEAPSIFT_SIGNAL=USR2 HEAPSIFT_HTTP=127.0.0.1:0 \
+# at rate 1, so that each level holds samples (its parent's) and writes its profile: a
+# process of the tree holding no sample at all writes none (run_summary)
+if bounded 30 "main-exit 5 levels" env HEAPSIFT_RATE=1 HEAPSIFT_SIGNAL=USR2 HEAPSIFT_HTTP=127.0.0.1:0 \
     HEAPSIFT_OUT="$dir/exit.%p.pb.gz" LD_PRELOAD="$LIB" "$PROG" main-exit 5 \
     >"$T/mainexit.out" 2>"$T/mainexit.err"; then
     n=$(ls "$dir" | grep -cE '^exit\.[0-9]+\.pb\.gz$' || true)
