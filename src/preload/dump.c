@@ -32,6 +32,7 @@
 #include "pprof.h"
 #include "profile.h"
 #include "reach.h"
+#include "runreport.h"
 #include "report.h"
 #include "stacktab.h"
 #include "symbolize.h"
@@ -803,34 +804,6 @@ static void dump_leaks(dump_ctx_t *c, const char *kind)
     dump_ctx_free(&l);
 }
 
-/* Under `heapsift run`, each profile written is noted in its report file (one line,
- * "INUSE_BYTES<TAB>PATH", appended in one write), so that run can end with a summary of
- * every process's profiles. */
-static void dump_run_report(const char *path, const hs_profile_t *p)
-{
-    static char file[1024];
-    static int read_env;
-    if (!read_env) {
-        const char *v = getenv("HEAPSIFT_RUN_REPORT");
-        snprintf(file, sizeof(file), "%s", v && v[0] == '/' ? v : "");
-        read_env = 1;
-    }
-    if (!file[0])
-        return;
-    int64_t inuse = 0;
-    for (size_t i = 0; i < p->nsamples; i++)
-        if (p->ntypes >= 4)
-            inuse += p->samples[i].values[3];
-    char line[1200];
-    int n = snprintf(line, sizeof(line), "%lld\t%s\n", (long long)inuse, path);
-    int fd = hs_fd_open(file, O_WRONLY | O_APPEND, 0);
-    if (fd >= 0 && n > 0 && (size_t)n < sizeof(line) && hs_fd_write(fd, line, (size_t)n) < 0) {
-        /* the summary misses this one: nothing else depends on it */
-    }
-    if (fd >= 0)
-        hs_fd_close(fd);
-}
-
 bool hs_dump_is_root(void)
 {
     return !dump_needs_pid();
@@ -858,7 +831,7 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
     if (rc == 0 && named)
         hs_triggers_wrote(kind, path);
     if (rc == 0)
-        dump_run_report(path, c.prof);
+        hs_runreport_note(path, c.prof);
     dump_ctx_free(&c);
     return rc;
 }
