@@ -40,8 +40,9 @@ extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *o
 
 static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP};
 static bool term_armed;
-static int term_requested; /* the first signal's number, 0 = none yet */
-static uint32_t term_done; /* futex: 1 once the exit profiles are written */
+static int term_requested;   /* the first signal's number, 0 = none yet */
+static uint32_t term_done;   /* futex: 1 once the exit profiles are written */
+static uint32_t term_served; /* 1: the trigger thread took the request; 2: none was there */
 
 static int64_t term_now_ms(void)
 {
@@ -67,9 +68,16 @@ static void term_on_signal(int sig)
     int saved = errno;
     int zero = 0;
     if (__atomic_compare_exchange_n(&term_requested, &zero, sig, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
+                                    __ATOMIC_ACQUIRE)) {
+        /* Asked before the wake-up: once woken, the thread marks itself stopping as it
+         * starts the dump, and a check after it missed the dump in 1 of 8 runs. */
+        __atomic_store_n(&term_served, hs_triggers_running() ? 1 : 2, __ATOMIC_RELEASE);
         hs_triggers_wake_term();
-    if (hs_triggers_running())
+    }
+    uint32_t served;
+    while ((served = __atomic_load_n(&term_served, __ATOMIC_ACQUIRE)) == 0)
+        ; /* a second signal on another thread, between the first's two steps above */
+    if (served == 1)
         term_wait();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));
