@@ -123,11 +123,3 @@ int hs_supp_match(const hs_supp_t *s, const char *str)
             return (int)i;
     return -1;
 }
-
-void hs_supp_free(hs_supp_t *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->rules[i].pattern);
-    free(s->rules);
-    memset(s, 0, sizeof(*s));
-}

@@ -26,6 +26,9 @@ typedef struct {
     double objects, bytes;
 } hs_supp_rule_t;
 
+/* The rules and their patterns come from malloc. The library parses its set once and
+ * keeps it for the life of the process (the report runs at exit), so nothing here frees
+ * one; a caller that must (the unit test) frees each pattern, then rules. */
 typedef struct {
     hs_supp_rule_t *rules;
     size_t n, cap;
@@ -49,8 +52,5 @@ int hs_supp_match(const hs_supp_t *s, const char *str);
 /* The suppressions heapsift always applies (memory the C and C++ runtimes keep for the
  * life of the process), in the file format; origin "built-in". */
 extern const char hs_supp_builtin[];
-
-/* For the tests only: nothing in the library or the command calls it. */
-void hs_supp_free(hs_supp_t *s);
 
 #endif

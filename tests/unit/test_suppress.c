@@ -14,6 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a parsed set owns (suppress.h): the library never frees its one set, so the
+ * test frees its own here rather than the library carrying a function only it calls. */
+static void supp_free(hs_supp_t *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->rules[i].pattern);
+    free(s->rules);
+    memset(s, 0, sizeof(*s));
+}
+
 static void test_match(void)
 {
     static const struct {
@@ -77,12 +87,12 @@ static void test_parse(void)
     CHECK(hs_supp_match(&s, "xbarx") == 0 && hs_supp_match(&s, "baz baz") == 1 &&
               hs_supp_match(&s, "nothing") == -1,
           "match indices");
-    hs_supp_free(&s);
+    supp_free(&s);
     memset(&s, 0, sizeof(s));
     CHECK(hs_supp_parse(&s, hs_supp_builtin, strlen(hs_supp_builtin), "built-in") == 0 && s.n > 0 &&
               s.unknown == 0,
           "built-in list parses: %zu rules, %u unknown", s.n, s.unknown);
-    hs_supp_free(&s);
+    supp_free(&s);
 }
 
 /* A profile with the four heap sample types and one location per function name. */
@@ -171,7 +181,7 @@ static void test_report(void)
     CHECK(strstr(t, "1-exp(-s/4096)") && strstr(t, "(estimates at HEAPSIFT_RATE=4096; "),
           "sampled wording:\n%s", t);
     hs_buf_free(&out);
-    hs_supp_free(&s);
+    supp_free(&s);
     hs_profile_free(p);
 }
 
