@@ -3,8 +3,8 @@
  * writes every field the model holds; the decoder accepts anything protobuf allows
  * (packed or unpacked repeated scalars, fields in any order, unknown fields skipped) and
  * rejects the rest with a one-line reason, never reading out of bounds and allocating at
- * most a small multiple of the input size. Also reading and writing a profile file,
- * through gzip.c and fileio.c. Called by the dump path inside the profiled process (guard
+ * most a small multiple of the input size. Also writing a profile file, through gzip.c and
+ * fileio.c (reading one is readers.c's). Called by the dump path inside the profiled process (guard
  * held, so malloc is fine; no stdio FILE*) and by the CLI.
  */
 #define _GNU_SOURCE
@@ -621,33 +621,6 @@ int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *e
 }
 
 /* ---- profile files (gzip and file I/O: gzip.c, fileio.c) ---------------------------- */
-
-int hs_pprof_read_file(const char *path, hs_profile_t **out, char *err, size_t errlen)
-{
-    hs_buf_t raw = HS_BUF_INIT, plain = HS_BUF_INIT;
-    char why[200] = "";
-    *out = NULL;
-    int rc = hs_read_file(path, &raw);
-    if (rc) {
-        snprintf(why, sizeof(why), "%s", strerror(-rc));
-        goto out;
-    }
-    if (raw.len == 0) {
-        rc = -EINVAL;
-        snprintf(why, sizeof(why), "not a pprof profile: empty file");
-        goto out;
-    }
-    rc = hs_gunzip_auto(raw.data, raw.len, &plain, why, sizeof(why));
-    if (rc)
-        goto out;
-    rc = hs_pprof_decode(plain.data, plain.len, out, why, sizeof(why));
-out:
-    if (rc)
-        snprintf(err, errlen, "%s: %s", path, why);
-    hs_buf_free(&raw);
-    hs_buf_free(&plain);
-    return rc;
-}
 
 int hs_pprof_write_file(const hs_profile_t *p, const char *path)
 {

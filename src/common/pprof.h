@@ -1,7 +1,7 @@
 /*
  * pprof wire format: encode a profile to profile.proto bytes and decode them back, and
- * read or write a profile file. Includes gzip.h and fileio.h, which the file functions
- * are made of.
+ * write a profile file (the CLI reads files of every format through readers.h). Includes
+ * gzip.h and fileio.h, which the file writer is made of.
  */
 #ifndef HS_PPROF_H
 #define HS_PPROF_H
@@ -18,9 +18,6 @@ int hs_pprof_encode(const hs_profile_t *p, hs_buf_t *out);
  * malformed input) and writes a one-line reason to err. */
 int hs_pprof_decode(const uint8_t *data, size_t len, hs_profile_t **out, char *err, size_t errlen);
 
-/* Reads path (gzipped or not) and decodes it. err gets "<path>: <reason>" on failure.
- * For the tests only: the command reads any format with hs_profile_read_any. */
-int hs_pprof_read_file(const char *path, hs_profile_t **out, char *err, size_t errlen);
 /* Encodes, gzips (HS_GZIP_PROCESS_LEVEL) and writes p atomically to path. */
 int hs_pprof_write_file(const hs_profile_t *p, const char *path);
 
