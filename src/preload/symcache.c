@@ -288,13 +288,6 @@ void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames,
     hs_unlock(&sc_lock, HS_RANK_SYMCACHE);
 }
 
-void hs_symcache_clear(void)
-{
-    hs_lock(&sc_lock, HS_RANK_SYMCACHE);
-    sc_clear();
-    hs_unlock(&sc_lock, HS_RANK_SYMCACHE);
-}
-
 void hs_symcache_lock(void)
 {
     hs_lock(&sc_lock, HS_RANK_SYMCACHE);

@@ -25,17 +25,13 @@
 uint64_t hs_symcache_map_key(const hs_map_t *m);
 
 /* The n frames cached for addr under map_key (n may be 0: nothing was known). The frames
- * stay valid until the next hs_symcache_put or hs_symcache_clear. false if not cached. */
+ * stay valid until the next hs_symcache_put. false if not cached. */
 bool hs_symcache_get(uint64_t addr, uint64_t map_key, const hs_symbol_t **frames, size_t *n);
 
 /* Caches frames[0..n) for addr under map_key (replacing what addr had), strings copied
  * (each distinct string once). Past the limit or out of memory, nothing is stored, unless
  * the cache starts over (symcache.c). */
 void hs_symcache_put(uint64_t addr, uint64_t map_key, const hs_symbol_t *frames, size_t n);
-
-/* Empties the cache and gives its memory back. For the tests only: nothing in the
- * library calls it. */
-void hs_symcache_clear(void);
 
 /* Fork handlers (recorder.c): the cache's lock (HS_RANK_SYMCACHE, core.h), taken before fork and
  * released after it in both processes, so that a dump on another thread cannot leave the
