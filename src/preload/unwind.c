@@ -52,11 +52,6 @@ int hs_unwind_init(const char *method)
     return -EINVAL;
 }
 
-const char *hs_unwind_method(void)
-{
-    return hs_unwind_variants[__atomic_load_n(&hs_unwind_selected, __ATOMIC_RELAXED)].name;
-}
-
 void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi)
 {
     __atomic_store_n(&hs_unwind_skip_lo, lo, __ATOMIC_RELAXED);

@@ -16,9 +16,6 @@
 /* Selects the variant by name ("dwarf", "libgcc", "fp"; NULL or "" = the
  * default, dwarf). Returns 0, or -EINVAL for an unknown name. */
 int hs_unwind_init(const char *method);
-/* The selected variant's name. For the tests only: nothing in the library or the
- * command calls it. */
-const char *hs_unwind_method(void);
 
 /* Frames whose return address lies in [lo, hi) are dropped from the top of every
  * captured stack (the profiler's own code), together with the few frames of the unwinder
