@@ -43,7 +43,7 @@ typedef struct {
     size_t filelen;
     const char *build_id; /* the brief form's, or NULL */
     size_t build_idlen;
-} lg_map_t;
+} hs_legacy_map_t;
 
 typedef struct {
     hs_profile_t *p;
@@ -63,13 +63,14 @@ typedef struct {
     uint32_t *filled; /* Go: per location id, the record whose comments gave it lines */
     size_t filled_cap;
     uint32_t record;
-    lg_map_t *maps;
+    hs_legacy_map_t *maps;
     size_t nmaps, maps_cap;
-} lg_parser_t;
+} hs_legacy_parser_t;
 
-static int lg_fail(lg_parser_t *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int lg_fail(hs_legacy_parser_t *ps, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static int lg_fail(lg_parser_t *ps, const char *fmt, ...)
+static int lg_fail(hs_legacy_parser_t *ps, const char *fmt, ...)
 {
     int n = snprintf(ps->err, ps->errlen, "line %zu: ", ps->lineno);
     if (n >= 0 && (size_t)n < ps->errlen) {
@@ -84,7 +85,7 @@ static int lg_fail(lg_parser_t *ps, const char *fmt, ...)
 /* ---- line scanning ------------------------------------------------------------------- */
 
 /* The next line without its end of line and surrounding blanks; false at end of input. */
-static bool lg_next_line(lg_parser_t *ps, const char **s, const char **e)
+static bool lg_next_line(hs_legacy_parser_t *ps, const char **s, const char **e)
 {
     if (ps->pos >= ps->end)
         return false;
@@ -190,7 +191,7 @@ static uint64_t lg_hash(uint64_t a)
     return a;
 }
 
-static int lg_hash_grow(lg_parser_t *ps)
+static int lg_hash_grow(hs_legacy_parser_t *ps)
 {
     size_t ncap = ps->hcap ? ps->hcap * 2 : 1024;
     uint64_t *keys = calloc(ncap, sizeof(*keys));
@@ -218,7 +219,7 @@ static int lg_hash_grow(lg_parser_t *ps)
 }
 
 /* The slot of address a: holding its id, or the empty slot where it goes. */
-static size_t lg_hash_slot(const lg_parser_t *ps, uint64_t a)
+static size_t lg_hash_slot(const hs_legacy_parser_t *ps, uint64_t a)
 {
     size_t j = lg_hash(a) & (ps->hcap - 1);
     while (ps->hids[j] && ps->hkeys[j] != a)
@@ -227,7 +228,7 @@ static size_t lg_hash_slot(const lg_parser_t *ps, uint64_t a)
 }
 
 /* The location of address a (already moved onto the call), created on first sight. */
-static uint64_t lg_location(lg_parser_t *ps, uint64_t a)
+static uint64_t lg_location(hs_legacy_parser_t *ps, uint64_t a)
 {
     if ((ps->hused + 1) * 2 > ps->hcap && lg_hash_grow(ps))
         return 0;
@@ -257,7 +258,7 @@ static bool lg_next_addr(const char **c, const char *e, uint64_t *a, bool *bad)
 
 /* Parses "0xADDR 0xADDR ..." into ps->stack, leaf first, each address minus one. The
  * line is checked whole first, so that a bad one leaves no locations behind. */
-static int lg_stack(lg_parser_t *ps, const char *c, const char *e)
+static int lg_stack(hs_legacy_parser_t *ps, const char *c, const char *e)
 {
     uint64_t a;
     bool bad = false;
@@ -314,7 +315,7 @@ static void lg_scale_pprof(int64_t rate, int64_t *count, int64_t *size)
 }
 
 /* One (count, size) pair of a `heap profile:` record, as pprof's parseHeapSample. */
-static int lg_pair_pprof(lg_parser_t *ps, int64_t count, int64_t size, int64_t *out,
+static int lg_pair_pprof(hs_legacy_parser_t *ps, int64_t count, int64_t size, int64_t *out,
                          int64_t *blocksize)
 {
     if (count == 0 && size != 0)
@@ -344,7 +345,7 @@ static void lg_scale_jeprof(int64_t rate, int64_t n, int64_t s, double *fn, doub
     }
 }
 
-static int lg_emit(lg_parser_t *ps, const int64_t *vals, int64_t blocksize)
+static int lg_emit(hs_legacy_parser_t *ps, const int64_t *vals, int64_t blocksize)
 {
     int rc = hs_profile_add_sample(ps->p, ps->stack, ps->nstack, vals);
     if (rc == 0)
@@ -353,7 +354,7 @@ static int lg_emit(lg_parser_t *ps, const int64_t *vals, int64_t blocksize)
 }
 
 /* A jemalloc "t*: N1: S1 [N2: S2]" record for the stack in ps->stack. */
-static int lg_jemalloc_record(lg_parser_t *ps, const int64_t q[4])
+static int lg_jemalloc_record(hs_legacy_parser_t *ps, const int64_t q[4])
 {
     double f[4];
     int64_t v[4];
@@ -368,7 +369,7 @@ static int lg_jemalloc_record(lg_parser_t *ps, const int64_t q[4])
 }
 
 /* "N1: S1 [N2: S2] @ 0x... 0x..." of the `heap profile:` family. */
-static int lg_heap_sample(lg_parser_t *ps, const char *c, const char *e)
+static int lg_heap_sample(hs_legacy_parser_t *ps, const char *c, const char *e)
 {
     int64_t q[4], v[4], bs = 0;
     if (!lg_quad(&c, e, q) || !lg_char(&c, e, '@'))
@@ -389,7 +390,7 @@ static int lg_heap_sample(lg_parser_t *ps, const char *c, const char *e)
 }
 
 /* Appends function name (with its "+0x.." offset cut), file and line to location id. */
-static int lg_add_line(lg_parser_t *ps, uint64_t id, const char *name, size_t nlen,
+static int lg_add_line(hs_legacy_parser_t *ps, uint64_t id, const char *name, size_t nlen,
                        const char *file, size_t flen, int64_t line)
 {
     const char *plus = NULL;
@@ -418,7 +419,7 @@ static int lg_add_line(lg_parser_t *ps, uint64_t id, const char *name, size_t nl
 
 /* Go debug=1 frame comment "# 0xPC name+0xOFF file:line" after a record: the names of
  * the record's locations, innermost inlined frame first. Other comments are skipped. */
-static int lg_go_comment(lg_parser_t *ps, const char *c, const char *e)
+static int lg_go_comment(hs_legacy_parser_t *ps, const char *c, const char *e)
 {
     uint64_t pc;
     c++; /* '#' */
@@ -470,7 +471,7 @@ static bool lg_is_growth(const char *t, size_t tlen)
 }
 
 /* "heap profile: N: S [N: S] @ TYPE/RATE", as pprof's parseHeapHeader. */
-static int lg_heap_header(lg_parser_t *ps, const char *c, const char *e)
+static int lg_heap_header(hs_legacy_parser_t *ps, const char *c, const char *e)
 {
     int64_t q[4], rate = 0;
     c += strlen("heap profile:");
@@ -508,7 +509,7 @@ static int lg_heap_header(lg_parser_t *ps, const char *c, const char *e)
 }
 
 /* "heap_v2/RATE", jemalloc's header. */
-static int lg_jemalloc_header(lg_parser_t *ps, const char *c, const char *e)
+static int lg_jemalloc_header(hs_legacy_parser_t *ps, const char *c, const char *e)
 {
     c += strlen("heap_v2/");
     if (!lg_int(&c, e, &ps->rate) || ps->rate < 0 || c != e)
@@ -518,7 +519,7 @@ static int lg_jemalloc_header(lg_parser_t *ps, const char *c, const char *e)
     return 0;
 }
 
-static int lg_types(lg_parser_t *ps)
+static int lg_types(hs_legacy_parser_t *ps)
 {
     hs_profile_t *p = ps->p;
     int rc = 0;
@@ -550,7 +551,7 @@ static int lg_types(lg_parser_t *ps)
 
 /* A /proc/PID/maps line "START-END PERMS OFFSET DEV INODE [PATH]" into *m: 1 when it is
  * one and executable, 0 when it is not one, -1 when it is one to skip. */
-static int lg_map_proc(const char *c, const char *e, lg_map_t *m)
+static int lg_map_proc(const char *c, const char *e, hs_legacy_map_t *m)
 {
     if (!lg_hexdigits(&c, e, &m->start) || !lg_lit(&c, e, "-") || !lg_hexdigits(&c, e, &m->limit) ||
         c >= e || (*c != ' ' && *c != '\t'))
@@ -604,7 +605,7 @@ static bool lg_all_of(const char *w, size_t n, const char *set)
 
 /* pprof's brief form "[0x]START-[0x]END[:] [PERMS] [FILE] [(@OFFSET)] [BUILDID]" (heapz_v2
  * "--- Memory map: ---" sections write "START-END: FILE"), as its briefMapsRE. */
-static int lg_map_brief(const char *c, const char *e, lg_map_t *m)
+static int lg_map_brief(const char *c, const char *e, hs_legacy_map_t *m)
 {
     const char *w;
     size_t n;
@@ -648,9 +649,9 @@ static int lg_map_brief(const char *c, const char *e, lg_map_t *m)
 
 /* One line of the memory map section; lines of no known shape are skipped, as pprof
  * does, and so are mappings that are not executable. */
-static int lg_map_line(lg_parser_t *ps, const char *c, const char *e)
+static int hs_legacy_maps_line(hs_legacy_parser_t *ps, const char *c, const char *e)
 {
-    lg_map_t m = {0};
+    hs_legacy_map_t m = {0};
     int kind = lg_map_proc(c, e, &m);
     if (kind == 0) {
         memset(&m, 0, sizeof(m));
@@ -660,7 +661,7 @@ static int lg_map_line(lg_parser_t *ps, const char *c, const char *e)
         return 0;
     if (ps->nmaps == ps->maps_cap) {
         size_t ncap = ps->maps_cap ? ps->maps_cap * 2 : 32;
-        lg_map_t *a = realloc(ps->maps, ncap * sizeof(*a));
+        hs_legacy_map_t *a = realloc(ps->maps, ncap * sizeof(*a));
         if (!a)
             return -ENOMEM;
         ps->maps = a;
@@ -670,14 +671,14 @@ static int lg_map_line(lg_parser_t *ps, const char *c, const char *e)
     return 0;
 }
 
-static bool lg_same_file(const lg_map_t *a, const lg_map_t *b)
+static bool lg_same_file(const hs_legacy_map_t *a, const hs_legacy_map_t *b)
 {
     return !a->filelen || !b->filelen ||
            (a->filelen == b->filelen && memcmp(a->file, b->file, a->filelen) == 0);
 }
 
 /* pprof's guess at a shared library name. */
-static bool lg_is_lib(const lg_map_t *m)
+static bool lg_is_lib(const hs_legacy_map_t *m)
 {
     const char *f = m->file, *e = m->file + m->filelen;
     for (const char *s = f; s + 3 <= e; s++)
@@ -687,11 +688,11 @@ static bool lg_is_lib(const lg_map_t *m)
 }
 
 /* pprof's massageMappings: merge the pieces of one file, move the main binary first. */
-static void lg_massage_maps(lg_parser_t *ps)
+static void lg_massage_maps(hs_legacy_parser_t *ps)
 {
     size_t n = 0;
     for (size_t i = 0; i < ps->nmaps; i++) {
-        lg_map_t *lm = n ? &ps->maps[n - 1] : NULL, *m = &ps->maps[i];
+        hs_legacy_map_t *lm = n ? &ps->maps[n - 1] : NULL, *m = &ps->maps[i];
         if (lm && lg_same_file(lm, m) && lm->limit == m->start &&
             (!lm->offset || !m->offset || lm->offset + (lm->limit - lm->start) == m->offset)) {
             lm->limit = m->limit;
@@ -705,10 +706,10 @@ static void lg_massage_maps(lg_parser_t *ps)
     }
     ps->nmaps = n;
     for (size_t i = 0; i < n; i++) {
-        const lg_map_t *m = &ps->maps[i];
+        const hs_legacy_map_t *m = &ps->maps[i];
         if (!m->filelen || m->file[0] == '[' || lg_is_lib(m))
             continue;
-        lg_map_t t = ps->maps[0];
+        hs_legacy_map_t t = ps->maps[0];
         ps->maps[0] = ps->maps[i];
         ps->maps[i] = t;
         break;
@@ -722,12 +723,12 @@ static void lg_massage_maps(lg_parser_t *ps)
 /* Adds the mappings and gives every location one, as pprof's remapMappingIDs: the first
  * mapping (main binary first) that holds the address, else one whose unrecorded first
  * piece would, else a catch-all mapping. */
-static int lg_finish_maps(lg_parser_t *ps)
+static int hs_legacy_maps_finish(hs_legacy_parser_t *ps)
 {
     hs_profile_t *p = ps->p;
     lg_massage_maps(ps);
     for (size_t i = 0; i < ps->nmaps; i++) {
-        const lg_map_t *lm = &ps->maps[i];
+        const hs_legacy_map_t *lm = &ps->maps[i];
         char *f = strndup(lm->file ? lm->file : "", lm->filelen);
         char *b = strndup(lm->build_id ? lm->build_id : "", lm->build_idlen);
         hs_mapping_t m = {0};
@@ -746,7 +747,7 @@ static int lg_finish_maps(lg_parser_t *ps)
             if (ps->maps[k].start <= a && a < ps->maps[k].limit)
                 l->mapping_id = k + 1;
         for (size_t k = 0; k < ps->nmaps && !l->mapping_id; k++) {
-            lg_map_t *m = &ps->maps[k];
+            hs_legacy_map_t *m = &ps->maps[k];
             if (m->offset && m->start - m->offset <= a && a < m->start) {
                 m->start -= m->offset;
                 m->offset = 0;
@@ -854,7 +855,7 @@ static bool lg_is_sentinel(const char *c, const char *e)
 }
 
 /* A sample or stack line that did not parse (rc -EINVAL): counted and skipped. */
-static int lg_skipped(lg_parser_t *ps, int rc)
+static int lg_skipped(hs_legacy_parser_t *ps, int rc)
 {
     if (rc != -EINVAL)
         return rc;
@@ -863,16 +864,16 @@ static int lg_skipped(lg_parser_t *ps, int rc)
     return 0;
 }
 
-static int lg_maps_section(lg_parser_t *ps)
+static int lg_maps_section(hs_legacy_parser_t *ps)
 {
     const char *c, *e;
     int rc = 0;
     while (rc == 0 && lg_next_line(ps, &c, &e))
-        rc = lg_map_line(ps, c, e);
+        rc = hs_legacy_maps_line(ps, c, e);
     return rc;
 }
 
-static int lg_heap_body(lg_parser_t *ps)
+static int lg_heap_body(hs_legacy_parser_t *ps)
 {
     const char *c, *e;
     while (lg_next_line(ps, &c, &e)) {
@@ -903,13 +904,13 @@ static bool lg_thread_record(const char **c, const char *e, bool *all, int64_t q
     return lg_char(c, e, ':') && lg_quad(c, e, q) && *c == e;
 }
 
-static int lg_typed_maps(lg_parser_t *ps, bool typed)
+static int lg_typed_maps(hs_legacy_parser_t *ps, bool typed)
 {
     int rc = typed ? 0 : lg_types(ps);
     return rc ? rc : lg_maps_section(ps);
 }
 
-static int lg_jemalloc_body(lg_parser_t *ps)
+static int lg_jemalloc_body(hs_legacy_parser_t *ps)
 {
     const char *c, *e;
     bool in_stack = false, typed = false;
@@ -972,7 +973,7 @@ bool hs_legacy_detect(const uint8_t *data, size_t len)
     return lg_lit(&c, e, "heap profile:") || lg_lit(&c, e, "heap_v2/");
 }
 
-static void lg_free(lg_parser_t *ps)
+static void lg_free(hs_legacy_parser_t *ps)
 {
     free(ps->hkeys);
     free(ps->hids);
@@ -983,7 +984,7 @@ static void lg_free(lg_parser_t *ps)
 
 int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *err, size_t errlen)
 {
-    lg_parser_t ps = {0};
+    hs_legacy_parser_t ps = {0};
     const char *c, *e;
     ps.err = err;
     ps.errlen = errlen;
@@ -1015,7 +1016,7 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
         rc = lg_fail(&ps, "not a heap profile (want 'heap profile:' or 'heap_v2/')");
     }
     if (!rc)
-        rc = lg_finish_maps(&ps);
+        rc = hs_legacy_maps_finish(&ps);
     if (!rc && (ps.jemalloc || ps.filled))
         rc = lg_trim_leaves(ps.p, ps.jemalloc);
     /* Go: runtime.goexit named and pprof's pruning applied here (read_legacy_go.c), so
