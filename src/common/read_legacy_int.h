@@ -1,0 +1,123 @@
+/*
+ * The legacy readers' insides, shared by their two files: read_legacy.c (the line
+ * grammar: headers, stacks, records, values) and read_legacy_maps.c (the memory map
+ * section). The parser's state, the token scanners both use, and the map section's two
+ * entry points. Nothing else includes this: readers.c and the tests use read_legacy.h.
+ * Pure, as the readers are: no I/O, no globals.
+ */
+#ifndef HS_READ_LEGACY_INT_H
+#define HS_READ_LEGACY_INT_H
+
+#include "read_legacy.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* One executable mapping of the memory map section, as read. */
+typedef struct {
+    uint64_t start, limit, offset;
+    const char *file; /* into the input; not NUL-terminated */
+    size_t filelen;
+    const char *build_id; /* the brief form's, or NULL */
+    size_t build_idlen;
+} hs_legacy_map_t;
+
+/* The parser's state over one input (hs_legacy_parse, read_legacy.c). */
+typedef struct {
+    hs_profile_t *p;
+    const char *pos, *end; /* unread input */
+    size_t lineno;
+    char *err;
+    size_t errlen;
+    bool jemalloc;
+    bool v2;      /* Poisson unsampling with rate */
+    int64_t rate; /* 0 or 1: no unsampling */
+    bool has_alloc;
+    uint64_t *hkeys; /* address -> location id, open addressing */
+    uint32_t *hids;
+    size_t hcap, hused;
+    uint64_t *stack;
+    size_t nstack, stack_cap;
+    uint32_t *filled; /* Go: per location id, the record whose comments gave it lines */
+    size_t filled_cap;
+    uint32_t record;
+    hs_legacy_map_t *maps;
+    size_t nmaps, maps_cap;
+} hs_legacy_parser_t;
+
+/* ---- token scanners of both files: each reads from *c, up to e, and moves *c on ------- */
+
+static inline void lg_ws(const char **c, const char *e)
+{
+    while (*c < e && (**c == ' ' || **c == '\t'))
+        (*c)++;
+}
+
+static inline bool lg_lit(const char **c, const char *e, const char *lit)
+{
+    size_t n = strlen(lit);
+    if ((size_t)(e - *c) < n || memcmp(*c, lit, n) != 0)
+        return false;
+    *c += n;
+    return true;
+}
+
+/* A decimal integer, optionally negative, that fits int64. */
+static inline bool lg_int(const char **c, const char *e, int64_t *v)
+{
+    lg_ws(c, e);
+    bool neg = *c < e && **c == '-';
+    const char *d = *c + neg;
+    uint64_t x = 0;
+    const char *s = d;
+    for (; d < e && *d >= '0' && *d <= '9'; d++) {
+        if (x > (UINT64_MAX - 9) / 10)
+            return false;
+        x = x * 10 + (uint64_t)(*d - '0');
+    }
+    if (d == s || x > (uint64_t)INT64_MAX)
+        return false;
+    *v = neg ? -(int64_t)x : (int64_t)x;
+    *c = d;
+    return true;
+}
+
+/* Hexadecimal digits (no prefix) that fit 64 bits. */
+static inline bool lg_hexdigits(const char **c, const char *e, uint64_t *v)
+{
+    uint64_t x = 0;
+    const char *d = *c;
+    for (; d < e; d++) {
+        int h;
+        if (*d >= '0' && *d <= '9')
+            h = *d - '0';
+        else if (*d >= 'a' && *d <= 'f')
+            h = *d - 'a' + 10;
+        else if (*d >= 'A' && *d <= 'F')
+            h = *d - 'A' + 10;
+        else
+            break;
+        if (x >> 60)
+            return false;
+        x = x << 4 | (uint64_t)h;
+    }
+    if (d == *c)
+        return false;
+    *v = x;
+    *c = d;
+    return true;
+}
+
+/* ---- the memory map section (read_legacy_maps.c) --------------------------------------- */
+
+/* One line of the section into ps->maps: lines of no known shape and mappings that are
+ * not executable are skipped, as pprof does. 0 or -ENOMEM. */
+int hs_legacy_maps_line(hs_legacy_parser_t *ps, const char *c, const char *e);
+
+/* Once the whole input is read: merges the mappings as pprof does, adds them to ps->p and
+ * gives every location the mapping that holds it, or a catch-all one. 0 or -ENOMEM. */
+int hs_legacy_maps_finish(hs_legacy_parser_t *ps);
+
+#endif
