@@ -32,7 +32,7 @@ struct heapsift_stats {
     unsigned long long bytes_allocated; /* bytes requested since start (exact) */
     unsigned long long threads;         /* threads that allocated and are alive */
     double live_bytes;                  /* live heap: the sampled estimate */
-    double live_bytes_ci95;             /* half-width of its 95% interval */
+    double live_bytes_ci95;             /* the longer side of its 95% interval: hi95 - live */
     double live_objects;                /* live objects: the sampled estimate */
     unsigned long long live_samples;    /* sampled objects still live */
     double peak_bytes;                  /* live bytes at the kept peak (HEAPSIFT_PEAK) */
@@ -42,18 +42,22 @@ struct heapsift_stats {
     unsigned long long dumps;           /* profiles written */
     unsigned long long dump_failures;   /* dumps that failed */
     int active;                         /* 0 after heapsift_set_active(0) */
-    unsigned long long reserved[8];     /* zero; room to grow without breaking callers */
+    /* The 95% interval of live_bytes (exact Poisson limits on its samples: asymmetric when
+     * they are few; live_bytes +- live_bytes_ci95 holds it). Once reserved[0..1]. */
+    double live_bytes_lo95, live_bytes_hi95;
+    unsigned long long reserved[6]; /* zero; room to grow without breaking callers */
 };
 
 /* What heapsift_tracker_stats reports: estimates of the live heap allocated under the
  * tracked function (sampled objects still live whose stack passes through it). */
 struct heapsift_tracker_stats {
     double bytes;                   /* live bytes (what heapsift_tracker_bytes returns) */
-    double bytes_ci95;              /* half-width of its 95% interval (sampling error) */
+    double bytes_ci95;              /* the longer side of its 95% interval: hi95 - bytes */
     double objects;                 /* live objects */
     unsigned long long samples;     /* live samples the estimates rest on */
     unsigned long long ranges;      /* address ranges of the function's code (copies) */
-    unsigned long long reserved[4]; /* zero; room to grow */
+    double bytes_lo95, bytes_hi95;  /* the 95% interval of bytes; once reserved[0..1] */
+    unsigned long long reserved[2]; /* zero; room to grow */
 };
 
 #ifndef HEAPSIFT_WEAK

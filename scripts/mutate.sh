@@ -17,8 +17,8 @@ ONLY=${HS_MUTATE_ONLY:-.}
 
 # name | file | perl -0 substitution | tests that must fail (ctest -R)
 ROWS='unwind-drops-outermost|src/preload/unwind.c|s/\n    n -= skip;\n/\n    n -= skip + (n > skip);\n/|unit/test_unwind_oracle|integration/stack_oracle
-ci95-x0.1|src/common/noise.c|s/return var > 0 \? 1\.96 \* sqrt\(var\)/return var > 0 ? 0.196 * sqrt(var)/|unit/test_report_stats|integration/ci_coverage
-diff-noise-2.576|src/common/noise.c|s/return hs_report_verdict_z\(d, var, 1\.96\);/return hs_report_verdict_z(d, var, 2.576);/|unit/test_report_stats|integration/diff_power|integration/diff_noise
+interval-x0.1|src/common/noise.c|s/\n    l \*= var \/ e;\n/\n    l = n + (l - n) * 0.1;\n    h = n + (h - n) * 0.1;\n    l *= var \/ e;\n/|unit/test_report_stats|integration/ci_coverage|integration/ci_few_samples
+diff-noise-alpha-0.005|src/common/noise.h|s/#define HS_NOISE_ALPHA 0\.025/#define HS_NOISE_ALPHA 0.005/|unit/test_report_stats|integration/diff_power|integration/diff_noise
 mapping-limit-offset-swapped|src/common/pprof.c|s/put_uint\(e, 3, m->memory_limit\);\n(\s*)hs_pb_put_uint\(e, 4, m->file_offset\);/put_uint(e, 3, m->file_offset);\n$1hs_pb_put_uint(e, 4, m->memory_limit);/; s/m->memory_limit = v\[2\];\n(\s*)m->file_offset = v\[3\];/m->memory_limit = v[3];\n$1m->file_offset = v[2];/|integration/mappings
 weight-x1.1|src/preload/sampler.c|s/return 1\.0;\n(\s*)\/\* -expm1(.*?)\n(\s*)return 1\.0 \/ -expm1/return 1.1;\n$1\/* -expm1$2\n$3return 1.1 \/ -expm1/s|integration/sites_exact|integration/sites_sampled
 weight-x1.05-rate-above-1|src/preload/sampler.c|s/return 1\.0 \/ -expm1/return 1.05 \/ -expm1/|integration/ci_coverage|integration/sites_sampled

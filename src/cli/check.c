@@ -1,11 +1,11 @@
 /*
  * `heapsift check FILE [--base BASE] [--max-inuse SIZE] [--max REGEX=SIZE]...
  * [--no-new-growth]`: CI assertions on a profile. Each check prints one line on stdout,
- * "ok" or "FAIL" with the figure, the limit and the site that holds most of it; growth
- * against BASE is judged per stack with diff's noise verdict (report.c), its threshold
- * raised for the number of stacks compared so that a run with no real growth passes 97.5%
- * of the time. Exit codes: 0 every check passed, 1 usage, 2 bad input, 3 I/O, 4 a check
- * failed.
+ * "ok" or "FAIL" with the figure, its 95% interval, the limit and the site that holds most
+ * of it; growth against BASE is judged per stack with diff's few-sample test
+ * (hs_report_compare), its level divided by the number of stacks compared so that a run
+ * with no real growth passes 97.5% of the time. Exit codes: 0 every check passed, 1
+ * usage, 2 bad input, 3 I/O, 4 a check failed.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -51,9 +51,9 @@ static void check_usage(FILE *f)
                "                      mapping, like --focus) must hold at most SIZE of the\n"
                "                      sample type (inuse_space by default); repeatable\n"
                "  --no-new-growth     no stack may grow beyond sampling noise against --base:\n"
-               "                      diff's verdict (1.96 standard deviations for one stack),\n"
-               "                      its threshold raised for the number of stacks that\n"
-               "                      changed (Bonferroni), so a run without real growth passes\n"
+               "                      diff's test (one-sided p < 0.025 for one stack), its\n"
+               "                      level divided by the number of stacks that changed\n"
+               "                      (Bonferroni), so a run without real growth passes\n"
                "                      97.5%% of the time; profiles at rate 1 are exact\n"
                "  --base FILE         the baseline profile for --no-new-growth\n"
                "SIZE: bytes, with an optional B, kB, MB, GB or TB (powers of 1024, as pprof\n"
@@ -216,21 +216,21 @@ static int check_limit(check_opts_t *c, const hs_profile_t *p, const hs_viewopts
         sum += r.samples[i].value;
         var += r.samples[i].var;
     }
-    char v[64], lim[64], sd[64], top[64] = "";
+    char v[64], lim[64], iv[160], top[64] = "";
     hs_report_label(v, sizeof(v), sum, r.sample_unit, "minimum");
     hs_report_flabel(lim, sizeof(lim), limit, r.sample_unit, "minimum");
-    hs_report_flabel(sd, sizeof(sd), 1.96 * sqrt(var), r.sample_unit, "minimum");
+    hs_report_interval_offsets(iv, sizeof(iv), (double)sum, var, r.sample_unit, "minimum");
     const hs_rnode_t *t = check_top_leaf(&r);
     if (t)
         hs_report_label(top, sizeof(top), t->flat, r.sample_unit, "minimum");
     bool ok = (double)sum <= limit;
     if (!focus)
-        check_line(c, ok, "%s %s (+-%s) %s limit %s (%s)%s%s%s%s", r.sample_type, v, sd,
+        check_line(c, ok, "%s %s (%s) %s limit %s (%s)%s%s%s%s", r.sample_type, v, iv,
                    ok ? "<=" : ">", lim, what, t ? "; largest site: " : "", t ? t->name : "",
                    t ? " " : "", top);
     if (focus)
-        check_line(c, ok, "%s: %s of %s (+-%s) %s limit %s (%s)%s%s%s%s", focus, v, r.sample_type,
-                   sd, ok ? "<=" : ">", lim, what, t ? "; largest site: " : "", t ? t->name : "",
+        check_line(c, ok, "%s: %s of %s (%s) %s limit %s (%s)%s%s%s%s", focus, v, r.sample_type, iv,
+                   ok ? "<=" : ">", lim, what, t ? "; largest site: " : "", t ? t->name : "",
                    t ? " " : "", top);
     if (focus && !r.focus_matched)
         printf("      (no frame matches '%s')\n", focus);
@@ -239,9 +239,10 @@ static int check_limit(check_opts_t *c, const hs_profile_t *p, const hs_viewopts
 }
 
 typedef struct {
-    int64_t d;
-    double var;
-    uint32_t first; /* a sample of the stack, for its frames */
+    int64_t d;            /* new minus base */
+    int64_t base;         /* the base's value, positive */
+    double var, base_var; /* sampling variance of new's value, of base's */
+    uint32_t first;       /* a sample of the stack, for its frames */
 } check_stack_t;
 
 static int check_cmp_growth(const void *a, const void *b)
@@ -250,8 +251,9 @@ static int check_cmp_growth(const void *a, const void *b)
     return x > y ? -1 : x < y;
 }
 
-/* Per stack: the change from base to new and its variance (the diff report's samples,
- * base negated, grouped by stack). *out is malloc'ed; returns the count or -ENOMEM. */
+/* Per stack: the change from base to new and each side's value and variance (the diff
+ * report's samples, base negated, grouped by stack). *out is malloc'ed; returns the count
+ * or -ENOMEM. */
 static long check_stacks(const hs_report_t *r, check_stack_t **out)
 {
     uint32_t *ids = malloc((r->nsamples + 1) * sizeof(uint32_t));
@@ -262,9 +264,11 @@ static long check_stacks(const hs_report_t *r, check_stack_t **out)
         return -ENOMEM;
     }
     for (size_t i = 0; i < r->nsamples; i++) {
+        const hs_rsample_t *rs = &r->samples[i];
         check_stack_t *s = &(*out)[ids[i]];
-        s->d += r->samples[i].value;
-        s->var += r->samples[i].var;
+        s->d += rs->value;
+        s->base -= rs->base ? rs->value : 0;
+        *(rs->base ? &s->base_var : &s->var) += rs->var;
         if (!s->first)
             s->first = (uint32_t)i + 1;
     }
@@ -305,26 +309,28 @@ static int check_growth(check_opts_t *c, hs_profile_t *const p[2], const hs_view
     size_t changed = 0, grew = 0;
     for (long i = 0; i < n; i++)
         changed += st[i].d != 0;
-    double z = hs_report_verdict_zm(changed);
+    double alpha = HS_NOISE_ALPHA / (double)(changed ? changed : 1);
     hs_sort(st, (size_t)n, sizeof(*st), check_cmp_growth);
-    char name[512], d[64], sd[64];
+    char name[512], d[64];
     for (long i = 0; i < n; i++) {
-        if (hs_report_verdict_z((double)st[i].d, st[i].var, z) != HS_GREW)
+        hs_estimate_t b = {(double)st[i].base, st[i].base_var, r.base_exact};
+        hs_estimate_t now = {(double)st[i].base + (double)st[i].d, st[i].var, r.exact};
+        if (st[i].d <= 0 || hs_report_compare(b, now, alpha) != HS_GREW)
             continue;
         check_stack_name(&r, &r.samples[st[i].first - 1], name, sizeof(name));
         hs_report_label(d, sizeof(d), st[i].d, r.sample_unit, "minimum");
-        hs_report_flabel(sd, sizeof(sd), z * sqrt(st[i].var), r.sample_unit, "minimum");
         if (grew++ < 10)
-            check_line(c, false, "%s: %s grew %s against %s, beyond noise (+-%s) (--no-new-growth)",
-                       name, r.sample_type, d, o->base, sd);
+            check_line(c, false,
+                       "%s: %s grew %s against %s, beyond noise (p=%.2g < %.2g) (--no-new-growth)",
+                       name, r.sample_type, d, o->base, hs_report_change_p(b, now), alpha);
     }
     if (grew > 10)
         printf("      (and %zu more stacks grew)\n", grew - 10);
     if (!grew)
         check_line(c, true,
                    "%s: no stack grew beyond noise against %s (%zu of %ld stacks changed; "
-                   "threshold %.2f sd) (--no-new-growth)",
-                   r.sample_type, o->base, changed, n, z);
+                   "each tested at p < %.2g) (--no-new-growth)",
+                   r.sample_type, o->base, changed, n, alpha);
     free(st);
     hs_report_free(&r);
     return -1;

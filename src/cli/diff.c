@@ -2,10 +2,12 @@
  * `heapsift diff BASE NEW`: what grew and shrank, the rows and numbers of `go tool pprof
  * -top -diff_base BASE NEW` (NEW minus BASE, percentages of BASE's total), plus a column
  * pprof does not have: whether each change is beyond what sampling noise alone explains.
- * A change d of a row is "noise" when |d| < 1.96 sqrt(Var_base + Var_new), the variance
- * of each profile's estimate taken per stack from its objects, bytes and sampling rate
- * (docs/sampling.md, "Telling growth from noise"); a profile recorded at rate 1 is exact
- * and adds no variance. Exit codes: 0, 1 usage, 2 bad input, 3 I/O.
+ * Each side of a row is a Poisson count of effective samples (its estimate and variance,
+ * taken per stack from its objects, bytes and sampling rate), and a change is "noise"
+ * when the exact conditional binomial test of the two counts does not reject "the same
+ * truth" at 5% two-sided (hs_report_compare; docs/sampling.md, "Telling growth from
+ * noise"); a profile recorded at rate 1 is exact. Exit codes: 0, 1 usage, 2 bad input, 3
+ * I/O.
  */
 #include "cli.h"
 #include "report.h"
@@ -22,12 +24,9 @@ static bool diff_by_cum;
 static void diff_verdict(const hs_report_t *r, const hs_rnode_t *n, const char *ou, char *out,
                          size_t len)
 {
-    (void)r;
     (void)ou;
     bool cum = diff_by_cum || n->flat == 0;
-    hs_verdict_t v =
-        hs_report_verdict((double)(cum ? n->cum : n->flat), cum ? n->cum_var : n->flat_var);
-    snprintf(out, len, "%s", hs_report_verdict_name(v));
+    snprintf(out, len, "%s", hs_report_verdict_name(hs_report_row_verdict(r, n, cum)));
 }
 
 static const hs_top_column_t diff_cols[] = {
@@ -42,8 +41,9 @@ static void diff_usage(FILE *f)
                "Prints what changed from BASE to NEW by function, the rows and numbers of\n"
                "`go tool pprof -top -diff_base BASE NEW` (percentages of BASE's total), with a\n"
                "column judging each change against sampling noise:\n"
-               "  grew, shrank  beyond noise: |change| >= 1.96 standard deviations of the\n"
-               "                difference of two sampled estimates (95%%)\n"
+               "  grew, shrank  beyond noise: an exact test of the two sides' sample counts\n"
+               "                rejects an unchanged truth (5%%, two-sided; about 1.96\n"
+               "                standard deviations of the difference when samples are many)\n"
                "  noise         sampling alone explains it\n"
                "  same          no change\n"
                "The verdict is on the flat change, or the cumulative one for rows without flat\n"

@@ -3,8 +3,9 @@
  * byte-identical to `go tool pprof -top` from the "Showing nodes" line on (the header
  * too, but for pprof's own warnings). The pipeline (merging, filtering, aggregation, node
  * fraction, ordering, units) is the shared report model (report.h); this file prints it,
- * plus the optional --ci column: the 95% interval of each row's flat and cum from
- * sampling noise (docs/sampling.md). Exit codes: 0, 1 usage, 2 bad input, 3 I/O.
+ * plus the optional --ci columns: the 95% interval of each row's flat and cum from
+ * sampling noise, LO..HI (exact Poisson limits, asymmetric for few samples:
+ * docs/sampling.md). Exit codes: 0, 1 usage, 2 bad input, 3 I/O.
  */
 #include "cli.h"
 #include "report.h"
@@ -18,18 +19,19 @@
 static void top_ci_flat(const hs_report_t *r, const hs_rnode_t *n, const char *ou, char *out,
                         size_t len)
 {
-    hs_report_flabel(out, len, hs_report_ci95(n->flat_var), r->sample_unit, ou);
+    hs_report_interval_label(out, len, (double)n->flat, n->flat_var, r->sample_unit, ou);
 }
 
 static void top_ci_cum(const hs_report_t *r, const hs_rnode_t *n, const char *ou, char *out,
                        size_t len)
 {
-    hs_report_flabel(out, len, hs_report_ci95(n->cum_var), r->sample_unit, ou);
+    hs_report_interval_label(out, len, (double)n->cum, n->cum_var, r->sample_unit, ou);
 }
 
+/* Each interval one word, LO..HI, so the columns stay those of pprof plus two. */
 static const hs_top_column_t top_ci_cols[] = {
-    {"flat\xc2\xb1", 11, top_ci_flat},
-    {"cum\xc2\xb1", 11, top_ci_cum},
+    {"flat 95%", 19, top_ci_flat},
+    {"cum 95%", 19, top_ci_cum},
     {NULL, 0, NULL},
 };
 
@@ -49,7 +51,8 @@ static void top_usage(FILE *f)
                "  -n N                show only the top N rows\n"
                "  --cum               sort by cumulative instead of flat use\n"
                "  --ci                add the 95%% interval of each row's flat and cum from\n"
-               "                      sampling noise (0 for a profile recorded at rate 1)\n");
+               "                      sampling noise, as LO..HI (the value itself, LO = HI,\n"
+               "                      for a profile recorded at rate 1)\n");
     fputs(hs_viewopts_help, f);
     fprintf(f, "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
 }

@@ -2,10 +2,10 @@
  * The profile views of `heapsift web`'s API (web_api.c dispatches): top, diff and the
  * flame graph's tree. Every figure comes from the common report model (report.h) with the
  * options and formatting `heapsift top`, `diff` and `flamegraph` use, so the page shows
- * the same rows, values and labels as the command line; a diff's verdicts are
- * hs_report_verdict's, as in `heapsift diff`. Arguments of the views: sample (a sample
- * type), focus, ignore, hide (regular expressions), granularity (functions, lines,
- * addresses), n (row count). Called with the store lock held.
+ * the same rows, values and labels as the command line; a top row's 95% intervals and a
+ * diff's verdicts are those of `heapsift top --ci` and `heapsift diff` (report_noise.c). Arguments
+ * of the views: sample (a sample type), focus, ignore, hide (regular expressions), granularity
+ * (functions, lines, addresses), n (row count). Called with the store lock held.
  */
 #include "pprof.h"
 #include "sort.h"
@@ -62,15 +62,26 @@ static void api_pct(hs_buf_t *b, const char *key, int64_t v, int64_t total)
     hs_json_str(b, p + strspn(p, " "));
 }
 
+/* A top row's 95% interval of value (hs_report_interval): ,"KEY_lo":LO,"KEY_hi":HI and
+ * ,"KEY_ci":"LO..HI" in the table's unit. */
+static void api_interval(hs_buf_t *b, const char *key, const hs_report_t *r, double value,
+                         double var, const char *ou)
+{
+    double lo, hi;
+    char label[160];
+    hs_report_interval(value, var, &lo, &hi);
+    hs_report_interval_label(label, sizeof(label), value, var, r->sample_unit, ou);
+    hs_buf_printf(b, ",\"%s_lo\":%.0f,\"%s_hi\":%.0f,\"%s_ci\":", key, lo, key, hi, key);
+    hs_json_str(b, label);
+}
+
 /* One row of a top or diff table. */
 static void api_row(hs_buf_t *b, const hs_report_t *r, const hs_rnode_t *nd, const char *ou,
                     int64_t sum, bool diff)
 {
-    char f[64], c[64], fci[64], cci[64];
+    char f[64], c[64];
     api_label(f, sizeof(f), r, nd->flat, ou);
     api_label(c, sizeof(c), r, nd->cum, ou);
-    hs_report_flabel(fci, sizeof(fci), hs_report_ci95(nd->flat_var), r->sample_unit, ou);
-    hs_report_flabel(cci, sizeof(cci), hs_report_ci95(nd->cum_var), r->sample_unit, ou);
     hs_buf_printf(b, "{\"flat\":%" PRId64 ",\"cum\":%" PRId64 ",\"name\":", nd->flat, nd->cum);
     hs_json_str(b, nd->name);
     hs_buf_printf(b, ",\"file\":");
@@ -79,10 +90,10 @@ static void api_row(hs_buf_t *b, const hs_report_t *r, const hs_rnode_t *nd, con
     hs_json_str(b, f);
     hs_buf_printf(b, ",\"cum_label\":");
     hs_json_str(b, c);
-    hs_buf_printf(b, ",\"flat_ci\":");
-    hs_json_str(b, fci);
-    hs_buf_printf(b, ",\"cum_ci\":");
-    hs_json_str(b, cci);
+    if (!diff) {
+        api_interval(b, "flat", r, (double)nd->flat, nd->flat_var, ou);
+        api_interval(b, "cum", r, (double)nd->cum, nd->cum_var, ou);
+    }
     hs_buf_append(b, ",", 1);
     api_pct(b, "flat_pct", nd->flat, r->total);
     hs_buf_append(b, ",", 1);
@@ -91,10 +102,8 @@ static void api_row(hs_buf_t *b, const hs_report_t *r, const hs_rnode_t *nd, con
     api_pct(b, "cum_pct", nd->cum, r->total);
     if (diff) {
         /* As `heapsift diff` judges a row: flat, or cum for rows without flat change. */
-        bool cum = nd->flat == 0;
         hs_buf_printf(b, ",\"change\":");
-        hs_json_str(b, hs_report_verdict_name(hs_report_verdict((double)(cum ? nd->cum : nd->flat),
-                                                                cum ? nd->cum_var : nd->flat_var)));
+        hs_json_str(b, hs_report_verdict_name(hs_report_row_verdict(r, nd, nd->flat == 0)));
     }
     hs_buf_append(b, "}", 1);
 }
@@ -202,6 +211,7 @@ typedef struct {
     const hs_rtree_t *t;
     hs_buf_t *b;
     int64_t min; /* frames below this (both values) are left out: invisible anyway */
+    bool diff;   /* against a base: each frame carries its verdict */
 } flame_t;
 
 static const flame_t *flame_sort;
@@ -213,15 +223,20 @@ static int flame_cmp(const void *x, const void *y)
     return strcmp(flame_sort->r->nodes[a->node].name, flame_sort->r->nodes[c->node].name);
 }
 
-/* {"n": name, "v": cum, "s": flat, "b": base cum, "c": [children by name]} */
+/* {"n": name, "v": cum, "s": flat, "b": base cum, "c": [children by name]}, and against a
+ * base "k": the change's verdict (hs_report_tree_verdict, as the SVG colours it). */
 static int flame_walk(const flame_t *f, uint32_t i)
 {
     const hs_rtree_t *n = &f->t[i];
     size_t k = 0, nk = 0;
     hs_buf_printf(f->b, "{\"n\":");
     hs_json_str(f->b, i ? f->r->nodes[n->node].name : "all");
-    hs_buf_printf(f->b, ",\"v\":%" PRId64 ",\"s\":%" PRId64 ",\"b\":%" PRId64 ",\"c\":[", n->cum,
-                  n->flat, n->base_cum);
+    hs_buf_printf(f->b, ",\"v\":%" PRId64 ",\"s\":%" PRId64 ",\"b\":%" PRId64, n->cum, n->flat,
+                  n->base_cum);
+    if (f->diff)
+        hs_buf_printf(f->b, ",\"k\":\"%s\"",
+                      hs_report_verdict_name(hs_report_tree_verdict(f->r, n)));
+    hs_buf_printf(f->b, ",\"c\":[");
     for (uint32_t c = n->child; c; c = f->t[c].sibling)
         nk++;
     uint32_t *kids = malloc((nk + 1) * sizeof(*kids));
@@ -260,7 +275,7 @@ int hs_web_view_flame(hs_web_req_t *q)
         return hs_web_error(q, 500, strerror(ENOMEM));
     }
     int64_t top = t[0].cum > t[0].base_cum ? t[0].cum : t[0].base_cum;
-    flame_t f = {&r, t, q->out, top / 10000 > 1 ? top / 10000 : 1};
+    flame_t f = {&r, t, q->out, top / 10000 > 1 ? top / 10000 : 1, base != NULL};
     hs_buf_printf(q->out, "{\"sample_type\":");
     hs_json_str(q->out, r.sample_type);
     hs_buf_printf(q->out, ",\"unit\":");

@@ -754,11 +754,16 @@ static void rep_accumulate(hs_report_t *r)
             if (n->stamp != si + 1) {
                 n->stamp = si + 1;
                 n->cum = hs_sat_add(n->cum, s->value);
-                n->cum_var += s->var;
+                if (s->base)
+                    n->base_cum = hs_sat_add(n->base_cum, -s->value);
+                *(s->base ? &n->base_cum_var : &n->cum_var) += s->var;
             }
         }
-        r->nodes[s->frames[0]].flat = hs_sat_add(r->nodes[s->frames[0]].flat, s->value);
-        r->nodes[s->frames[0]].flat_var += s->var;
+        hs_rnode_t *leaf = &r->nodes[s->frames[0]];
+        leaf->flat = hs_sat_add(leaf->flat, s->value);
+        if (s->base)
+            leaf->base_flat = hs_sat_add(leaf->base_flat, -s->value);
+        *(s->base ? &leaf->base_flat_var : &leaf->flat_var) += s->var;
     }
 }
 
@@ -845,6 +850,8 @@ int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int 
         in[i].sign = signs[i];
         in[i].units = &r->priv->units[i];
         rep_var_pair(&in[i], r->sidx);
+        r->exact = (i == 0 || r->exact) && (signs[i] < 0 || profs[i]->period <= 1);
+        r->base_exact = (i == 0 || r->base_exact) && (signs[i] >= 0 || profs[i]->period <= 1);
         if (!(rc = hs_numunits_init(&r->priv->units[i], profs[i])))
             r->priv->nunits++;
     }

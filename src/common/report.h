@@ -54,10 +54,15 @@ typedef struct {
     const char *obj;   /* mapping file, only for unnamed nodes */
     uint64_t address;
     int64_t start_line, lineno;
-    int64_t flat, cum;
-    double flat_var, cum_var; /* variance of flat and cum from sampling */
-    size_t stamp;             /* internal: last sample that added to cum, + 1 */
-    bool kept;                /* set by hs_report_select */
+    int64_t flat, cum; /* in a diff: new minus base, as pprof has them */
+    /* Sampling variance of the profiles with sign +1 (in a diff, new's side alone) */
+    double flat_var, cum_var;
+    /* In a diff, the base's side: its flat and cum as positive values (new's are flat +
+     * base_flat and cum + base_cum) and their variances. 0 without a base. */
+    int64_t base_flat, base_cum;
+    double base_flat_var, base_cum_var;
+    size_t stamp; /* internal: last sample that added to cum, + 1 */
+    bool kept;    /* set by hs_report_select */
 } hs_rnode_t;
 
 /* A merged sample: its stack as node indices, leaf first. */
@@ -83,6 +88,9 @@ typedef struct {
     hs_rsample_t *samples; /* after filtering, in pprof's merged order */
     size_t nsamples;
     int64_t total; /* pprof's total: sum of |value| before filtering (of the base in a diff) */
+    /* Whether every profile with sign +1 (exact), or -1 (base_exact), was recorded at
+     * rate 1 (period <= 1): its values are the truth, no sampled estimates. */
+    bool exact, base_exact;
     /* The header of the merged profile (pprof's combineHeaders). */
     const hs_profile_t *first;
     int64_t time_nanos, duration_nanos;
@@ -139,9 +147,9 @@ void hs_report_sort_edges(const hs_report_t *r, hs_redge_t *e, size_t n);
 typedef struct {
     uint32_t node; /* report node index */
     uint32_t parent, child, sibling, depth;
-    int64_t flat, cum;           /* from the profiles with sign +1 */
-    int64_t base_flat, base_cum; /* from diff bases, as positive values */
-    double cum_var;              /* sampling variance of cum - base_cum (both sides') */
+    int64_t flat, cum;            /* from the profiles with sign +1 */
+    int64_t base_flat, base_cum;  /* from diff bases, as positive values */
+    double cum_var, base_cum_var; /* sampling variance of cum and of base_cum */
 } hs_rtree_t;
 
 /* Builds the call tree of the report's samples; *out is malloc'ed. Returns the count of
@@ -233,6 +241,21 @@ typedef struct {
 
 /* Prints the report's top table on out (report_top.c). Returns 0 or -ENOMEM. */
 int hs_report_top(hs_report_t *r, const hs_top_opts_t *o, const hs_top_column_t *cols, FILE *out);
+
+/* ---- intervals and verdicts over the rows (report_noise.c) --------------------------- */
+
+/* The 95% interval (hs_report_interval) of value, in the report's sample unit from, with
+ * sampling variance var, as "LO..HI" in unit to (hs_report_flabel's numbers). */
+void hs_report_interval_label(char *out, size_t len, double value, double var, const char *from,
+                              const char *to);
+/* The same as offsets from value, where a single figure once stood: "+A/-B", or "+-A"
+ * when both print alike ("+-0": exact). */
+void hs_report_interval_offsets(char *out, size_t len, double value, double var, const char *from,
+                                const char *to);
+/* A diff row's change judged at diff's level (hs_report_compare, HS_NOISE_ALPHA): flat,
+ * or cum when cum; and a call tree node's change of cum, as the flame graph colours it. */
+hs_verdict_t hs_report_row_verdict(const hs_report_t *r, const hs_rnode_t *n, bool cum);
+hs_verdict_t hs_report_tree_verdict(const hs_report_t *r, const hs_rtree_t *t);
 
 /* Writes the report's flame graph, an interactive SVG, on f; diff: colours from the
  * change against the diff base (report_flame.c). Returns 0 or -ENOMEM. */

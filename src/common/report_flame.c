@@ -115,12 +115,12 @@ static void fg_escape(FILE *f, const char *s, size_t max)
     }
 }
 
-/* A frame's change judged as `heapsift diff` judges a row's (hs_report_verdict on the
- * change of cum against both profiles' sampling variance), so the graph colours nothing
- * the diff table calls noise. */
-static hs_verdict_t fg_verdict(const hs_rtree_t *n)
+/* A frame's change judged as `heapsift diff` judges a row's (hs_report_tree_verdict: the
+ * few-sample test of cum against base_cum), so the graph colours nothing the diff table
+ * calls noise. */
+static hs_verdict_t fg_verdict(const fg_state_t *st, const hs_rtree_t *n)
 {
-    return hs_report_verdict((double)(n->cum - n->base_cum), n->cum_var);
+    return hs_report_tree_verdict(st->r, n);
 }
 
 /* Diff colours: red grew, blue shrank, beyond noise only, at least 30% saturated so a
@@ -130,7 +130,7 @@ static void fg_color(const fg_state_t *st, const hs_rtree_t *n, const char *name
 {
     if (st->diff) {
         int64_t d = n->cum - n->base_cum;
-        hs_verdict_t v = fg_verdict(n);
+        hs_verdict_t v = fg_verdict(st, n);
         double r = st->maxdelta ? (double)(d < 0 ? -d : d) / (double)st->maxdelta : 1;
         int c = (int)(230 - 200 * (0.3 + 0.7 * (r > 1 ? 1 : r)));
         if (v == HS_GREW)
@@ -160,14 +160,14 @@ static void fg_frame(const fg_state_t *st, uint32_t i, double x)
         char d[64];
         hs_report_label(d, sizeof(d), n->cum - n->base_cum, st->r->sample_unit, "minimum");
         snprintf(dv, sizeof(dv), ", %s%s %s", n->cum >= n->base_cum ? "+" : "", d,
-                 hs_report_verdict_name(fg_verdict(n)));
+                 hs_report_verdict_name(fg_verdict(st, n)));
     }
     fg_color(st, n, name, fill, sizeof(fill));
     fprintf(st->f,
             "<g class=\"f\" data-x=\"%.4f\" data-w=\"%.4f\" data-d=\"%u\" data-v=\"%" PRId64
             "\"%s%s%s data-n=\"",
             x, w, n->depth, n->cum, st->diff ? " data-verdict=\"" : "",
-            st->diff ? hs_report_verdict_name(fg_verdict(n)) : "", st->diff ? "\"" : "");
+            st->diff ? hs_report_verdict_name(fg_verdict(st, n)) : "", st->diff ? "\"" : "");
     fg_escape(st->f, name, SIZE_MAX);
     fprintf(st->f, "\"><title>");
     fg_escape(st->f, name, SIZE_MAX);
@@ -264,7 +264,7 @@ int hs_report_flamegraph(const hs_report_t *r, bool diff, FILE *f)
         int64_t d = t[i].cum - t[i].base_cum;
         if (t[i].cum > 0 && t[i].depth > st.maxdepth)
             st.maxdepth = t[i].depth;
-        hs_verdict_t v = fg_verdict(&t[i]);
+        hs_verdict_t v = fg_verdict(&st, &t[i]);
         if (t[i].cum > 0 && (v == HS_GREW || v == HS_SHRANK) && (d < 0 ? -d : d) > st.maxdelta)
             st.maxdelta = d < 0 ? -d : d;
     }

@@ -252,13 +252,13 @@ long hs_report_tree(const hs_report_t *r, hs_rtree_t **out)
                 goto fail;
             int64_t *cum = s->base ? &t.t[cur].base_cum : &t.t[cur].cum;
             *cum = hs_sat_add(*cum, v);
-            t.t[cur].cum_var += s->var;
+            *(s->base ? &t.t[cur].base_cum_var : &t.t[cur].cum_var) += s->var;
         }
         int64_t *flat = s->base ? &t.t[cur].base_flat : &t.t[cur].flat;
         int64_t *root = s->base ? &t.t[0].base_cum : &t.t[0].cum;
         *flat = hs_sat_add(*flat, v);
         *root = hs_sat_add(*root, v);
-        t.t[0].cum_var += s->var;
+        *(s->base ? &t.t[0].base_cum_var : &t.t[0].cum_var) += s->var;
     }
     free(t.slots);
     *out = t.t;

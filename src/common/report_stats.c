@@ -96,13 +96,32 @@ static void stats_row(const stats_t *s, int indent, const char *label, double v,
             stats_fmt(s, v, b, sizeof(b)), note && *note ? "  " : "", note ? note : "");
 }
 
+/* The live heap's 95% interval as offsets from the estimate, "+A/-B (95%)": lo95_bytes and
+ * hi95_bytes of the estimate comment; "+- A" when both sides print alike (exact: "+- 0 B")
+ * and from the symmetric ci95_bytes of a dump older than the asymmetric interval. */
+static void stats_interval(const stats_t *s, double live, char *out, size_t len)
+{
+    char a[48], b[48];
+    double up = stats_num(s, "estimate.ci95_bytes"), down = up;
+    if (stats_str(s, "estimate.lo95_bytes") && stats_str(s, "estimate.hi95_bytes")) {
+        up = stats_num(s, "estimate.hi95_bytes") - live;
+        down = live - stats_num(s, "estimate.lo95_bytes");
+    }
+    stats_fmt(s, up, a, sizeof(a));
+    stats_fmt(s, down, b, sizeof(b));
+    if (strcmp(a, b) == 0)
+        snprintf(out, len, "+- %s (95%%)", a);
+    else
+        snprintf(out, len, "+%s/-%s (95%%)", a, b);
+}
+
 /* The allocator's resident memory, split. Returns the part the heap rows cover. */
 static void stats_heap(const stats_t *s)
 {
     const char *alloc = stats_str(s, "allocator.name");
     double heap = stats_num(s, "maps.heap"), live = stats_num(s, "estimate.live_bytes");
-    double ci = stats_num(s, "estimate.ci95_bytes"), ph = stats_num(s, "profiler.heap");
-    char note[160], b1[48], b2[48];
+    double ph = stats_num(s, "profiler.heap");
+    char note[160], ci[112], b1[48], b2[48];
     bool glibc = alloc && strcmp(alloc, "glibc") == 0;
     bool je = alloc && strcmp(alloc, "jemalloc") == 0;
     if (!glibc && !je) {
@@ -113,8 +132,8 @@ static void stats_heap(const stats_t *s)
                  "\"other anonymous\"",
                  alloc && *alloc ? alloc : "unknown");
         stats_row(s, 2, "heap ([heap])", heap, note);
-        snprintf(note, sizeof(note), "+- %s (95%%), inside heap and other anonymous",
-                 stats_fmt(s, ci, b1, sizeof(b1)));
+        stats_interval(s, live, ci, sizeof(ci));
+        snprintf(note, sizeof(note), "%s, inside heap and other anonymous", ci);
         stats_row(s, 4, "live heap (sampled estimate)", live, note);
         return;
     }
@@ -122,8 +141,8 @@ static void stats_heap(const stats_t *s)
                              : stats_num(s, "allocator.allocated");
     double meta = je ? stats_num(s, "allocator.metadata") : 0;
     stats_row(s, 2, "heap (the allocator's resident memory)", heap, alloc);
-    snprintf(note, sizeof(note), "+- %s (95%%)", stats_fmt(s, ci, b1, sizeof(b1)));
-    stats_row(s, 4, "live heap (sampled estimate)", live, note);
+    stats_interval(s, live, ci, sizeof(ci));
+    stats_row(s, 4, "live heap (sampled estimate)", live, ci);
     stats_row(s, 4, "allocator overhead (headers, rounding)", allocated - live - ph,
               "allocated minus requested; carries the estimate's error");
     stats_row(s, 4, "profiler's own heap allocations", ph, NULL);

@@ -136,7 +136,8 @@ static void control_live(struct heapsift_stats *out)
     out->live_bytes = tot.bytes;
     out->live_objects = tot.objects;
     out->live_samples = tot.samples;
-    out->live_bytes_ci95 = hs_report_ci95(var);
+    hs_report_interval(tot.bytes, var, &out->live_bytes_lo95, &out->live_bytes_hi95);
+    out->live_bytes_ci95 = out->live_bytes_hi95 - tot.bytes;
     free(obj);
     free(bytes);
 }
@@ -252,7 +253,8 @@ HS_EXPORT int heapsift_tracker_stats(int tracker, struct heapsift_tracker_stats 
     if (!hs_trackers_read(tracker, &v))
         return -EINVAL;
     out->bytes = v.bytes;
-    out->bytes_ci95 = hs_report_ci95(v.variance);
+    hs_report_interval(v.bytes, v.variance, &out->bytes_lo95, &out->bytes_hi95);
+    out->bytes_ci95 = out->bytes_hi95 - v.bytes;
     out->objects = v.objects;
     out->samples = v.samples;
     out->ranges = v.ranges;

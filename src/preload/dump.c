@@ -478,11 +478,11 @@ static uint64_t dump_location(dump_ctx_t *c, uint64_t pc, int unloaded)
     return c->loc_id[i];
 }
 
-/* The 95% half-width of the live bytes estimate. Per stack, taking its objects to share
+/* The sampling variance of the live bytes estimate. Per stack, taking its objects to share
  * one size s = bytes/objects with weight w(s), the variance estimate of docs/sampling.md
  * sums to bytes * s * (w - 1). Exact when each stack allocates one size; after
  * heapsift_set_rate, w is taken at the highest rate used, which can only widen it. */
-static double dump_live_ci95(const dump_stack_t *s, uint32_t n)
+static double dump_live_var(const dump_stack_t *s, uint32_t n)
 {
     double var = 0;
     uint64_t rate = hs_ci_rate();
@@ -493,10 +493,24 @@ static double dump_live_ci95(const dump_stack_t *s, uint32_t n)
         double w = hs_sampler_weight((uint64_t)(size + 0.5), rate);
         var += s[i].v[3] * size * (w - 1);
     }
-    return hs_report_ci95(var);
+    return var;
 }
 
-static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, double ci95)
+/* The live set's estimate with its 95% interval (hs_report_interval): lo95 and hi95, and
+ * ci95 the longer side, so that live_bytes +- ci95 holds the interval. */
+static void dump_estimate(hs_profile_t *p, const dump_meta_t *m, double var)
+{
+    char line[200];
+    double lo, hi;
+    hs_report_interval(m->totals.bytes, var, &lo, &hi);
+    snprintf(line, sizeof(line),
+             "estimate: live_bytes=%.0f live_objects=%.0f ci95_bytes=%.0f lo95_bytes=%.0f "
+             "hi95_bytes=%.0f",
+             m->totals.bytes, m->totals.objects, hi - m->totals.bytes, lo, hi);
+    hs_profile_add_comment(p, line);
+}
+
+static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, double var)
 {
     static const char *const types[4][2] = {{"alloc_objects", "count"},
                                             {"alloc_space", "bytes"},
@@ -526,9 +540,7 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
              (unsigned long long)m->totals.samples, hs_stacktab_count(),
              (unsigned long long)hs_stacktab_dropped());
     hs_profile_add_comment(p, line);
-    snprintf(line, sizeof(line), "estimate: live_bytes=%.0f live_objects=%.0f ci95_bytes=%.0f",
-             m->totals.bytes, m->totals.objects, ci95);
-    hs_profile_add_comment(p, line);
+    dump_estimate(p, m, var);
     if (hs_reach_comment()) /* calls heapsift cannot see: never an empty profile in silence */
         hs_profile_add_comment(p, hs_reach_comment());
     char acct[8][200];
@@ -682,7 +694,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
     c->sym_state = strcmp(dump_sym_mode_now(), "none") == 0 ? DUMP_SYM_OFF : DUMP_SYM_LAZY;
     hs_modules_refresh(); /* which libraries of the recorded stacks are gone */
     dump_main_mapping(c);
-    int rc = dump_header(c->prof, m, kind, dump_live_ci95(s, n));
+    int rc = dump_header(c->prof, m, kind, dump_live_var(s, n));
     if (rc == 0)
         rc = dump_samples(c, s, n, m->life);
     return rc;

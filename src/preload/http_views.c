@@ -69,16 +69,18 @@ int hs_http_stats_json(hs_buf_t *out)
         out,
         "{\"pid\":%ld,\"version\":\"%s\",\"active\":%s,\"rate\":%llu,\n"
         "\"exact\":{\"allocs\":%llu,\"frees\":%llu,\"bytes\":%llu,\"threads\":%llu},\n"
-        "\"estimate\":{\"live_bytes\":%.0f,\"live_bytes_ci95\":%.0f,\"live_objects\":%.0f,"
+        "\"estimate\":{\"live_bytes\":%.0f,\"live_bytes_ci95\":%.0f,\"live_bytes_lo95\":%.0f,"
+        "\"live_bytes_hi95\":%.0f,\"live_objects\":%.0f,"
         "\"live_samples\":%llu,\"peak_bytes\":%.0f},\n"
         "\"rss\":{\"rss\":%" PRIu64 ",\"anon\":%" PRIu64 ",\"file\":%" PRIu64 ",\"swap\":%" PRIu64
         "},\n\"maps\":{\"heap\":%" PRIu64 ",\"stacks\":%" PRIu64 ",\"code\":%" PRIu64
         ",\"other_anon\":%" PRIu64 "},\n\"profiler\":{\"maps\":%" PRIu64 ",\"heap\":%" PRIu64
         "},\n\"allocator\":{\"name\":\"%s\"",
         (long)getpid(), heapsift_version(), s.active ? "true" : "false", s.rate, s.allocs, s.frees,
-        s.bytes_allocated, s.threads, s.live_bytes, s.live_bytes_ci95, s.live_objects,
-        s.live_samples, s.peak_bytes, a.rss, a.anon, a.file, a.swap, a.heap, a.stacks, a.code,
-        a.other_anon, a.prof_maps, a.prof_heap, alloc_names[a.allocator % 3]);
+        s.bytes_allocated, s.threads, s.live_bytes, s.live_bytes_ci95, s.live_bytes_lo95,
+        s.live_bytes_hi95, s.live_objects, s.live_samples, s.peak_bytes, a.rss, a.anon, a.file,
+        a.swap, a.heap, a.stacks, a.code, a.other_anon, a.prof_maps, a.prof_heap,
+        alloc_names[a.allocator % 3]);
     for (int i = 0; rc == 0 && a.allocator != HS_ALLOC_UNKNOWN && i < 6; i++)
         rc = hs_buf_printf(out, ",\"%s\":%" PRIu64, keys[a.allocator == HS_ALLOC_JEMALLOC][i],
                            a.a[i]);

@@ -330,11 +330,13 @@ int hs_trackers_format(char lines[][200], int max)
         if (!hs_trackers_read(i, &v))
             continue;
         char line[600];
+        double lo, hi;
+        hs_report_interval(v.bytes, v.variance, &lo, &hi);
         snprintf(line, sizeof(line),
                  "tracker: name=%s function=%.80s bytes=%.0f objects=%.0f samples=%llu "
-                 "ci95_bytes=%.0f",
+                 "ci95_bytes=%.0f lo95_bytes=%.0f hi95_bytes=%.0f",
                  trackers[i].name, trackers[i].function, v.bytes, v.objects,
-                 (unsigned long long)v.samples, hs_report_ci95(v.variance));
+                 (unsigned long long)v.samples, hi - v.bytes, lo, hi);
         snprintf(lines[k++], 200, "%.199s", line);
     }
     return k;

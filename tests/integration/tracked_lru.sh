@@ -7,8 +7,9 @@
 #  - HEAPSIFT_RATE=1: the tracked figure equals the truth at every step;
 #  - HEAPSIFT_RATE=4096: at every step the tracked figure is within the quota and within
 #    4 sigma of the truth, sigma bounded by sqrt(rate * true) (docs/labels.md), and its
-#    ci95 the half-width of its n samples at the rate: 1.96 R sqrt(n) times
-#    x / (2 sinh(x/2)) .. 1, x = s/R at the largest entry value (8192 bytes: 0.851), and
+#    ci95 (the upper side of the exact Poisson interval of its n samples) the normal
+#    half-width 1.96 R sqrt(n) times x / (2 sinh(x/2)) .. 1, x = s/R at the largest entry
+#    value (8192 bytes: 0.851), plus at most 1.5 / sqrt(n) of it (about one sample), and
 #    within 0.5..1.05 of 1.96 sqrt(rate * true), the most the sampling variance can be
 #    (sizes of 64..8192 bytes put it near 0.7, with 1,000+ samples a step); the exit profile read by go tool pprof -focus=lru_put and by
 #    heapsift top --focus holds the final tracked figure (the same samples: equal up to
@@ -38,7 +39,7 @@ HEAPSIFT_RATE=$rate HEAPSIFT_SEED=5 HEAPSIFT_OUT="$T/sampled.pb.gz" LD_PRELOAD="
 awk -v r=$rate -v q=$quota '$1 == "step" {
         n++; d = $4 - $6; if (d < 0) d = -d
         x = 8192 / r; lo = 1.96 * r * sqrt($10) * x / (exp(x / 2) - exp(-x / 2)) * 0.999
-        hi = 1.96 * r * sqrt($10) * 1.001; tr = 1.96 * sqrt(r * $6)
+        hi = 1.96 * r * sqrt($10) * (1.001 + 1.5 / sqrt($10)); tr = 1.96 * sqrt(r * $6)
         if ($4 > q || d > 4 * sqrt(r * $6) || !($8 >= lo && $8 <= hi) || !($8 >= 0.5 * tr && $8 <= 1.05 * tr)) {
             printf "step %s: tracked %s, true %s, ci95 %s (quota %s, 4 sigma %.0f; ci95 %.0f..%.0f for %s samples, %.0f..%.0f from the truth)\n",
                    $2, $4, $6, $8, q, 4 * sqrt(r * $6), lo, hi, $10, 0.5 * tr, 1.05 * tr; bad++ }

@@ -19,7 +19,9 @@
 #    sqrt(rate * bytes) (docs/labels.md), and a ci95 of the half-width n samples give at
 #    the rate: each sample of size s adds w s^2 (w - 1) = R^2 (x / (2 sinh(x/2)))^2 to the
 #    variance (w = 1/(1 - exp(-x)), x = s/R), between R^2 at s -> 0 and 0.789 R^2 at the
-#    program's largest object (7000 bytes), so ci95 is 1.96 R sqrt(n) times 0.888..1;
+#    program's largest object (7000 bytes), so the normal half-width is 1.96 R sqrt(n)
+#    times 0.888..1, and ci95, the upper side of the exact Poisson interval, that plus
+#    about one sample's weight (1.96 sqrt(n) + 1.95 counts: at most 1.5 / sqrt(n) more);
 #    and against the truth, within 0.5..1.5 of 1.96 sqrt(R * bytes) (the most a
 #    tracker's sampling variance can be, docs/labels.md), n's own noise included.
 # usage: trackers.sh BUILD_DIR SOURCE_DIR
@@ -82,7 +84,7 @@ HEAPSIFT_RATE=$rate HEAPSIFT_SEED=3 HEAPSIFT_OUT="$T/sampled.pb.gz" LD_PRELOAD="
 awk -v r=$rate '$1 == "tracker" {
         d = $3 - $4; if (d < 0) d = -d
         x = 7000 / r; lo = 1.96 * r * sqrt($5) * x / (exp(x / 2) - exp(-x / 2)) * 0.999
-        hi = 1.96 * r * sqrt($5) * 1.001; tr = 1.96 * sqrt(r * $4)
+        hi = 1.96 * r * sqrt($5) * (1.001 + 1.5 / sqrt($5)); tr = 1.96 * sqrt(r * $4)
         if (!(d <= 4 * sqrt(r * $4)) || !($7 >= lo && $7 <= hi) || !($7 >= 0.5 * tr && $7 <= 1.5 * tr) ||
             $8 != 0) {
             printf "rate %d: tracker %s: %s, want %s +- %.0f (4 sigma); ci95 %s, want %.0f..%.0f (%d samples) and %.0f..%.0f (truth)\n",

@@ -9,6 +9,10 @@
  *   MODE      all (default): every C site plus two threads running thread_entry
  *             libc: allocations reached through glibc (strdup, getline, fopen, a qsort
  *             comparator), whose own code is built without frame pointers
+ *             ladder: six sites holding 4 to 16 MB of 4000-byte objects, one of 256 KiB objects
+ *             and one of mixed large sizes: at the default rate (512 KiB) they take 8 to
+ *             31 samples each, where a confidence interval meets its few-sample regime
+ *             (tests/integration/ci_few_samples.sh, bench/ci_coverage.sh)
  *   --expect  print the truth, one line per site:
  *             NAME flat|cum ALLOC_OBJECTS ALLOC_SPACE INUSE_OBJECTS INUSE_SPACE
  *             ("flat" rows are exact for the function's own flat values, "cum" rows for its
@@ -281,6 +285,100 @@ static void run_all(int print)
     expect("thread_entry", "cum", NOBJ, big, NOBJ, big);
 }
 
+/* ---- ladder mode: few samples per site at the default rate ---- */
+
+#define LADDER_MAX 4000
+static void *volatile g_ladder[8][LADDER_MAX];
+
+/* n objects of size bytes, kept live in g_ladder[slot]: a macro, so that each site's
+ * malloc call is its own and the site owns the flat value. */
+#define LADDER_FILL(slot, n, size)                                                                 \
+    do {                                                                                           \
+        for (int i = 0; i < (n); i++) {                                                            \
+            void *p = malloc(size);                                                                \
+            if (!p)                                                                                \
+                die("malloc");                                                                     \
+            touch(p, size);                                                                        \
+            g_ladder[slot][i] = p;                                                                 \
+        }                                                                                          \
+    } while (0)
+
+SITE void ladder_4mb(void)
+{
+    LADDER_FILL(0, 1000, 4000);
+}
+
+SITE void ladder_5mb(void)
+{
+    LADDER_FILL(1, 1250, 4000);
+}
+
+SITE void ladder_6mb(void)
+{
+    LADDER_FILL(2, 1500, 4000);
+}
+
+SITE void ladder_8mb(void)
+{
+    LADDER_FILL(3, 2000, 4000);
+}
+
+SITE void ladder_10_8mb(void)
+{
+    LADDER_FILL(4, 2700, 4000);
+}
+
+SITE void ladder_16mb(void)
+{
+    LADDER_FILL(5, 4000, 4000);
+}
+
+/* 40 objects of 256 KiB: each sampled with p = 1 - exp(-1/2) = 0.39 at the default rate. */
+SITE void ladder_256k(void)
+{
+    LADDER_FILL(6, 40, 256 * 1024);
+}
+
+/* 8 objects of 1 MiB and 64 of 64 KiB from one call site: one stack of two sizes, whose
+ * variance the mean size understates (docs/sampling.md). */
+SITE void ladder_mixed(void)
+{
+    for (int i = 0; i < 72; i++) {
+        size_t size = i % 9 == 0 ? 1024 * 1024 : 64 * 1024;
+        void *p = malloc(size);
+        if (!p)
+            die("malloc");
+        touch(p, size);
+        g_ladder[7][i] = p;
+    }
+}
+
+static void run_ladder(int print)
+{
+    ladder_4mb();
+    ladder_5mb();
+    ladder_6mb();
+    ladder_8mb();
+    ladder_10_8mb();
+    ladder_16mb();
+    ladder_256k();
+    ladder_mixed();
+    if (!print)
+        return;
+    static const struct {
+        const char *name;
+        long n, size;
+    } sites[] = {{"ladder_4mb", 1000, 4000},     {"ladder_5mb", 1250, 4000},
+                 {"ladder_6mb", 1500, 4000},     {"ladder_8mb", 2000, 4000},
+                 {"ladder_10_8mb", 2700, 4000},  {"ladder_16mb", 4000, 4000},
+                 {"ladder_256k", 40, 256 * 1024}};
+    for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+        expect(sites[i].name, "flat", sites[i].n, sites[i].n * sites[i].size, sites[i].n,
+               sites[i].n * sites[i].size);
+    const long mixed = 8 * 1024 * 1024L + 64 * 64 * 1024L;
+    expect("ladder_mixed", "flat", 72, mixed, 72, mixed);
+}
+
 /* ---- libc mode: allocations made by glibc on the program's behalf ---- */
 
 #define NSTRDUP 1000
@@ -391,7 +489,7 @@ static void run_libc(int print)
 
 int main(int argc, char **argv)
 {
-    int print = 0, status = 0, libc = 0;
+    int print = 0, status = 0, libc = 0, ladder = 0;
     const char *say = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--expect"))
@@ -402,13 +500,17 @@ int main(int argc, char **argv)
             status = atoi(argv[++i]);
         else if (!strcmp(argv[i], "libc"))
             libc = 1;
+        else if (!strcmp(argv[i], "ladder"))
+            ladder = 1;
         else if (strcmp(argv[i], "all")) {
-            fprintf(stderr, "usage: sites [all|libc] [--expect] [--say TEXT] [--exit N]\n");
+            fprintf(stderr, "usage: sites [all|libc|ladder] [--expect] [--say TEXT] [--exit N]\n");
             return 64;
         }
     }
     if (libc)
         run_libc(print);
+    else if (ladder)
+        run_ladder(print);
     else
         run_all(print);
     if (say)
