@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "core.h"
 #include "bootstrap.h"
+#include "hooks.h"
 #include "livetab.h"
 #include "slowpath.h"
 
@@ -299,3 +300,79 @@ HS_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, size_t a __attribute__((unused)),
           const void *tag __attribute__((unused)))
 HS_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t a __attribute__((unused)),
           const void *tag __attribute__((unused)))
+
+/* --- our own definitions, by name, for hooks.c: it patches an allocator that binds
+ * ahead of this library to jump to them. Hidden aliases, since &malloc taken here would
+ * be the first definition in the lookup scope: the program's. Each is entered through a
+ * thunk that keeps every register but rax: a caller compiled by GCC in the allocator's
+ * own translation unit (or with LTO) may keep values in the call-clobbered registers that
+ * it sees the original not touch (-fipa-ra, on at -O2): own_malloc's realloc keeps its
+ * old pointer in r8 across its call of malloc. The SSE registers are not kept (the fast
+ * paths use none; the sampled path may). --- */
+
+#define HS_OWN(sym)                                                                                \
+    extern __typeof(sym) hs_own_##sym __attribute__((alias(#sym), copy(sym), visibility("hidden")));
+HS_OWN(malloc)
+HS_OWN(free)
+HS_OWN(calloc)
+HS_OWN(realloc)
+HS_OWN(posix_memalign)
+HS_OWN(aligned_alloc)
+HS_OWN(memalign)
+HS_OWN(valloc)
+HS_OWN(pvalloc)
+HS_OWN(_Znwm)
+HS_OWN(_Znam)
+HS_OWN(_ZdlPv)
+HS_OWN(_ZdaPv)
+HS_OWN(_ZdlPvm)
+HS_OWN(_ZdaPvm)
+HS_OWN(_ZnwmRKSt9nothrow_t)
+HS_OWN(_ZnamRKSt9nothrow_t)
+HS_OWN(_ZdlPvRKSt9nothrow_t)
+HS_OWN(_ZdaPvRKSt9nothrow_t)
+HS_OWN(_ZnwmSt11align_val_t)
+HS_OWN(_ZnamSt11align_val_t)
+HS_OWN(_ZnwmSt11align_val_tRKSt9nothrow_t)
+HS_OWN(_ZnamSt11align_val_tRKSt9nothrow_t)
+HS_OWN(_ZdlPvSt11align_val_t)
+HS_OWN(_ZdaPvSt11align_val_t)
+HS_OWN(_ZdlPvmSt11align_val_t)
+HS_OWN(_ZdaPvmSt11align_val_t)
+HS_OWN(_ZdlPvSt11align_val_tRKSt9nothrow_t)
+HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t)
+#undef HS_OWN
+
+#define HS_OWN(sym) HS_KEEPREGS_THUNK(hs_thunk_##sym, hs_own_##sym)
+HS_OWN(malloc)
+HS_OWN(free) HS_OWN(calloc) HS_OWN(realloc) HS_OWN(posix_memalign) HS_OWN(aligned_alloc)
+    HS_OWN(memalign) HS_OWN(valloc) HS_OWN(pvalloc) HS_OWN(_Znwm) HS_OWN(_Znam) HS_OWN(_ZdlPv)
+        HS_OWN(_ZdaPv) HS_OWN(_ZdlPvm) HS_OWN(_ZdaPvm) HS_OWN(_ZnwmRKSt9nothrow_t)
+            HS_OWN(_ZnamRKSt9nothrow_t) HS_OWN(_ZdlPvRKSt9nothrow_t) HS_OWN(_ZdaPvRKSt9nothrow_t)
+                HS_OWN(_ZnwmSt11align_val_t) HS_OWN(_ZnamSt11align_val_t)
+                    HS_OWN(_ZnwmSt11align_val_tRKSt9nothrow_t)
+                        HS_OWN(_ZnamSt11align_val_tRKSt9nothrow_t) HS_OWN(_ZdlPvSt11align_val_t)
+                            HS_OWN(_ZdaPvSt11align_val_t) HS_OWN(_ZdlPvmSt11align_val_t)
+                                HS_OWN(_ZdaPvmSt11align_val_t)
+                                    HS_OWN(_ZdlPvSt11align_val_tRKSt9nothrow_t)
+                                        HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t)
+#undef HS_OWN
+
+#define HS_OWN(sym) {#sym, (void *)hs_thunk_##sym},
+                                            HS_HIDDEN const hs_own_entry_t
+    hs_own_entries[] = {
+        HS_OWN(malloc) HS_OWN(free) HS_OWN(calloc) HS_OWN(realloc) HS_OWN(posix_memalign)
+            HS_OWN(aligned_alloc) HS_OWN(memalign) HS_OWN(valloc) HS_OWN(pvalloc) HS_OWN(_Znwm)
+                HS_OWN(_Znam) HS_OWN(_ZdlPv) HS_OWN(_ZdaPv) HS_OWN(_ZdlPvm) HS_OWN(_ZdaPvm)
+                    HS_OWN(_ZnwmRKSt9nothrow_t) HS_OWN(_ZnamRKSt9nothrow_t)
+                        HS_OWN(_ZdlPvRKSt9nothrow_t) HS_OWN(_ZdaPvRKSt9nothrow_t)
+                            HS_OWN(_ZnwmSt11align_val_t) HS_OWN(_ZnamSt11align_val_t)
+                                HS_OWN(_ZnwmSt11align_val_tRKSt9nothrow_t)
+                                    HS_OWN(_ZnamSt11align_val_tRKSt9nothrow_t)
+                                        HS_OWN(_ZdlPvSt11align_val_t) HS_OWN(_ZdaPvSt11align_val_t)
+                                            HS_OWN(_ZdlPvmSt11align_val_t)
+                                                HS_OWN(_ZdaPvmSt11align_val_t)
+                                                    HS_OWN(_ZdlPvSt11align_val_tRKSt9nothrow_t)
+                                                        HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t){
+                                                            NULL, NULL}};
+#undef HS_OWN

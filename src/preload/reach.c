@@ -10,8 +10,11 @@
  *     in a library and imported by another object;
  *   - a Rust #[global_allocator] of the program's own: its __rust_alloc entry points are
  *     local symbols of the executable (.symtab), bound inside it.
- * What is found is said in one line on stderr and kept for the profiles' comments (and so
- * for the headers of heapsift top and stats): a profile must never be empty in silence.
+ * The malloc family and Rust's entry points are hooked in place where hooks.c can
+ * (HEAPSIFT_HOOKS=auto, x86-64); the allocators' own APIs are not yet. What was hooked and
+ * what still bypasses heapsift, with why, is said in one line on stderr and kept for the
+ * profiles' comments (and so for the headers of heapsift top and stats): a profile must
+ * never be empty in silence.
  * Nothing here runs on an allocation path; it reads the loaded objects' dynamic symbol
  * tables in memory and the executable's .symtab through fdio.h.
  */
@@ -19,9 +22,11 @@
 #include "reach.h"
 #include "core.h"
 #include "fdio.h"
+#include "hooks.h"
 #include "log.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -31,7 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REACH_MAX 512
+#define REACH_MAX 768
 
 static char reach_line[REACH_MAX]; /* "" = nothing bypasses heapsift */
 
@@ -43,8 +48,10 @@ typedef struct {
 
 static void reach_add(reach_list_t *l, const char *what)
 {
-    if (strstr(l->buf, what)) /* once each */
-        return;
+    size_t w = strlen(what);
+    for (const char *f = l->buf; (f = strstr(f, what)) != NULL; f += w) /* once each */
+        if ((f == l->buf || f[-1] == ' ') && (f[w] == '\0' || f[w] == ','))
+            return;
     int k = snprintf(l->buf + l->len, REACH_MAX - l->len, "%s%s", l->n ? ", " : "", what);
     if (k > 0 && l->len + (size_t)k < REACH_MAX) {
         l->len += (size_t)k;
@@ -58,32 +65,48 @@ static const char *reach_base(const char *path)
     return s ? s + 1 : (path && *path ? path : "the executable");
 }
 
-/* ---- the malloc family ahead of heapsift ---------------------------------------- */
+/* ---- the malloc family ahead of heapsift: hooked in place where possible ---------- */
 
-static const char *const reach_family[] = {
-    "malloc",         "free",          "calloc", "realloc", "memalign",
-    "posix_memalign", "aligned_alloc", "valloc", "pvalloc", "malloc_usable_size",
-    "_Znwm",          "_Znam",         "_ZdlPv", "_ZdaPv",  "_ZdlPvm",
-    "_ZdaPvm",
-};
+/* What was hooked and what still bypasses heapsift, for the one line. */
+typedef struct {
+    reach_list_t hooked, bypass; /* bypass: each entry with where and why */
+    reach_list_t fam;            /* the malloc family's members not hooked */
+    const char *hooked_owner, *fam_owner;
+    char fam_why[200]; /* the first refusal among them */
+    bool off;          /* HEAPSIFT_HOOKS=off or no hooks in this build */
+} reach_t;
 
-static void reach_family_scan(reach_list_t *l, const void *self_base)
+static const char *reach_label(const char *name)
 {
-    const char *owner = NULL;
-    char what[REACH_MAX / 2] = "";
-    reach_list_t names = {what, 0, 0};
-    for (size_t i = 0; i < sizeof(reach_family) / sizeof(reach_family[0]); i++) {
-        void *p = dlsym(RTLD_DEFAULT, reach_family[i]);
-        Dl_info di;
-        if (!p || !dladdr(p, &di) || di.dli_fbase == self_base)
-            continue;
-        owner = di.dli_fname;
-        reach_add(&names, reach_family[i][0] == '_' ? "operator new/delete" : reach_family[i]);
+    return name[0] == '_' && name[1] == 'Z' ? "operator new/delete" : name;
+}
+
+/* One entry point found at addr (size bytes, 0 unknown) in the object at base: hooked, or
+ * said to bypass heapsift with why. */
+static void reach_family_one(reach_t *r, size_t i, void *addr, const void *base, const char *owner)
+{
+    char why[160] = "";
+    const char *name = hs_hooks_family_name(i);
+    int rc = hs_hooks_family(i, addr, 0, base, why, sizeof(why));
+    if (rc == 0) {
+        reach_add(&r->hooked, reach_label(name));
+        r->hooked_owner = owner;
+        return;
     }
-    if (names.n) {
-        char msg[REACH_MAX];
-        snprintf(msg, sizeof(msg), "%s defined by %s", what, reach_base(owner));
-        reach_add(l, msg);
+    r->off |= rc == -ENOSYS;
+    if (rc != -ENOSYS && !r->fam_why[0])
+        snprintf(r->fam_why, sizeof(r->fam_why), "%s: %.120s", name, why);
+    reach_add(&r->fam, reach_label(name));
+    r->fam_owner = owner;
+}
+
+static void reach_family_scan(reach_t *r, const void *self_base)
+{
+    for (size_t i = 0; i < hs_hooks_family_count(); i++) {
+        void *p = dlsym(RTLD_DEFAULT, hs_hooks_family_name(i));
+        Dl_info di;
+        if (p && dladdr(p, &di) && di.dli_fbase != self_base)
+            reach_family_one(r, i, p, di.dli_fbase, di.dli_fname);
     }
 }
 
@@ -92,20 +115,52 @@ static void reach_family_scan(reach_list_t *l, const void *self_base)
 static const char *const reach_prefixes[] = {"je_", "_rjem_", "tc_", "mi_"};
 static const char *const reach_apis[] = {"mallocx", "rallocx", "xallocx", "sdallocx", "dallocx"};
 
+/* The allocation functions of the allocators' own APIs, after their prefix: jemalloc's
+ * (je_, _rjem_, or none: mallocx ...), tcmalloc's tc_, mimalloc's mi_. Not their
+ * internals (je_malloc_default, tc_malloc_stats). */
+static const char *const reach_api_names[] = {
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "cfree",
+    "mallocx",
+    "rallocx",
+    "xallocx",
+    "sdallocx",
+    "dallocx",
+    "posix_memalign",
+    "aligned_alloc",
+    "memalign",
+    "valloc",
+    "pvalloc",
+    "zalloc",
+    "new",
+    "newarray",
+    "new_nothrow",
+    "newarray_nothrow",
+    "new_aligned",
+    "newarray_aligned",
+    "malloc_aligned",
+    "zalloc_aligned",
+    "calloc_aligned",
+    "realloc_aligned",
+};
+
 static bool reach_is_api(const char *name)
 {
-    if (!strchr("mrxsdj_t", name[0])) /* the first letters of every name below */
-        return false;
-    for (size_t i = 0; i < sizeof(reach_apis) / sizeof(reach_apis[0]); i++)
-        if (strcmp(name, reach_apis[i]) == 0)
+    const char *rest = name;
+    for (size_t i = 0; i < sizeof(reach_prefixes) / sizeof(reach_prefixes[0]); i++)
+        if (strncmp(name, reach_prefixes[i], strlen(reach_prefixes[i])) == 0)
+            rest = name + strlen(reach_prefixes[i]);
+    if (rest == name) /* unprefixed: only jemalloc's own names */
+        for (size_t i = 0; i < sizeof(reach_apis) / sizeof(reach_apis[0]); i++)
+            if (strcmp(name, reach_apis[i]) == 0)
+                return true;
+    for (size_t i = 0; rest != name && i < sizeof(reach_api_names) / sizeof(reach_api_names[0]);
+         i++)
+        if (strcmp(rest, reach_api_names[i]) == 0)
             return true;
-    for (size_t i = 0; i < sizeof(reach_prefixes) / sizeof(reach_prefixes[0]); i++) {
-        size_t k = strlen(reach_prefixes[i]);
-        if (strncmp(name, reach_prefixes[i], k) == 0 &&
-            (strstr(name + k, "alloc") || strcmp(name + k, "free") == 0 ||
-             strncmp(name + k, "new", 3) == 0))
-            return true;
-    }
     return false;
 }
 
@@ -197,18 +252,51 @@ static bool reach_suffix(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* The index of name in reach_family, or -1. */
+/* The index of name among the hookable malloc family, or -1. */
 static int reach_family_index(const char *name)
 {
-    for (size_t i = 0; i < sizeof(reach_family) / sizeof(reach_family[0]); i++)
-        if (strcmp(name, reach_family[i]) == 0)
+    for (size_t i = 0; i < hs_hooks_family_count(); i++)
+        if (strcmp(name, hs_hooks_family_name(i)) == 0)
             return (int)i;
     return -1;
 }
 
-/* The executable's own definitions: *fam gets a bit per reach_family entry it defines
- * (bound inside it even where it exports none of them), l the allocators linked in. */
-static void reach_symtab_scan(reach_list_t *l, uint32_t *fam, const uint8_t *f, size_t size)
+/* Which of Rust's allocator entry points name is (v0-mangled ..._7___rustc12___rust_alloc
+ * or plain __rust_alloc), or -1. */
+static int reach_rust_index(const char *name)
+{
+    if (!strstr(name, "__rust_"))
+        return -1;
+    for (int k = 0; k < HS_RUST_N; k++)
+        if (reach_suffix(name, hs_hooks_rust_suffix[k]))
+            return k;
+    return -1;
+}
+
+/* A local Rust entry point: the program's own #[global_allocator] (with Rust's default
+ * one they are global and forward to malloc, which interposition sees). */
+static void reach_rust_one(reach_t *r, int k, void *addr, size_t size)
+{
+    static const char what[] = "__rust_alloc (a Rust #[global_allocator] of the program's own)";
+    char why[160] = "", msg[REACH_MAX];
+    int rc = hs_hooks_rust(k, addr, size, why, sizeof(why));
+    if (rc == 0) {
+        reach_add(&r->hooked, what);
+        return;
+    }
+    r->off |= rc == -ENOSYS;
+    if (rc == -ENOSYS)
+        snprintf(msg, sizeof(msg), "%s", what);
+    else
+        snprintf(msg, sizeof(msg), "%s (not hooked: %s: %s)", what, hs_hooks_rust_suffix[k], why);
+    reach_add(&r->bypass, msg);
+}
+
+/* The executable's own definitions in its .symtab (loaded at base): *fam gets a bit per
+ * family member it defines (bound inside it even where it exports none of them); Rust's
+ * local entry points are hooked; the allocators linked in are said. */
+static void reach_symtab_scan(reach_t *r, uint32_t *fam, uintptr_t base, const uint8_t *f,
+                              size_t size)
 {
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
     if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
@@ -230,20 +318,21 @@ static void reach_symtab_scan(reach_list_t *l, uint32_t *fam, const uint8_t *f, 
                 continue;
             const char *name = names + s[k].st_name;
             bool local = ELF64_ST_BIND(s[k].st_info) == STB_LOCAL;
-            int fi = reach_family_index(name);
+            int fi = reach_family_index(name), ri = local ? reach_rust_index(name) : -1;
             if (fi >= 0)
                 *fam |= 1u << fi;
-            else if (local &&
-                     (reach_suffix(name, "___rust_alloc") || strcmp(name, "__rust_alloc") == 0))
-                reach_add(l, "__rust_alloc (a Rust #[global_allocator] of the program's own)");
+            else if (ri >= 0)
+                reach_rust_one(r, ri, (void *)(base + s[k].st_value), s[k].st_size);
+            else if (local || hs_hooks_hooked((void *)(base + s[k].st_value)))
+                continue; /* an allocator's internals, or an alias of a hooked entry */
             else if (strncmp(name, "_rjem_", 6) == 0 && reach_is_api(name))
-                reach_add(l, "_rjem_* (jemalloc linked into the executable)");
+                reach_add(&r->bypass, "_rjem_* (jemalloc linked into the executable)");
             else if (strncmp(name, "je_", 3) == 0 && reach_is_api(name))
-                reach_add(l, "je_* (jemalloc linked into the executable)");
+                reach_add(&r->bypass, "je_* (jemalloc linked into the executable)");
             else if (strncmp(name, "tc_", 3) == 0 && reach_is_api(name))
-                reach_add(l, "tc_* (tcmalloc linked into the executable)");
+                reach_add(&r->bypass, "tc_* (tcmalloc linked into the executable)");
             else if (strncmp(name, "mi_", 3) == 0 && reach_is_api(name))
-                reach_add(l, "mi_* (mimalloc linked into the executable)");
+                reach_add(&r->bypass, "mi_* (mimalloc linked into the executable)");
         }
     }
 }
@@ -257,11 +346,17 @@ static const char *reach_exe_name(void)
     return path;
 }
 
-static void reach_exe_symtab(reach_list_t *l)
+static int reach_exe_base(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    char names[REACH_MAX / 2] = "";
-    reach_list_t fam = {names, 0, 0};
+    (void)size;
+    *(uintptr_t *)arg = info->dlpi_addr;
+    return 1; /* the executable comes first */
+}
+
+static void reach_exe_symtab(reach_t *r)
+{
     uint32_t bits = 0;
+    uintptr_t base = 0;
     struct stat st;
     int fd = hs_fd_open("/proc/self/exe", O_RDONLY, 0);
     if (fd < 0)
@@ -272,40 +367,59 @@ static void reach_exe_symtab(reach_list_t *l)
     hs_fd_close(fd);
     if (p == MAP_FAILED)
         return;
-    reach_symtab_scan(l, &bits, p, (size_t)st.st_size);
-    for (size_t i = 0; i < sizeof(reach_family) / sizeof(reach_family[0]); i++)
-        if (bits & (1u << i))
-            reach_add(&fam, reach_family[i][0] == '_' ? "operator new/delete" : reach_family[i]);
+    dl_iterate_phdr(reach_exe_base, &base);
+    reach_symtab_scan(r, &bits, base, p, (size_t)st.st_size);
     munmap(p, (size_t)st.st_size);
-    if (fam.n) { /* also found by dlsym when exported: then already said */
-        char msg[REACH_MAX];
-        snprintf(msg, sizeof(msg), "%s defined by %s", names, reach_base(reach_exe_name()));
-        if (!strstr(l->buf, "defined by"))
-            reach_add(l, msg);
+    if (r->hooked.n || r->fam.n)
+        return; /* exported, so found by dlsym: already hooked or said */
+    for (size_t i = 0; i < hs_hooks_family_count(); i++)
+        if (bits & (1u << i)) {
+            reach_add(&r->fam, reach_label(hs_hooks_family_name(i)));
+            r->fam_owner = reach_exe_name();
+            if (!r->fam_why[0])
+                snprintf(r->fam_why, sizeof(r->fam_why), "not exported");
+        }
+}
+
+/* The one line: what is hooked, then what still bypasses heapsift and why. */
+static void reach_say(reach_t *r)
+{
+    char fam[REACH_MAX];
+    if (r->fam.n) {
+        snprintf(fam, sizeof(fam), "%s defined by %s%s%s%s", r->fam.buf, reach_base(r->fam_owner),
+                 r->fam_why[0] ? " (not hooked: " : "", r->fam_why, r->fam_why[0] ? ")" : "");
+        reach_add(&r->bypass, fam);
     }
+    size_t k = 0;
+    if (r->hooked.n)
+        k = (size_t)snprintf(reach_line, sizeof(reach_line), "reach: hooked in place: %s%s%s%s",
+                             r->hooked.buf, r->hooked_owner ? " (defined by " : "",
+                             r->hooked_owner ? reach_base(r->hooked_owner) : "",
+                             r->hooked_owner ? ")" : "");
+    if (r->bypass.n && k < sizeof(reach_line))
+        snprintf(reach_line + k, sizeof(reach_line) - k,
+                 "%scalls bypass heapsift: %s; the memory they allocate is not in its "
+                 "profiles%s",
+                 k ? "; " : "reach: ", r->bypass.buf, r->off ? " (HEAPSIFT_HOOKS=off)" : "");
+    if (reach_line[0])
+        hs_log("%s", reach_line);
 }
 
 void hs_reach_detect(void)
 {
     Dl_info self;
-    char found[REACH_MAX] = "";
-    reach_list_t l = {found, 0, 0};
+    char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "";
+    reach_t r = {{hooked, 0, 0}, {bypass, 0, 0}, {fam, 0, 0}, NULL, NULL, "", false};
     if (!dladdr((void *)&hs_reach_detect, &self))
         return;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t); /* dlsym and dladdr may allocate */
-    reach_family_scan(&l, self.dli_fbase);
-    reach_walk_t w = {&l, self.dli_fbase, 0};
+    reach_family_scan(&r, self.dli_fbase);
+    reach_walk_t w = {&r.bypass, self.dli_fbase, 0};
     dl_iterate_phdr(reach_object, &w);
-    reach_exe_symtab(&l);
+    reach_exe_symtab(&r);
     hs_guard_exit(t);
-    if (!l.n)
-        return;
-    snprintf(reach_line, sizeof(reach_line),
-             "reach: calls bypass heapsift: %.380s; the memory they allocate is not in its "
-             "profiles (in-place hooks: not built yet)",
-             found);
-    hs_log("%s", reach_line);
+    reach_say(&r);
 }
 
 const char *hs_reach_comment(void)
