@@ -288,7 +288,9 @@ static void reach_rust_one(reach_t *r, int k, void *addr, size_t size)
     if (rc == -ENOSYS)
         snprintf(msg, sizeof(msg), "%s", what);
     else
-        snprintf(msg, sizeof(msg), "%s (not hooked: %s: %s)", what, hs_hooks_rust_suffix[k], why);
+        snprintf(msg, sizeof(msg),
+                 "%s (a Rust #[global_allocator] of the program's own; not hooked: %.200s)",
+                 hs_hooks_rust_suffix[k], why);
     reach_add(&r->bypass, msg);
 }
 
