@@ -12,8 +12,9 @@
  * interposition's fast path plus the trampoline's jumps. The other originals are called
  * inside the reentrancy guard (hooks_guarded_*): an allocator's calloc or operator new
  * may call its own malloc, which is hooked too and must not count the block again.
- * operator new/delete are hooked only where the same object's free is (our deletes free
- * through hs_real.free), and the aligned forms only where its memalign is.
+ * Nothing of an object is hooked unless its free is (samples would stay live for ever);
+ * its operator new/delete then free through hs_real.free, and the aligned forms need its
+ * memalign hooked too.
  *
  * Rust: __rust_alloc, __rust_dealloc, __rust_realloc and __rust_alloc_zeroed get hooks of
  * their own (the same fast path: count, charge the countdown, sample when it runs out),
@@ -33,6 +34,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,18 +75,19 @@ HOOKS_GUARDED(8, void *, pvalloc, (size_t n), (n))
 HOOKS_GUARDED(9, void *, new_plain, (size_t n), (n))
 HOOKS_GUARDED(10, void *, new_array, (size_t n), (n))
 
-/* The order matters: free and memalign before what needs them; the indexes of the
- * guarded wrappers above are these rows'. */
+/* The order matters: free first (an allocator whose frees heapsift cannot see would
+ * leave every sample live: nothing of its object is hooked then), memalign before the
+ * aligned news; the indexes of the guarded wrappers above are these rows'. */
 static const hooks_def_t hooks_defs[] = {
-    {"malloc", SLOT(malloc), NULL, NEED_NONE},
     {"free", SLOT(free), NULL, NEED_NONE},
-    {"calloc", SLOT(calloc), (void *)hooks_guarded_calloc, NEED_NONE},
-    {"realloc", SLOT(realloc), (void *)hooks_guarded_realloc, NEED_NONE},
-    {"posix_memalign", SLOT(posix_memalign), (void *)hooks_guarded_posix_memalign, NEED_NONE},
-    {"aligned_alloc", SLOT(aligned_alloc), (void *)hooks_guarded_aligned_alloc, NEED_NONE},
-    {"memalign", SLOT(memalign), (void *)hooks_guarded_memalign, NEED_NONE},
-    {"valloc", SLOT(valloc), (void *)hooks_guarded_valloc, NEED_NONE},
-    {"pvalloc", SLOT(pvalloc), (void *)hooks_guarded_pvalloc, NEED_NONE},
+    {"malloc", SLOT(malloc), NULL, NEED_FREE},
+    {"calloc", SLOT(calloc), (void *)hooks_guarded_calloc, NEED_FREE},
+    {"realloc", SLOT(realloc), (void *)hooks_guarded_realloc, NEED_FREE},
+    {"posix_memalign", SLOT(posix_memalign), (void *)hooks_guarded_posix_memalign, NEED_FREE},
+    {"aligned_alloc", SLOT(aligned_alloc), (void *)hooks_guarded_aligned_alloc, NEED_FREE},
+    {"memalign", SLOT(memalign), (void *)hooks_guarded_memalign, NEED_FREE},
+    {"valloc", SLOT(valloc), (void *)hooks_guarded_valloc, NEED_FREE},
+    {"pvalloc", SLOT(pvalloc), (void *)hooks_guarded_pvalloc, NEED_FREE},
     {"_Znwm", SLOT(new_plain), (void *)hooks_guarded_new_plain, NEED_FREE},
     {"_Znam", SLOT(new_array), (void *)hooks_guarded_new_array, NEED_FREE},
     {"_ZdlPv", 0, NULL, NEED_FREE},
@@ -134,12 +137,26 @@ static void *hooks_own(const char *name)
     return NULL;
 }
 
+/* Whether the function at addr returns at once (after an endbr64): a free that frees
+ * nothing, as a bump allocator's. Its blocks are never released, as the profiles then say. */
+static bool hooks_noop(const void *addr)
+{
+    const uint8_t *c = addr;
+    if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+        c += 4;
+    return c[0] == 0xc3 || (c[0] == 0xf3 && c[1] == 0xc3);
+}
+
 int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *why, size_t whylen)
 {
     const hooks_def_t *d = &hooks_defs[i];
     void *own = i < HOOKS_N && hooks_enabled() ? hooks_own(d->name) : NULL;
     if (!own)
         return -ENOSYS;
+    if (strcmp(d->name, "free") == 0 && hooks_noop(addr)) {
+        hooks_free_base = base;
+        return HS_HOOKS_NOOP;
+    }
     if ((d->need == NEED_FREE && hooks_free_base != base) ||
         (d->need == NEED_MEMALIGN && hooks_memalign_base != base)) {
         snprintf(why, whylen, "its object's %s is not hooked",
@@ -297,7 +314,16 @@ int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen)
         [HS_RUST_REALLOC] = (void **)&rust_realloc,
         [HS_RUST_ALLOC_ZEROED] = (void **)&rust_alloc_zeroed,
     };
+    static bool dealloc_done; /* hooked, or does nothing */
     if (k < 0 || k >= HS_RUST_N || !hooks_enabled())
         return -ENOSYS;
-    return hs_patch_install_ex(addr, size, 0, hooks[k], orig[k], why, whylen);
+    if (k == HS_RUST_DEALLOC && hooks_noop(addr))
+        return dealloc_done = true, HS_HOOKS_NOOP;
+    if (k != HS_RUST_DEALLOC && !dealloc_done) {
+        snprintf(why, whylen, "__rust_dealloc is not hooked");
+        return -EPERM;
+    }
+    int rc = hs_patch_install_ex(addr, size, 0, hooks[k], orig[k], why, whylen);
+    dealloc_done |= rc == 0 && k == HS_RUST_DEALLOC;
+    return rc;
 }

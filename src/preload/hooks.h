@@ -22,31 +22,35 @@ typedef struct {
 
 /*
  * HS_KEEPREGS_THUNK(name, fn): defines name, which calls fn keeping every general
- * register but rax (interpose.c says why), with the call frame information unwinders need.
- * Declare name with fn's type to take its address. x86-64 only.
+ * register but rax (interpose.c says why). It opens a frame-pointer frame, so that the fp
+ * unwinder finds the caller's return address at [rbp+8] as it would without the thunk, and
+ * has the call frame information the DWARF unwinders need. Declare name with fn's type to
+ * take its address. x86-64 only.
  */
 #define HS_KEEPREGS_PUSH(r) "push %" #r "\n.cfi_adjust_cfa_offset 8\n"
 #define HS_KEEPREGS_POP(r) "pop %" #r "\n.cfi_adjust_cfa_offset -8\n"
 #define HS_KEEPREGS_THUNK(name, fn)                                                                \
     void name(void) HS_HIDDEN;                                                                     \
     __asm__(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name                 \
-            ",@function\n" #name ":\n.cfi_startproc\n" HS_KEEPREGS_PUSH(rcx) HS_KEEPREGS_PUSH(     \
-                rdx) HS_KEEPREGS_PUSH(rsi) HS_KEEPREGS_PUSH(rdi) HS_KEEPREGS_PUSH(r8)              \
-                HS_KEEPREGS_PUSH(r9) HS_KEEPREGS_PUSH(r10) HS_KEEPREGS_PUSH(                       \
-                    r11) "sub $8, %rsp\n.cfi_adjust_cfa_offset 8\n"                                \
-                         "call " #fn "\n"                                                          \
-                         "add $8, %rsp\n.cfi_adjust_cfa_offset -8\n" HS_KEEPREGS_POP(r11)          \
-                             HS_KEEPREGS_POP(r10) HS_KEEPREGS_POP(r9) HS_KEEPREGS_POP(r8)          \
-                                 HS_KEEPREGS_POP(rdi) HS_KEEPREGS_POP(rsi) HS_KEEPREGS_POP(rdx)    \
-                                     HS_KEEPREGS_POP(rcx) "ret\n"                                  \
-                                                          ".cfi_"                                  \
-                                                          "endproc\n"                              \
-                                                          ".size " #name ", .-" #name "\n");
+            ",@function\n" #name ":\n.cfi_startproc\n" HS_KEEPREGS_PUSH(                           \
+                rbp) ".cfi_offset rbp, -16\nmov %rsp, %rbp\n" HS_KEEPREGS_PUSH(rcx)                \
+                HS_KEEPREGS_PUSH(rdx) HS_KEEPREGS_PUSH(rsi) HS_KEEPREGS_PUSH(rdi)                  \
+                    HS_KEEPREGS_PUSH(r8) HS_KEEPREGS_PUSH(r9) HS_KEEPREGS_PUSH(r10)                \
+                        HS_KEEPREGS_PUSH(r11) "call " #fn "\n" HS_KEEPREGS_POP(r11)                \
+                            HS_KEEPREGS_POP(r10) HS_KEEPREGS_POP(r9) HS_KEEPREGS_POP(r8)           \
+                                HS_KEEPREGS_POP(rdi) HS_KEEPREGS_POP(rsi) HS_KEEPREGS_POP(rdx)     \
+                                    HS_KEEPREGS_POP(rcx)                                           \
+                                        HS_KEEPREGS_POP(rbp) ".cfi_restore rbp\nret\n"             \
+                                                             ".cfi_endproc\n.size " #name          \
+                                                             ", .-" #name "\n");
 
 /* The malloc family and C++ operator new/delete: the names hooks.c can hook, in the
  * order they must be tried (malloc and free first). */
 size_t hs_hooks_family_count(void);
 const char *hs_hooks_family_name(size_t i);
+
+/* Returned instead of 0 for a free (or __rust_dealloc) that does nothing: left alone. */
+#define HS_HOOKS_NOOP 1
 
 /*
  * Hooks family member i, defined at addr (size bytes, 0 = unknown) by the object loaded
@@ -65,7 +69,8 @@ bool hs_hooks_hooked(const void *addr);
 enum { HS_RUST_ALLOC, HS_RUST_DEALLOC, HS_RUST_REALLOC, HS_RUST_ALLOC_ZEROED, HS_RUST_N };
 extern const char *const hs_hooks_rust_suffix[HS_RUST_N];
 
-/* Hooks Rust entry point k at addr (size from .symtab). As hs_hooks_family. */
+/* Hooks Rust entry point k at addr (size from .symtab). As hs_hooks_family; the others
+ * only once __rust_dealloc is hooked (or does nothing), so call it first. */
 int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen);
 
 #endif

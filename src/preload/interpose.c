@@ -345,21 +345,21 @@ HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t)
 
 #define HS_OWN(sym) HS_KEEPREGS_THUNK(hs_thunk_##sym, hs_own_##sym)
 HS_OWN(malloc)
-HS_OWN(free) HS_OWN(calloc) HS_OWN(realloc) HS_OWN(posix_memalign) HS_OWN(aligned_alloc)
-    HS_OWN(memalign) HS_OWN(valloc) HS_OWN(pvalloc) HS_OWN(_Znwm) HS_OWN(_Znam) HS_OWN(_ZdlPv)
-        HS_OWN(_ZdaPv) HS_OWN(_ZdlPvm) HS_OWN(_ZdaPvm) HS_OWN(_ZnwmRKSt9nothrow_t)
-            HS_OWN(_ZnamRKSt9nothrow_t) HS_OWN(_ZdlPvRKSt9nothrow_t) HS_OWN(_ZdaPvRKSt9nothrow_t)
-                HS_OWN(_ZnwmSt11align_val_t) HS_OWN(_ZnamSt11align_val_t)
-                    HS_OWN(_ZnwmSt11align_val_tRKSt9nothrow_t)
-                        HS_OWN(_ZnamSt11align_val_tRKSt9nothrow_t) HS_OWN(_ZdlPvSt11align_val_t)
-                            HS_OWN(_ZdaPvSt11align_val_t) HS_OWN(_ZdlPvmSt11align_val_t)
-                                HS_OWN(_ZdaPvmSt11align_val_t)
-                                    HS_OWN(_ZdlPvSt11align_val_tRKSt9nothrow_t)
-                                        HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t)
+HS_OWN(free)
+HS_OWN(calloc) HS_OWN(realloc) HS_OWN(posix_memalign) HS_OWN(aligned_alloc) HS_OWN(memalign)
+    HS_OWN(valloc) HS_OWN(pvalloc) HS_OWN(_Znwm) HS_OWN(_Znam) HS_OWN(_ZdlPv) HS_OWN(_ZdaPv)
+        HS_OWN(_ZdlPvm) HS_OWN(_ZdaPvm) HS_OWN(_ZnwmRKSt9nothrow_t) HS_OWN(_ZnamRKSt9nothrow_t)
+            HS_OWN(_ZdlPvRKSt9nothrow_t) HS_OWN(_ZdaPvRKSt9nothrow_t) HS_OWN(_ZnwmSt11align_val_t)
+                HS_OWN(_ZnamSt11align_val_t) HS_OWN(_ZnwmSt11align_val_tRKSt9nothrow_t)
+                    HS_OWN(_ZnamSt11align_val_tRKSt9nothrow_t) HS_OWN(_ZdlPvSt11align_val_t)
+                        HS_OWN(_ZdaPvSt11align_val_t) HS_OWN(_ZdlPvmSt11align_val_t)
+                            HS_OWN(_ZdaPvmSt11align_val_t)
+                                HS_OWN(_ZdlPvSt11align_val_tRKSt9nothrow_t)
+                                    HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t)
 #undef HS_OWN
 
 #define HS_OWN(sym) {#sym, (void *)hs_thunk_##sym},
-                                            HS_HIDDEN const hs_own_entry_t
+                                        HS_HIDDEN const hs_own_entry_t
     hs_own_entries[] = {
         HS_OWN(malloc) HS_OWN(free) HS_OWN(calloc) HS_OWN(realloc) HS_OWN(posix_memalign)
             HS_OWN(aligned_alloc) HS_OWN(memalign) HS_OWN(valloc) HS_OWN(pvalloc) HS_OWN(_Znwm)

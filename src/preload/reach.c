@@ -72,8 +72,10 @@ typedef struct {
     reach_list_t hooked, bypass; /* bypass: each entry with where and why */
     reach_list_t fam;            /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
-    char fam_why[200]; /* the first refusal among them */
-    bool off;          /* HEAPSIFT_HOOKS=off or no hooks in this build */
+    char fam_why[200];     /* the first refusal among them */
+    void *rust[HS_RUST_N]; /* Rust's local entry points found in .symtab, and their sizes */
+    size_t rust_size[HS_RUST_N];
+    bool off; /* HEAPSIFT_HOOKS=off or no hooks in this build */
 } reach_t;
 
 static const char *reach_label(const char *name)
@@ -88,6 +90,10 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, const void *base,
     char why[160] = "";
     const char *name = hs_hooks_family_name(i);
     int rc = hs_hooks_family(i, addr, 0, base, why, sizeof(why));
+    if (rc == HS_HOOKS_NOOP) { /* frees nothing: its blocks stay, as the profiles say */
+        reach_add(&r->hooked, "free (does nothing: left alone)");
+        return;
+    }
     if (rc == 0) {
         reach_add(&r->hooked, reach_label(name));
         r->hooked_owner = owner;
@@ -196,11 +202,14 @@ typedef struct {
     reach_list_t *l;
     const void *self_base;
     int idx;
+    bool exe_imports; /* the executable imports a member of the malloc family */
 } reach_walk_t;
 
 /* For each allocator API an object imports (an undefined dynamic symbol), where the
  * dynamic linker binds it: a definition outside heapsift is a bypass. Also the APIs the
  * executable (object 0) defines itself, which its own calls reach directly. */
+static int reach_family_index(const char *name);
+
 static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     reach_walk_t *w = arg;
@@ -230,6 +239,8 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
         if (defined && ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC)
             continue;
         const char *name = str + sym[i].st_name;
+        if (idx == 0 && !defined && reach_family_index(name) >= 0)
+            w->exe_imports = true;
         if (!reach_is_api(name))
             continue;
         Dl_info di;
@@ -284,6 +295,8 @@ static void reach_rust_one(reach_t *r, int k, void *addr, size_t size)
         reach_add(&r->hooked, what);
         return;
     }
+    if (rc == HS_HOOKS_NOOP)
+        return; /* a dealloc that frees nothing: its blocks stay, as the profiles say */
     r->off |= rc == -ENOSYS;
     if (rc == -ENOSYS)
         snprintf(msg, sizeof(msg), "%s", what);
@@ -294,24 +307,38 @@ static void reach_rust_one(reach_t *r, int k, void *addr, size_t size)
     reach_add(&r->bypass, msg);
 }
 
+/* Rust's entry points, __rust_dealloc first (hs_hooks_rust). */
+static void reach_rust_all(reach_t *r)
+{
+    static const int order[] = {HS_RUST_DEALLOC, HS_RUST_ALLOC, HS_RUST_ALLOC_ZEROED,
+                                HS_RUST_REALLOC};
+    if (!r->rust[HS_RUST_ALLOC] && !r->rust[HS_RUST_ALLOC_ZEROED])
+        return;
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        if (r->rust[order[i]])
+            reach_rust_one(r, order[i], r->rust[order[i]], r->rust_size[order[i]]);
+}
+
 /* The executable's own definitions in its .symtab (loaded at base): *fam gets a bit per
  * family member it defines (bound inside it even where it exports none of them); Rust's
  * local entry points are hooked; the allocators linked in are said. */
-static void reach_symtab_scan(reach_t *r, uint32_t *fam, uintptr_t base, const uint8_t *f,
+static bool reach_symtab_scan(reach_t *r, uint32_t *fam, uintptr_t base, const uint8_t *f,
                               size_t size)
 {
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
     if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
         eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
         eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size)
-        return;
+        return false;
     const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+    bool found = false;
     for (unsigned i = 0; i < eh->e_shnum; i++) {
         if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
             continue;
         const Elf64_Shdr *strs = &sh[sh[i].sh_link];
         if (sh[i].sh_offset + sh[i].sh_size > size || strs->sh_offset + strs->sh_size > size)
-            return;
+            return found;
+        found = true;
         const Elf64_Sym *s = (const Elf64_Sym *)(f + sh[i].sh_offset);
         const char *names = (const char *)(f + strs->sh_offset);
         for (size_t k = 0; k < sh[i].sh_size / sizeof(*s); k++) {
@@ -323,9 +350,10 @@ static void reach_symtab_scan(reach_t *r, uint32_t *fam, uintptr_t base, const u
             int fi = reach_family_index(name), ri = local ? reach_rust_index(name) : -1;
             if (fi >= 0)
                 *fam |= 1u << fi;
-            else if (ri >= 0)
-                reach_rust_one(r, ri, (void *)(base + s[k].st_value), s[k].st_size);
-            else if (local || hs_hooks_hooked((void *)(base + s[k].st_value)))
+            else if (ri >= 0) {
+                r->rust[ri] = (void *)(base + s[k].st_value);
+                r->rust_size[ri] = s[k].st_size;
+            } else if (local || hs_hooks_hooked((void *)(base + s[k].st_value)))
                 continue; /* an allocator's internals, or an alias of a hooked entry */
             else if (strncmp(name, "_rjem_", 6) == 0 && reach_is_api(name))
                 reach_add(&r->bypass, "_rjem_* (jemalloc linked into the executable)");
@@ -337,6 +365,7 @@ static void reach_symtab_scan(reach_t *r, uint32_t *fam, uintptr_t base, const u
                 reach_add(&r->bypass, "mi_* (mimalloc linked into the executable)");
         }
     }
+    return found;
 }
 
 /* The executable's path, as the dynamic linker knows it (its link map's name is ""). */
@@ -355,7 +384,8 @@ static int reach_exe_base(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the executable comes first */
 }
 
-static void reach_exe_symtab(reach_t *r)
+/* exe_imports: the executable imports malloc or a relative (reach_object). */
+static void reach_exe_symtab(reach_t *r, bool exe_imports)
 {
     uint32_t bits = 0;
     uintptr_t base = 0;
@@ -370,10 +400,22 @@ static void reach_exe_symtab(reach_t *r)
     if (p == MAP_FAILED)
         return;
     dl_iterate_phdr(reach_exe_base, &base);
-    reach_symtab_scan(r, &bits, base, p, (size_t)st.st_size);
+    bool symtab = reach_symtab_scan(r, &bits, base, p, (size_t)st.st_size);
     munmap(p, (size_t)st.st_size);
+    reach_rust_all(r);
     if (r->hooked.n || r->fam.n)
         return; /* exported, so found by dlsym: already hooked or said */
+    /* A stripped executable that imports no malloc at all, yet is dynamically linked: it
+     * allocates through something linked into it, which no name shows (every Debian
+     * program that uses libc's malloc imports it). */
+    if (!symtab && !exe_imports && !r->bypass.n) {
+        char msg[REACH_MAX];
+        snprintf(msg, sizeof(msg),
+                 "an allocator linked into %s (it has no symbol table and imports no "
+                 "malloc, so heapsift cannot find its entry points)",
+                 reach_base(reach_exe_name()));
+        reach_add(&r->bypass, msg);
+    }
     for (size_t i = 0; i < hs_hooks_family_count(); i++)
         if (bits & (1u << i)) {
             reach_add(&r->fam, reach_label(hs_hooks_family_name(i)));
@@ -411,15 +453,19 @@ void hs_reach_detect(void)
 {
     Dl_info self;
     char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "";
-    reach_t r = {{hooked, 0, 0}, {bypass, 0, 0}, {fam, 0, 0}, NULL, NULL, "", false};
+    reach_t r;
+    memset(&r, 0, sizeof(r));
+    r.hooked.buf = hooked;
+    r.bypass.buf = bypass;
+    r.fam.buf = fam;
     if (!dladdr((void *)&hs_reach_detect, &self))
         return;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t); /* dlsym and dladdr may allocate */
     reach_family_scan(&r, self.dli_fbase);
-    reach_walk_t w = {&r.bypass, self.dli_fbase, 0};
+    reach_walk_t w = {&r.bypass, self.dli_fbase, 0, false};
     dl_iterate_phdr(reach_object, &w);
-    reach_exe_symtab(&r);
+    reach_exe_symtab(&r, w.exe_imports);
     hs_guard_exit(t);
     reach_say(&r);
 }
