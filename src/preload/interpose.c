@@ -310,69 +310,42 @@ HS_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t a __attribute__((unused)),
  * old pointer in r8 across its call of malloc. The SSE registers are not kept (the fast
  * paths use none; the sampled path may). --- */
 
-#define HS_OWN(sym)                                                                                \
+#define HS_OWN_LIST(X)                                                                             \
+    X(malloc)                                                                                      \
+    X(free)                                                                                        \
+    X(calloc)                                                                                      \
+    X(realloc)                                                                                     \
+    X(posix_memalign)                                                                              \
+    X(aligned_alloc)                                                                               \
+    X(memalign)                                                                                    \
+    X(valloc)                                                                                      \
+    X(pvalloc)                                                                                     \
+    X(_Znwm)                                                                                       \
+    X(_Znam)                                                                                       \
+    X(_ZdlPv)                                                                                      \
+    X(_ZdaPv)                                                                                      \
+    X(_ZdlPvm)                                                                                     \
+    X(_ZdaPvm)                                                                                     \
+    X(_ZnwmRKSt9nothrow_t)                                                                         \
+    X(_ZnamRKSt9nothrow_t)                                                                         \
+    X(_ZdlPvRKSt9nothrow_t)                                                                        \
+    X(_ZdaPvRKSt9nothrow_t)                                                                        \
+    X(_ZnwmSt11align_val_t)                                                                        \
+    X(_ZnamSt11align_val_t)                                                                        \
+    X(_ZnwmSt11align_val_tRKSt9nothrow_t)                                                          \
+    X(_ZnamSt11align_val_tRKSt9nothrow_t)                                                          \
+    X(_ZdlPvSt11align_val_t)                                                                       \
+    X(_ZdaPvSt11align_val_t)                                                                       \
+    X(_ZdlPvmSt11align_val_t)                                                                      \
+    X(_ZdaPvmSt11align_val_t)                                                                      \
+    X(_ZdlPvSt11align_val_tRKSt9nothrow_t)                                                         \
+    X(_ZdaPvSt11align_val_tRKSt9nothrow_t)
+
+/* The hidden alias hs_own_<sym>, and the thunk hs_thunk_<sym> that enters it. */
+#define HS_OWN_ALIAS(sym)                                                                          \
     extern __typeof(sym) hs_own_##sym __attribute__((alias(#sym), copy(sym), visibility("hidden")));
-HS_OWN(malloc)
-HS_OWN(free)
-HS_OWN(calloc)
-HS_OWN(realloc)
-HS_OWN(posix_memalign)
-HS_OWN(aligned_alloc)
-HS_OWN(memalign)
-HS_OWN(valloc)
-HS_OWN(pvalloc)
-HS_OWN(_Znwm)
-HS_OWN(_Znam)
-HS_OWN(_ZdlPv)
-HS_OWN(_ZdaPv)
-HS_OWN(_ZdlPvm)
-HS_OWN(_ZdaPvm)
-HS_OWN(_ZnwmRKSt9nothrow_t)
-HS_OWN(_ZnamRKSt9nothrow_t)
-HS_OWN(_ZdlPvRKSt9nothrow_t)
-HS_OWN(_ZdaPvRKSt9nothrow_t)
-HS_OWN(_ZnwmSt11align_val_t)
-HS_OWN(_ZnamSt11align_val_t)
-HS_OWN(_ZnwmSt11align_val_tRKSt9nothrow_t)
-HS_OWN(_ZnamSt11align_val_tRKSt9nothrow_t)
-HS_OWN(_ZdlPvSt11align_val_t)
-HS_OWN(_ZdaPvSt11align_val_t)
-HS_OWN(_ZdlPvmSt11align_val_t)
-HS_OWN(_ZdaPvmSt11align_val_t)
-HS_OWN(_ZdlPvSt11align_val_tRKSt9nothrow_t)
-HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t)
-#undef HS_OWN
-
-#define HS_OWN(sym) HS_KEEPREGS_THUNK(hs_thunk_##sym, hs_own_##sym)
-HS_OWN(malloc)
-HS_OWN(free)
-HS_OWN(calloc) HS_OWN(realloc) HS_OWN(posix_memalign) HS_OWN(aligned_alloc) HS_OWN(memalign)
-    HS_OWN(valloc) HS_OWN(pvalloc) HS_OWN(_Znwm) HS_OWN(_Znam) HS_OWN(_ZdlPv) HS_OWN(_ZdaPv)
-        HS_OWN(_ZdlPvm) HS_OWN(_ZdaPvm) HS_OWN(_ZnwmRKSt9nothrow_t) HS_OWN(_ZnamRKSt9nothrow_t)
-            HS_OWN(_ZdlPvRKSt9nothrow_t) HS_OWN(_ZdaPvRKSt9nothrow_t) HS_OWN(_ZnwmSt11align_val_t)
-                HS_OWN(_ZnamSt11align_val_t) HS_OWN(_ZnwmSt11align_val_tRKSt9nothrow_t)
-                    HS_OWN(_ZnamSt11align_val_tRKSt9nothrow_t) HS_OWN(_ZdlPvSt11align_val_t)
-                        HS_OWN(_ZdaPvSt11align_val_t) HS_OWN(_ZdlPvmSt11align_val_t)
-                            HS_OWN(_ZdaPvmSt11align_val_t)
-                                HS_OWN(_ZdlPvSt11align_val_tRKSt9nothrow_t)
-                                    HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t)
-#undef HS_OWN
-
-#define HS_OWN(sym) {#sym, (void *)hs_thunk_##sym},
-                                        HS_HIDDEN const hs_own_entry_t
-    hs_own_entries[] = {
-        HS_OWN(malloc) HS_OWN(free) HS_OWN(calloc) HS_OWN(realloc) HS_OWN(posix_memalign)
-            HS_OWN(aligned_alloc) HS_OWN(memalign) HS_OWN(valloc) HS_OWN(pvalloc) HS_OWN(_Znwm)
-                HS_OWN(_Znam) HS_OWN(_ZdlPv) HS_OWN(_ZdaPv) HS_OWN(_ZdlPvm) HS_OWN(_ZdaPvm)
-                    HS_OWN(_ZnwmRKSt9nothrow_t) HS_OWN(_ZnamRKSt9nothrow_t)
-                        HS_OWN(_ZdlPvRKSt9nothrow_t) HS_OWN(_ZdaPvRKSt9nothrow_t)
-                            HS_OWN(_ZnwmSt11align_val_t) HS_OWN(_ZnamSt11align_val_t)
-                                HS_OWN(_ZnwmSt11align_val_tRKSt9nothrow_t)
-                                    HS_OWN(_ZnamSt11align_val_tRKSt9nothrow_t)
-                                        HS_OWN(_ZdlPvSt11align_val_t) HS_OWN(_ZdaPvSt11align_val_t)
-                                            HS_OWN(_ZdlPvmSt11align_val_t)
-                                                HS_OWN(_ZdaPvmSt11align_val_t)
-                                                    HS_OWN(_ZdlPvSt11align_val_tRKSt9nothrow_t)
-                                                        HS_OWN(_ZdaPvSt11align_val_tRKSt9nothrow_t){
-                                                            NULL, NULL}};
-#undef HS_OWN
+#define HS_OWN_THUNK(sym) HS_KEEPREGS_THUNK(hs_thunk_##sym, hs_own_##sym)
+#define HS_OWN_ENTRY(sym) {#sym, (void *)hs_thunk_##sym},
+HS_OWN_LIST(HS_OWN_ALIAS)
+HS_OWN_LIST(HS_OWN_THUNK)
+HS_HIDDEN const hs_own_entry_t hs_own_entries[] = {HS_OWN_LIST(HS_OWN_ENTRY){NULL, NULL}};

@@ -106,12 +106,25 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, const void *base,
     r->fam_owner = owner;
 }
 
+/* Where name's call binds when that is a definition outside heapsift (*di its object),
+ * else NULL. Not a non-PIE executable's PLT entry: one that takes malloc's address gets a
+ * canonical PLT slot, which dlsym returns as the executable's "malloc" (an undefined
+ * symbol with a value: /usr/bin/python3 has one); its calls still reach interposition. */
+static void *reach_definition(const char *name, const void *self_base, Dl_info *di)
+{
+    void *p = dlsym(RTLD_DEFAULT, name);
+    const ElfW(Sym) *sym = NULL;
+    if (!p || !dladdr1(p, di, (void **)&sym, RTLD_DL_SYMENT) || di->dli_fbase == self_base)
+        return NULL;
+    return sym && sym->st_shndx == SHN_UNDEF ? NULL : p;
+}
+
 static void reach_family_scan(reach_t *r, const void *self_base)
 {
     for (size_t i = 0; i < hs_hooks_family_count(); i++) {
-        void *p = dlsym(RTLD_DEFAULT, hs_hooks_family_name(i));
         Dl_info di;
-        if (p && dladdr(p, &di) && di.dli_fbase != self_base)
+        void *p = reach_definition(hs_hooks_family_name(i), self_base, &di);
+        if (p)
             reach_family_one(r, i, p, di.dli_fbase, di.dli_fname);
     }
 }
@@ -244,8 +257,7 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
         if (!reach_is_api(name))
             continue;
         Dl_info di;
-        void *p = dlsym(RTLD_DEFAULT, name);
-        if (!p || !dladdr(p, &di) || di.dli_fbase == w->self_base)
+        if (!reach_definition(name, w->self_base, &di))
             continue;
         char msg[REACH_MAX];
         snprintf(msg, sizeof(msg), "%s (%s, called by %s)", name, reach_base(di.dli_fname),

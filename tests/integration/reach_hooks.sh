@@ -9,7 +9,8 @@
 #    in registers across its calls, as GCC's -fipa-ra allows): exact counts;
 #  - Rust (tests/programs/rust, built here with rustc, no crates): sites in a library crate
 #    under a #[global_allocator] of the program's own (a bump allocator over mmap), whose
-#    allocations reach only __rust_alloc: exact; on the default allocator: counted once;
+#    allocations reach only __rust_alloc: exact; on the default allocator, and under one of
+#    its own that forwards to System (malloc, interposed as well): counted once;
 #  - the bad cases: a free whose prologue the patcher refuses (a loop jumps back into its
 #    first five bytes: the message names it and why, and nothing of that allocator is
 #    hooked), a stripped executable whose allocator has no name (the
@@ -105,12 +106,12 @@ if [ -n "$RUSTC" ]; then
         "$RUSTC" -O -g --crate-type=rlib --out-dir "$T" "$R/$c.rs" 2>"$T/rustc.err" ||
             { ok=0; fail "rustc $c.rs"; show "$T/rustc.err"; }
     done
-    for m in own_main default_main; do
+    for m in own_main default_main wrap_main; do
         "$RUSTC" -O -g -L "$T" --extern bump="$T/libbump.rlib" --extern sites="$T/libsites.rlib" \
             -o "$T/$m" "$R/$m.rs" 2>"$T/rustc.err" || { ok=0; fail "rustc $m.rs"; show "$T/rustc.err"; }
     done
     if [ $ok = 1 ]; then
-        for m in own_main default_main; do
+        for m in own_main default_main wrap_main; do
             run $m "$T/$m"
             grep -qx '1000 vectors' "$T/$m.out" || fail "$m: output changed: $(cat "$T/$m.out")"
             # the 1000 vectors of 1000 bytes, once each (the closure's frame holds them all)
@@ -120,6 +121,7 @@ if [ -n "$RUSTC" ]; then
             [ "$v" = 1000000 ] || { fail "$m: site_rust_keep's bytes: $v, want 1000000"; show "$T/$m.go" 30; }
         done
         says own_main "reach: hooked in place: __rust_alloc (a Rust #[global_allocator] of the program's own)"
+        says wrap_main "reach: hooked in place: __rust_alloc (a Rust #[global_allocator] of the program's own)"
         ! grep -q 'reach:' "$T/default_main.err" || { fail "default_main: a reach line"; show "$T/default_main.err"; }
     fi
 else
