@@ -10,6 +10,8 @@
  * pins, in this order). Taking a lock of a rank not above every rank the thread holds is
  * a violation, which builds with HS_DEBUG_CHECKS catch (debugcheck.h); the live table's
  * shards share a rank and are taken in shard order.
+ *   HS_RANK_PATCH      patch.c       installing or removing a patch, at start (or attach),
+ *                                    under the guard: no other lock is taken under it
  *   HS_RANK_HTTP_GATE  http.c        around each call into libmicrohttpd, whose request
  *                                    handlers dump (the dump lock and what it takes)
  *   HS_RANK_TRACKERS   trackers.c    registering a tracker, which then takes the stack
@@ -112,7 +114,8 @@ extern int hs_state HS_HIDDEN;
 
 /* Lock ranks: the table above. */
 enum {
-    HS_RANK_HTTP_GATE = 1,
+    HS_RANK_PATCH = 1,
+    HS_RANK_HTTP_GATE,
     HS_RANK_TRACKERS,
     HS_RANK_DUMP,
     HS_RANK_STACKTAB,

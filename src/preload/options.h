@@ -19,6 +19,7 @@ typedef struct {
     uint32_t max_stacks;
     const char *unwind;    /* unwinder variant name */
     const char *symbolize; /* lines, full (+ separate debug files), names, none */
+    const char *hooks;     /* "auto" or "off": in-place hooks on bypassing allocators */
     bool children;         /* exec'd children stay profiled */
     bool verbose;          /* say where each profile went */
     /* Triggers (triggers.c); 0 = off. */

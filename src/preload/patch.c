@@ -93,11 +93,12 @@
  *     hs_patch_fixup_pc. Detach does the same in reverse with hs_patch_remove; threads left
  *     inside a hook or trampoline are harmless since slots are never unmapped.
  *
- * Locking: one mutex around install/remove/fixup; none of them may be called from a
- * signal handler or an allocation hook.
+ * Locking: one mutex (HS_RANK_PATCH, the outermost) around install/remove/fixup; none of
+ * them may be called from a signal handler or an allocation hook.
  */
 #define _GNU_SOURCE
 #include "patch.h"
+#include "debugcheck.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -955,7 +956,7 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
 {
     int rc;
     PATCH_WHY("%s", "");
-    pthread_mutex_lock(&patch_lock);
+    hs_lock(&patch_lock, HS_RANK_PATCH);
     patch_rec_t *rec = patch_find(target);
     if (rec && rec->installed) {
         PATCH_WHY("already patched");
@@ -986,7 +987,7 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
         }
     }
 out:
-    pthread_mutex_unlock(&patch_lock);
+    hs_unlock(&patch_lock, HS_RANK_PATCH);
     return rc;
 }
 
@@ -998,21 +999,21 @@ int hs_patch_install(void *target, void *hook, void **original, char *why, size_
 int hs_patch_remove(void *target)
 {
     int rc = -ENOENT;
-    pthread_mutex_lock(&patch_lock);
+    hs_lock(&patch_lock, HS_RANK_PATCH);
     patch_rec_t *rec = patch_find(target);
     if (rec && rec->installed) {
         rc = patch_write_code(rec->at, rec->orig, rec->len);
         if (rc == 0)
             rec->installed = false;
     }
-    pthread_mutex_unlock(&patch_lock);
+    hs_unlock(&patch_lock, HS_RANK_PATCH);
     return rc;
 }
 
 uintptr_t hs_patch_fixup_pc(uintptr_t pc)
 {
     uintptr_t to = 0;
-    pthread_mutex_lock(&patch_lock);
+    hs_lock(&patch_lock, HS_RANK_PATCH);
     for (int i = 0; i < patch_nrecs && !to; i++) {
         const patch_rec_t *rec = &patch_recs[i];
         uintptr_t at = (uintptr_t)rec->at;
@@ -1022,7 +1023,7 @@ uintptr_t hs_patch_fixup_pc(uintptr_t pc)
             if (at + rec->insn_off[k] == pc)
                 to = (uintptr_t)rec->slot + PATCH_STUB + rec->tramp_off[k];
     }
-    pthread_mutex_unlock(&patch_lock);
+    hs_unlock(&patch_lock, HS_RANK_PATCH);
     return to;
 }
 

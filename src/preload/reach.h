@@ -5,7 +5,8 @@
 #ifndef HS_REACH_H
 #define HS_REACH_H
 
-/* Finds them; says what it found in one line on stderr. Once, from the constructor. */
+/* Finds them, hooks what hooks.c can, and says what it found and did in one line on
+ * stderr. Once, from the constructor, while one thread runs. */
 void hs_reach_detect(void);
 
 /* The line for the profiles' comments ("reach: ..."), or NULL when nothing bypasses. */

@@ -8,7 +8,7 @@
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" cxx
-PROG=$BUILD/programs/sites_cc
+PROG=${HS_SITES_PROG:-$BUILD/programs/sites_cc} # reach_hooks.sh runs it on a static tcmalloc build
 hs_need_go
 hs_need_built "$LIB" "$CLI" "$PROG"
 
@@ -23,9 +23,11 @@ for st in alloc_objects alloc_space inuse_objects inuse_space; do
         table <"$T/go.$st" >"$T/go.$st.tab"
         compare "go pprof $st" "$T/expect" "$T/go.$st.tab" $col 0 ||
             { fail "go tool pprof -top -sample_index=$st"; show "$T/go.$st"; }
-        if grep -q '_Z' "$T/go.$st.tab"; then
+        # (a static initializer's _GLOBAL__sub_I_<mangled> name, which go tool pprof leaves
+        # as it is, is not a mangled name left over: static tcmalloc's flags have one)
+        if grep -v '^_GLOBAL__sub_I_' "$T/go.$st.tab" | grep -q '_Z'; then
             fail "mangled names in go tool pprof -top -sample_index=$st"
-            grep '_Z' "$T/go.$st.tab" | head -5 >&2
+            grep -v '^_GLOBAL__sub_I_' "$T/go.$st.tab" | grep '_Z' | head -5 >&2
         fi
     else
         fail "go tool pprof -top -sample_index=$st: $(head -3 "$T/go.$st.err")"

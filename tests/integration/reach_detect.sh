@@ -1,7 +1,9 @@
 #!/bin/sh
-# reach_detect: a program whose allocation calls bypass heapsift says so, in one line on
-# stderr, in its profile's comments, and in `heapsift top` and `stats` (reach.c); one whose
-# calls all pass through heapsift says nothing. The cases:
+# reach_detect: a program whose allocation calls bypass heapsift's interposition says so, in
+# one line on stderr, in its profile's comments, and in `heapsift top` and `stats` (reach.c);
+# one whose calls all pass through heapsift says nothing. Each case runs twice: with
+# HEAPSIFT_HOOKS=off the line says what bypasses heapsift; by default it says what was hooked
+# in place (reach_hooks.sh checks the counts through the hooks). The cases:
 #  - an executable defining malloc/free itself (tests/programs/own_malloc.c);
 #  - a C program linked statically against Debian's libjemalloc_pic.a, and a C++ one
 #    against libtcmalloc_minimal.a;
@@ -14,34 +16,47 @@ set -eu
 hs_setup "$1" reach_detect
 hs_need_built "$BUILD/programs/own_malloc"
 
-# bypassed NAME WANT CMD...: CMD under heapsift says WANT on stderr, in the profile, in top
-bypassed() {
-    name=$1 want=$2
-    shift 2
+# line NAME PREFIX WANT CMD...: CMD under heapsift says PREFIX ... WANT on stderr, in the
+# profile, in top and in stats
+line() {
+    name=$1 prefix=$2 want=$3
+    shift 3
     rm -f "$T/p.pb.gz"
     st=0
     HEAPSIFT_OUT="$T/p.pb.gz" LD_PRELOAD="$LIB" "$@" >"$T/out" 2>"$T/err" || st=$?
     [ "$st" -eq 0 ] || { fail "$name: status $st"; show "$T/err"; }
-    n=$(grep -c '^heapsift: reach: calls bypass heapsift' "$T/err" || true)
-    [ "$n" -eq 1 ] || { fail "$name: $n reach lines on stderr, want 1"; show "$T/err"; }
+    n=$(grep -c "^heapsift: reach: $prefix" "$T/err" || true)
+    [ "$n" -eq 1 ] || { fail "$name: $n '$prefix' lines on stderr, want 1"; show "$T/err"; }
     grep -q "$want" "$T/err" || { fail "$name: the line does not say '$want'"; show "$T/err"; }
     "$CLI" top "$T/p.pb.gz" >"$T/top" 2>&1 || fail "$name: heapsift top failed"
-    grep -q "^reach: calls bypass heapsift: .*$want" "$T/top" || { fail "$name: not in top's header"; show "$T/top" 8; }
+    grep -q "^reach: $prefix.*$want" "$T/top" || { fail "$name: not in top's header"; show "$T/top" 8; }
     "$CLI" stats "$T/p.pb.gz" >"$T/stats" 2>&1 || fail "$name: heapsift stats failed"
-    grep -q "^reach: calls bypass heapsift: .*$want" "$T/stats" || { fail "$name: not in stats"; show "$T/stats"; }
+    grep -q "^reach: $prefix.*$want" "$T/stats" || { fail "$name: not in stats"; show "$T/stats"; }
 }
 
-bypassed own_malloc "malloc, free, calloc, realloc defined by own_malloc" "$BUILD/programs/own_malloc" 1000
+# bypassed NAME WANT HOOKED CMD...: with HEAPSIFT_HOOKS=off the line says WANT bypasses
+# heapsift; by default, that HOOKED was hooked in place
+bypassed() {
+    name=$1 want=$2 hooked=$3
+    shift 3
+    HEAPSIFT_HOOKS=off line "$name" "calls bypass heapsift" "$want.*(HEAPSIFT_HOOKS=off)" "$@"
+    out=$(cat "$T/out")
+    line "$name (hooked)" "hooked in place" "$hooked" "$@"
+    [ "$(cat "$T/out")" = "$out" ] || fail "$name: the output differs with hooks"
+}
+
+bypassed own_malloc "free, malloc, calloc, realloc defined by own_malloc" \
+    "free, malloc, calloc, realloc (defined by own_malloc)" "$BUILD/programs/own_malloc" 1000
 grep -qx 'done 1000' "$T/out" || fail "own_malloc: output changed: $(cat "$T/out")"
 
 printf '#include <stdlib.h>\nint main(void) { void *p = malloc(100); free(p); return 0; }\n' >"$T/s.c"
 if cc -o "$T/sje" "$T/s.c" -Wl,-Bstatic -l:libjemalloc_pic.a -Wl,-Bdynamic -lpthread -lm -ldl 2>"$T/cc.err"; then
-    bypassed "static jemalloc" "defined by sje" "$T/sje"
+    bypassed "static jemalloc" "defined by sje" "(defined by sje)" "$T/sje"
 else
     fail "cannot link libjemalloc_pic.a (libjemalloc-dev)"; show "$T/cc.err"
 fi
 if c++ -x c++ -o "$T/stc" "$T/s.c" -Wl,-Bstatic -l:libtcmalloc_minimal.a -Wl,-Bdynamic -lpthread 2>"$T/cc.err"; then
-    bypassed "static tcmalloc" "defined by stc" "$T/stc"
+    bypassed "static tcmalloc" "defined by stc" "operator new/delete (defined by stc)" "$T/stc"
 else
     fail "cannot link libtcmalloc_minimal.a (libgoogle-perftools-dev)"; show "$T/cc.err"
 fi
@@ -71,7 +86,8 @@ fn main() {
 }
 RS
     if "$RUSTC" -O -o "$T/ga" "$T/ga.rs" 2>"$T/rs.err"; then
-        bypassed "Rust global allocator" "__rust_alloc (a Rust #\[global_allocator\] of the program's own)" "$T/ga"
+        bypassed "Rust global allocator" "__rust_alloc (a Rust #\[global_allocator\] of the program's own)" \
+            "__rust_alloc (a Rust #\[global_allocator\] of the program's own)" "$T/ga"
         grep -qx 100 "$T/out" || fail "Rust program: output changed"
     else
         fail "rustc failed"; show "$T/rs.err"

@@ -11,7 +11,7 @@
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" sites-exact
-PROG=$BUILD/programs/sites
+PROG=${HS_SITES_PROG:-$BUILD/programs/sites} # reach_hooks.sh runs it on static-allocator builds
 hs_need_go
 hs_need_built "$LIB" "$CLI" "$PROG"
 

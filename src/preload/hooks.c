@@ -1,0 +1,329 @@
+/*
+ * Hooks: heapsift's entry points installed in place, over allocator functions that bind
+ * ahead of libheapsift.so, so that no symbol interposition can reach them (Chromium's own
+ * malloc, a static tcmalloc or jemalloc, a Rust #[global_allocator]). This file owns
+ * which functions are hooked, with which hook, and what becomes of their originals.
+ *
+ * The malloc family and operator new/delete: the hook is the very function interposition
+ * uses (interpose.c, through its hidden aliases hs_own_entries), and the trampoline that
+ * patch.c returns takes the place of the next allocator in hs_real: so the sampler, the
+ * unwinder and the tables never know which way a call came. For malloc, free and the
+ * sized deletes the trampoline goes into hs_real as it is: the hooked pair costs
+ * interposition's fast path plus the trampoline's jumps. The other originals are called
+ * inside the reentrancy guard (hooks_guarded_*): an allocator's calloc or operator new
+ * may call its own malloc, which is hooked too and must not count the block again.
+ * Nothing of an object is hooked unless its free is (samples would stay live for ever);
+ * its operator new/delete then free through hs_real.free, and the aligned forms need its
+ * memalign hooked too.
+ *
+ * Rust: __rust_alloc, __rust_dealloc, __rust_realloc and __rust_alloc_zeroed get hooks of
+ * their own (the same fast path: count, charge the countdown, sample when it runs out),
+ * which call the original inside the guard: a global allocator over malloc (Rust's
+ * default, a wrapper of System) is counted once, by the Rust hook.
+ *
+ * HEAPSIFT_HOOKS=off installs nothing (reach.c still says what bypasses heapsift).
+ */
+#define _GNU_SOURCE
+#include "hooks.h"
+#include "core.h"
+#include "livetab.h"
+#include "options.h"
+#include "patch.h"
+#include "recorder.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* interpose.c: our own definition of each name (hidden aliases). Weak: the unit tests
+ * link the recorder without interpose.c, and then nothing is hooked. */
+extern const hs_own_entry_t hs_own_entries[] __attribute__((weak, visibility("hidden")));
+
+enum { NEED_NONE, NEED_FREE, NEED_MEMALIGN };
+
+typedef struct {
+    const char *name;
+    size_t slot;   /* offset in hs_real + 1; 0 = none (ours calls another slot) */
+    void *guarded; /* what goes into the slot instead of the bare trampoline */
+    int need;      /* the same object's free (or memalign) must be hooked */
+} hooks_def_t;
+
+static void *hooks_orig[32]; /* the trampolines, by index in hooks_defs */
+static void *hooks_addr[32]; /* the entry points hooked, by index in hooks_defs */
+
+#define SLOT(f) (offsetof(hs_real_t, f) + 1)
+/* A wrapper that calls original i inside the guard. */
+#define HOOKS_GUARDED(i, ret, name, params, args)                                                  \
+    static ret hooks_guarded_##name params                                                         \
+    {                                                                                              \
+        hs_tls_t *t = &hs_tls;                                                                     \
+        hs_guard_enter(t);                                                                         \
+        ret r = ((ret(*) params)hooks_orig[i])args;                                                \
+        hs_guard_exit(t);                                                                          \
+        return r;                                                                                  \
+    }
+HOOKS_GUARDED(2, void *, calloc, (size_t n, size_t m), (n, m))
+HOOKS_GUARDED(3, void *, realloc, (void *p, size_t n), (p, n))
+HOOKS_GUARDED(4, int, posix_memalign, (void **o, size_t a, size_t n), (o, a, n))
+HOOKS_GUARDED(5, void *, aligned_alloc, (size_t a, size_t n), (a, n))
+HOOKS_GUARDED(6, void *, memalign, (size_t a, size_t n), (a, n))
+HOOKS_GUARDED(7, void *, valloc, (size_t n), (n))
+HOOKS_GUARDED(8, void *, pvalloc, (size_t n), (n))
+HOOKS_GUARDED(9, void *, new_plain, (size_t n), (n))
+HOOKS_GUARDED(10, void *, new_array, (size_t n), (n))
+
+/* The order matters: free first (an allocator whose frees heapsift cannot see would
+ * leave every sample live: nothing of its object is hooked then), memalign before the
+ * aligned news; the indexes of the guarded wrappers above are these rows'. */
+static const hooks_def_t hooks_defs[] = {
+    {"free", SLOT(free), NULL, NEED_NONE},
+    {"malloc", SLOT(malloc), NULL, NEED_FREE},
+    {"calloc", SLOT(calloc), (void *)hooks_guarded_calloc, NEED_FREE},
+    {"realloc", SLOT(realloc), (void *)hooks_guarded_realloc, NEED_FREE},
+    {"posix_memalign", SLOT(posix_memalign), (void *)hooks_guarded_posix_memalign, NEED_FREE},
+    {"aligned_alloc", SLOT(aligned_alloc), (void *)hooks_guarded_aligned_alloc, NEED_FREE},
+    {"memalign", SLOT(memalign), (void *)hooks_guarded_memalign, NEED_FREE},
+    {"valloc", SLOT(valloc), (void *)hooks_guarded_valloc, NEED_FREE},
+    {"pvalloc", SLOT(pvalloc), (void *)hooks_guarded_pvalloc, NEED_FREE},
+    {"_Znwm", SLOT(new_plain), (void *)hooks_guarded_new_plain, NEED_FREE},
+    {"_Znam", SLOT(new_array), (void *)hooks_guarded_new_array, NEED_FREE},
+    {"_ZdlPv", 0, NULL, NEED_FREE},
+    {"_ZdaPv", 0, NULL, NEED_FREE},
+    {"_ZdlPvm", SLOT(sized_delete), NULL, NEED_FREE},
+    {"_ZdaPvm", SLOT(sized_delete_array), NULL, NEED_FREE},
+    {"_ZnwmRKSt9nothrow_t", 0, NULL, NEED_FREE},
+    {"_ZnamRKSt9nothrow_t", 0, NULL, NEED_FREE},
+    {"_ZdlPvRKSt9nothrow_t", 0, NULL, NEED_FREE},
+    {"_ZdaPvRKSt9nothrow_t", 0, NULL, NEED_FREE},
+    {"_ZnwmSt11align_val_t", 0, NULL, NEED_MEMALIGN},
+    {"_ZnamSt11align_val_t", 0, NULL, NEED_MEMALIGN},
+    {"_ZnwmSt11align_val_tRKSt9nothrow_t", 0, NULL, NEED_MEMALIGN},
+    {"_ZnamSt11align_val_tRKSt9nothrow_t", 0, NULL, NEED_MEMALIGN},
+    {"_ZdlPvSt11align_val_t", 0, NULL, NEED_FREE},
+    {"_ZdaPvSt11align_val_t", 0, NULL, NEED_FREE},
+    {"_ZdlPvmSt11align_val_t", 0, NULL, NEED_FREE},
+    {"_ZdaPvmSt11align_val_t", 0, NULL, NEED_FREE},
+    {"_ZdlPvSt11align_val_tRKSt9nothrow_t", 0, NULL, NEED_FREE},
+    {"_ZdaPvSt11align_val_tRKSt9nothrow_t", 0, NULL, NEED_FREE},
+};
+#define HOOKS_N (sizeof(hooks_defs) / sizeof(hooks_defs[0]))
+_Static_assert(HOOKS_N <= sizeof(hooks_orig) / sizeof(hooks_orig[0]), "hooks_orig too small");
+
+static const void *hooks_free_base, *hooks_memalign_base; /* objects whose ones are hooked */
+
+size_t hs_hooks_family_count(void)
+{
+    return HOOKS_N;
+}
+
+const char *hs_hooks_family_name(size_t i)
+{
+    return i < HOOKS_N ? hooks_defs[i].name : NULL;
+}
+
+static bool hooks_enabled(void)
+{
+    return hs_own_entries && !(hs_opt.hooks && strcmp(hs_opt.hooks, "off") == 0);
+}
+
+static void *hooks_own(const char *name)
+{
+    for (const hs_own_entry_t *e = hs_own_entries; e && e->name; e++)
+        if (strcmp(e->name, name) == 0)
+            return e->fn;
+    return NULL;
+}
+
+/* Whether the function at addr returns at once (after an endbr64): a free that frees
+ * nothing, as a bump allocator's. Its blocks are never released, as the profiles then say. */
+static bool hooks_noop(const void *addr)
+{
+    const uint8_t *c = addr;
+    if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+        c += 4;
+    return c[0] == 0xc3 || (c[0] == 0xf3 && c[1] == 0xc3);
+}
+
+int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *why, size_t whylen)
+{
+    const hooks_def_t *d = &hooks_defs[i];
+    void *own = i < HOOKS_N && hooks_enabled() ? hooks_own(d->name) : NULL;
+    if (!own)
+        return -ENOSYS;
+    if (strcmp(d->name, "free") == 0 && hooks_noop(addr)) {
+        hooks_free_base = base;
+        return HS_HOOKS_NOOP;
+    }
+    if ((d->need == NEED_FREE && hooks_free_base != base) ||
+        (d->need == NEED_MEMALIGN && hooks_memalign_base != base)) {
+        snprintf(why, whylen, "its object's %s is not hooked",
+                 d->need == NEED_FREE ? "free" : "memalign");
+        return -EPERM;
+    }
+    int rc = -EEXIST;
+    for (size_t j = 0; j < HOOKS_N && rc == -EEXIST; j++)
+        if (hooks_addr[j] == addr) { /* an alias (tcmalloc's memalign is aligned_alloc) */
+            hooks_orig[i] = hooks_orig[j];
+            rc = 0;
+        }
+    if (rc != 0)
+        rc = hs_patch_install_ex(addr, size, 0, own, &hooks_orig[i], why, whylen);
+    if (rc != 0)
+        return rc;
+    hooks_addr[i] = addr;
+    if (d->slot) {
+        void *v = d->guarded ? d->guarded : hooks_orig[i];
+        __atomic_store_n((void **)((char *)&hs_real + d->slot - 1), v, __ATOMIC_RELEASE);
+    }
+    if (strcmp(d->name, "free") == 0)
+        hooks_free_base = base;
+    else if (strcmp(d->name, "memalign") == 0)
+        hooks_memalign_base = base;
+    return 0;
+}
+
+bool hs_hooks_hooked(const void *addr)
+{
+    for (size_t j = 0; j < HOOKS_N; j++)
+        if (hooks_addr[j] && hooks_addr[j] == addr)
+            return true;
+    return false;
+}
+
+/* ---- Rust's global allocator ------------------------------------------------------ */
+
+const char *const hs_hooks_rust_suffix[HS_RUST_N] = {
+    [HS_RUST_ALLOC] = "__rust_alloc",
+    [HS_RUST_DEALLOC] = "__rust_dealloc",
+    [HS_RUST_REALLOC] = "__rust_realloc",
+    [HS_RUST_ALLOC_ZEROED] = "__rust_alloc_zeroed",
+};
+
+/* The hooks (entered through thunks that keep the registers, as interpose.c's are). */
+HS_HIDDEN void *hs_hook_rust_alloc(size_t n, size_t align);
+HS_HIDDEN void *hs_hook_rust_alloc_zeroed(size_t n, size_t align);
+HS_HIDDEN void hs_hook_rust_dealloc(void *p, size_t n, size_t align);
+HS_HIDDEN void *hs_hook_rust_realloc(void *p, size_t old, size_t align, size_t n);
+
+static void *(*rust_alloc)(size_t, size_t);
+static void (*rust_dealloc)(void *, size_t, size_t);
+static void *(*rust_realloc)(void *, size_t, size_t, size_t);
+static void *(*rust_alloc_zeroed)(size_t, size_t);
+
+static inline bool rust_charge(hs_tls_t *t, size_t n)
+{
+    return (t->countdown -= (int64_t)n) > 0;
+}
+
+static void *rust_call_alloc(bool zeroed, size_t n, size_t align)
+{
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    void *p = zeroed ? rust_alloc_zeroed(n, align) : rust_alloc(n, align);
+    hs_guard_exit(t);
+    return p;
+}
+
+static HS_COLD void *rust_alloc_slow(bool zeroed, size_t n, size_t align)
+{
+    hs_tls_t *t = &hs_tls;
+    bool sample = hs_sample_begin(t, n);
+    void *p = rust_call_alloc(zeroed, n, align);
+    if (sample)
+        hs_sample_end(t, p, n);
+    return p;
+}
+
+HS_HIDDEN void *hs_hook_rust_alloc(size_t n, size_t align)
+{
+    hs_tls_t *t = &hs_tls;
+    t->allocs++;
+    if (HS_LIKELY(rust_charge(t, n)))
+        return rust_call_alloc(false, n, align);
+    return rust_alloc_slow(false, n, align);
+}
+
+HS_HIDDEN void *hs_hook_rust_alloc_zeroed(size_t n, size_t align)
+{
+    hs_tls_t *t = &hs_tls;
+    t->allocs++;
+    if (HS_LIKELY(rust_charge(t, n)))
+        return rust_call_alloc(true, n, align);
+    return rust_alloc_slow(true, n, align);
+}
+
+HS_HIDDEN void hs_hook_rust_dealloc(void *p, size_t n, size_t align)
+{
+    hs_tls_t *t = &hs_tls;
+    t->frees++;
+    if (HS_UNLIKELY(hs_livetab_maybe(p)))
+        hs_forget(p);
+    hs_guard_enter(t);
+    rust_dealloc(p, n, align);
+    hs_guard_exit(t);
+}
+
+static HS_COLD void *rust_realloc_slow(void *p, size_t old, size_t align, size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    bool sample = t->countdown <= 0 && hs_sample_begin(t, n);
+    hs_live_t e;
+    bool had = hs_livetab_maybe(p) && hs_realloc_forget(p, &e);
+    hs_guard_enter(t);
+    void *q = rust_realloc(p, old, align, n);
+    hs_guard_exit(t);
+    if (had)
+        hs_realloc_done(&e, q, n);
+    if (sample)
+        hs_sample_end(t, q, n);
+    return q;
+}
+
+HS_HIDDEN void *hs_hook_rust_realloc(void *p, size_t old, size_t align, size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    t->allocs++;
+    t->frees++;
+    if (HS_UNLIKELY(!rust_charge(t, n) || hs_livetab_maybe(p)))
+        return rust_realloc_slow(p, old, align, n);
+    hs_guard_enter(t);
+    void *q = rust_realloc(p, old, align, n);
+    hs_guard_exit(t);
+    return q;
+}
+
+HS_KEEPREGS_THUNK(hs_thunk_rust_alloc, hs_hook_rust_alloc)
+HS_KEEPREGS_THUNK(hs_thunk_rust_alloc_zeroed, hs_hook_rust_alloc_zeroed)
+HS_KEEPREGS_THUNK(hs_thunk_rust_dealloc, hs_hook_rust_dealloc)
+HS_KEEPREGS_THUNK(hs_thunk_rust_realloc, hs_hook_rust_realloc)
+
+int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen)
+{
+    static void *const hooks[HS_RUST_N] = {
+        [HS_RUST_ALLOC] = (void *)hs_thunk_rust_alloc,
+        [HS_RUST_DEALLOC] = (void *)hs_thunk_rust_dealloc,
+        [HS_RUST_REALLOC] = (void *)hs_thunk_rust_realloc,
+        [HS_RUST_ALLOC_ZEROED] = (void *)hs_thunk_rust_alloc_zeroed,
+    };
+    void **orig[HS_RUST_N] = {
+        [HS_RUST_ALLOC] = (void **)&rust_alloc,
+        [HS_RUST_DEALLOC] = (void **)&rust_dealloc,
+        [HS_RUST_REALLOC] = (void **)&rust_realloc,
+        [HS_RUST_ALLOC_ZEROED] = (void **)&rust_alloc_zeroed,
+    };
+    static bool dealloc_done; /* hooked, or does nothing */
+    if (k < 0 || k >= HS_RUST_N || !hooks_enabled())
+        return -ENOSYS;
+    if (k == HS_RUST_DEALLOC && hooks_noop(addr))
+        return dealloc_done = true, HS_HOOKS_NOOP;
+    if (k != HS_RUST_DEALLOC && !dealloc_done) {
+        snprintf(why, whylen, "__rust_dealloc is not hooked");
+        return -EPERM;
+    }
+    int rc = hs_patch_install_ex(addr, size, 0, hooks[k], orig[k], why, whylen);
+    dealloc_done |= rc == 0 && k == HS_RUST_DEALLOC;
+    return rc;
+}

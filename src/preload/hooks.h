@@ -1,0 +1,76 @@
+/*
+ * Hooks (hooks.c): the second way calls reach heapsift. Where an allocator's entry point
+ * binds ahead of libheapsift.so (the executable's own malloc, a static tcmalloc or
+ * jemalloc, a Rust #[global_allocator]), its entry is patched (patch.c) to jump to the
+ * same function interposition uses, and the trampoline becomes the "real" function.
+ * reach.c finds the entry points and asks here; nothing here runs on an allocation path
+ * but the hooks themselves.
+ */
+#ifndef HS_HOOKS_H
+#define HS_HOOKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core.h"
+
+/* interpose.c's own definitions by name (hs_own_entries, ended by a NULL name). */
+typedef struct {
+    const char *name;
+    void *fn;
+} hs_own_entry_t;
+
+/*
+ * HS_KEEPREGS_THUNK(name, fn): defines name, which calls fn keeping every general
+ * register but rax (interpose.c says why). It opens a frame-pointer frame, so that the fp
+ * unwinder finds the caller's return address at [rbp+8] as it would without the thunk, and
+ * has the call frame information the DWARF unwinders need. Declare name with fn's type to
+ * take its address. x86-64 only.
+ */
+#define HS_KEEPREGS_PUSH(r) "push %" #r "\n.cfi_adjust_cfa_offset 8\n"
+#define HS_KEEPREGS_POP(r) "pop %" #r "\n.cfi_adjust_cfa_offset -8\n"
+#define HS_KEEPREGS_THUNK(name, fn)                                                                \
+    void name(void) HS_HIDDEN;                                                                     \
+    __asm__(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name                 \
+            ",@function\n" #name ":\n.cfi_startproc\n" HS_KEEPREGS_PUSH(                           \
+                rbp) ".cfi_offset rbp, -16\nmov %rsp, %rbp\n" HS_KEEPREGS_PUSH(rcx)                \
+                HS_KEEPREGS_PUSH(rdx) HS_KEEPREGS_PUSH(rsi) HS_KEEPREGS_PUSH(rdi)                  \
+                    HS_KEEPREGS_PUSH(r8) HS_KEEPREGS_PUSH(r9) HS_KEEPREGS_PUSH(r10)                \
+                        HS_KEEPREGS_PUSH(r11) "call " #fn "\n" HS_KEEPREGS_POP(r11)                \
+                            HS_KEEPREGS_POP(r10) HS_KEEPREGS_POP(r9) HS_KEEPREGS_POP(r8)           \
+                                HS_KEEPREGS_POP(rdi) HS_KEEPREGS_POP(rsi) HS_KEEPREGS_POP(rdx)     \
+                                    HS_KEEPREGS_POP(rcx)                                           \
+                                        HS_KEEPREGS_POP(rbp) ".cfi_restore rbp\nret\n"             \
+                                                             ".cfi_endproc\n.size " #name          \
+                                                             ", .-" #name "\n");
+
+/* The malloc family and C++ operator new/delete: the names hooks.c can hook, in the
+ * order they must be tried (malloc and free first). */
+size_t hs_hooks_family_count(void);
+const char *hs_hooks_family_name(size_t i);
+
+/* Returned instead of 0 for a free (or __rust_dealloc) that does nothing: left alone. */
+#define HS_HOOKS_NOOP 1
+
+/*
+ * Hooks family member i, defined at addr (size bytes, 0 = unknown) by the object loaded
+ * at base. Returns 0 when hooked; -ENOSYS when HEAPSIFT_HOOKS=off or hooks are not
+ * available; -EPERM for operator new/delete of an object whose free is not hooked (its
+ * blocks may not be malloc's); another negative errno when patch.c refused, why[]
+ * saying why. Call at start, one thread running, inside the reentrancy guard.
+ */
+int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *why, size_t whylen);
+
+/* Whether the family member at addr is hooked (an allocator's API aliasing it is then
+ * hooked too: tcmalloc's tc_malloc is its malloc). */
+bool hs_hooks_hooked(const void *addr);
+
+/* Rust's global-allocator entry points, by the suffix of their mangled names. */
+enum { HS_RUST_ALLOC, HS_RUST_DEALLOC, HS_RUST_REALLOC, HS_RUST_ALLOC_ZEROED, HS_RUST_N };
+extern const char *const hs_hooks_rust_suffix[HS_RUST_N];
+
+/* Hooks Rust entry point k at addr (size from .symtab). As hs_hooks_family; the others
+ * only once __rust_dealloc is hooked (or does nothing), so call it first. */
+int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,151 @@
+#!/bin/sh
+# reach_hooks: programs that bring their own allocator, profiled through the in-place hooks
+# (src/preload/hooks.c, patch.c; issue 26), each against its known allocation sites:
+#  - tests/programs/sites.c linked statically against libjemalloc_pic.a and against
+#    libtcmalloc_minimal.a, and sites_cc.cc against libtcmalloc_minimal.a: exact at
+#    HEAPSIFT_RATE=1 and sampled within the bounds of today's tests, by running
+#    sites_exact.sh, sites_sampled.sh and cxx.sh on those builds (HS_SITES_PROG);
+#  - own_malloc (its executable defines malloc, free, calloc and realloc; main keeps values
+#    in registers across its calls, as GCC's -fipa-ra allows): exact counts;
+#  - Rust (tests/programs/rust, built here with rustc, no crates): sites in a library crate
+#    under a #[global_allocator] of the program's own (a bump allocator over mmap), whose
+#    allocations reach only __rust_alloc: exact; on the default allocator, and under one of
+#    its own that forwards to System (malloc, interposed as well): counted once;
+#  - the bad cases: a free whose prologue the patcher refuses (a loop jumps back into its
+#    first five bytes: the message names it and why, and nothing of that allocator is
+#    hooked), a stripped executable whose allocator has no name (the
+#    message says heapsift cannot find it), and HEAPSIFT_HOOKS=off / run --hooks off.
+# Every program's output and exit status are unchanged, and go tool pprof reads every
+# profile. x86-64 only (exit 77 elsewhere).
+# usage: reach_hooks.sh BUILD_DIR SOURCE_DIR
+set -eu
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" reach_hooks
+SRC=$(cd "$2" && pwd)
+P=$SRC/tests/programs
+[ "$(uname -m)" = x86_64 ] || { echo "SKIP: in-place hooks are x86-64 only"; exit 77; }
+hs_need_go
+hs_need_built "$LIB" "$CLI" "$BUILD/programs/own_malloc"
+CFLAGS="-O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -pthread -I$P -I$SRC/include"
+
+# run NAME CMD...: CMD under heapsift at rate 1 into $T/NAME.pb.gz; stdout to $T/NAME.out
+run() {
+    name=$1
+    shift
+    st=0
+    HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/$name.pb.gz" LD_PRELOAD="$LIB" "$@" >"$T/$name.out" \
+        2>"$T/$name.err" || st=$?
+    [ "$st" -eq 0 ] || { fail "$name: status $st"; show "$T/$name.err"; }
+    gotop "$T/$name.pb.gz" alloc_objects >"$T/$name.go" 2>&1 || { fail "$name: go tool pprof"; show "$T/$name.go"; }
+}
+
+# says NAME TEXT: NAME's stderr has one reach line and it says TEXT
+says() {
+    n=$(grep -c '^heapsift: reach: ' "$T/$1.err" || true)
+    [ "$n" -eq 1 ] || { fail "$1: $n reach lines on stderr, want 1"; show "$T/$1.err"; }
+    grep -qF "$2" "$T/$1.err" || { fail "$1: the reach line does not say '$2'"; show "$T/$1.err"; }
+}
+
+# value NAME SAMPLE_TYPE ROW flat|cum: the value go tool pprof gives the row
+value() {
+    gotop "$T/$1.pb.gz" "$2" | table | awk -F '\t' -v row="$3" -v col="$4" '
+        $1 == row || index($1, row) == 1 { print (col == "flat" ? $2 : $3); exit }'
+}
+
+# most NAME SAMPLE_TYPE TEXT: the largest cum among the rows whose name holds TEXT (Rust's
+# names stay mangled: _ZN5sites14site_rust_keep28_$u7b$$u7b$closure...)
+most() {
+    gotop "$T/$1.pb.gz" "$2" | table | awk -F '\t' -v t="$3" '
+        index($1, t) && $3 + 0 > m { m = $3 + 0 } END { print m + 0 }'
+}
+
+# exactly NAME SAMPLE_TYPE ROW flat|cum WANT
+exactly() {
+    v=$(value "$1" "$2" "$3" "$4")
+    [ "$v" = "$5" ] || { fail "$1: $2 $4 of $3 is '${v:-absent}', want $5"; show "$T/$1.go" 20; }
+}
+
+# --- static jemalloc and tcmalloc: the sites tests, run on these builds -------------------
+cc -c $CFLAGS -o "$T/sites.o" "$P/sites.c"
+cc -o "$T/sites_je" "$T/sites.o" -pthread -Wl,-Bstatic -l:libjemalloc_pic.a -Wl,-Bdynamic -lm -ldl ||
+    { fail "cannot link libjemalloc_pic.a (libjemalloc-dev)"; }
+c++ -o "$T/sites_tc" "$T/sites.o" -pthread -Wl,-Bstatic -l:libtcmalloc_minimal.a -Wl,-Bdynamic ||
+    { fail "cannot link libtcmalloc_minimal.a (libgoogle-perftools-dev)"; }
+c++ $CFLAGS -o "$T/sitescc_tc" "$P/sites_cc.cc" -Wl,-Bstatic -l:libtcmalloc_minimal.a -Wl,-Bdynamic ||
+    fail "cannot build sites_cc against libtcmalloc_minimal.a"
+for exe in sites_je sites_tc; do
+    [ -x "$T/$exe" ] || continue
+    nm "$T/$exe" | grep -q ' T malloc$' || fail "$exe: malloc is not the executable's own"
+    for t in sites_exact sites_sampled; do
+        HS_SITES_PROG=$T/$exe sh "$SRC/tests/integration/$t.sh" "$BUILD" "$SRC" >"$T/$t.log" 2>&1 ||
+            { fail "$t on $exe"; show "$T/$t.log" 30; }
+    done
+    run "$exe-reach" "$T/$exe"
+    says "$exe-reach" "reach: hooked in place: free, malloc, calloc, realloc"
+done
+if [ -x "$T/sitescc_tc" ]; then
+    HS_SITES_PROG=$T/sitescc_tc sh "$SRC/tests/integration/cxx.sh" "$BUILD" "$SRC" >"$T/cxx.log" 2>&1 ||
+        { fail "cxx on sites_cc with static tcmalloc"; show "$T/cxx.log" 30; }
+    run sitescc_tc "$T/sitescc_tc"
+    says sitescc_tc "operator new/delete (defined by sitescc_tc)"
+fi
+
+# --- an executable's own malloc -----------------------------------------------------------
+run own "$BUILD/programs/own_malloc" 3000
+grep -qx 'done 3000' "$T/own.out" || fail "own_malloc: output changed: $(cat "$T/own.out")"
+says own "reach: hooked in place: free, malloc, calloc, realloc (defined by own_malloc)"
+exactly own alloc_objects main flat 3000
+exactly own inuse_space main flat 3000000
+
+# --- Rust ----------------------------------------------------------------------------------
+RUSTC=$(command -v rustc || true)
+if [ -n "$RUSTC" ]; then
+    R=$P/rust
+    ok=1
+    for c in bump sites; do
+        "$RUSTC" -O -g --crate-type=rlib --out-dir "$T" "$R/$c.rs" 2>"$T/rustc.err" ||
+            { ok=0; fail "rustc $c.rs"; show "$T/rustc.err"; }
+    done
+    for m in own_main default_main wrap_main; do
+        "$RUSTC" -O -g -L "$T" --extern bump="$T/libbump.rlib" --extern sites="$T/libsites.rlib" \
+            -o "$T/$m" "$R/$m.rs" 2>"$T/rustc.err" || { ok=0; fail "rustc $m.rs"; show "$T/rustc.err"; }
+    done
+    if [ $ok = 1 ]; then
+        for m in own_main default_main wrap_main; do
+            run $m "$T/$m"
+            grep -qx '1000 vectors' "$T/$m.out" || fail "$m: output changed: $(cat "$T/$m.out")"
+            # the 1000 vectors of 1000 bytes, once each (the closure's frame holds them all)
+            v=$(most $m alloc_objects site_rust_keep)
+            [ "$v" = 1000 ] || { fail "$m: site_rust_keep's allocations: $v, want 1000"; show "$T/$m.go" 30; }
+            v=$(most $m alloc_space site_rust_keep)
+            [ "$v" = 1000000 ] || { fail "$m: site_rust_keep's bytes: $v, want 1000000"; show "$T/$m.go" 30; }
+        done
+        says own_main "reach: hooked in place: __rust_alloc (a Rust #[global_allocator] of the program's own)"
+        says wrap_main "reach: hooked in place: __rust_alloc (a Rust #[global_allocator] of the program's own)"
+        ! grep -q 'reach:' "$T/default_main.err" || { fail "default_main: a reach line"; show "$T/default_main.err"; }
+    fi
+else
+    fail "no rustc (scripts/setup.sh installs Debian's rustc)"
+fi
+
+# --- what cannot be hooked ------------------------------------------------------------------
+cc -O2 -DOWN_REFUSED_FREE -o "$T/refused" "$P/own_malloc.c"
+run refused "$T/refused" 100
+grep -qx 'done 100' "$T/refused.out" || fail "refused free: output changed"
+says refused "calls bypass heapsift: free, malloc, calloc, realloc defined by refused (not hooked: free: a relative jump back into the patched bytes"
+cc -O2 -DOWN_HIDDEN -o "$T/stripped" "$P/own_malloc.c" && strip "$T/stripped"
+run stripped "$T/stripped" 100
+grep -qx 'done 100' "$T/stripped.out" || fail "stripped: output changed"
+says stripped "calls bypass heapsift: an allocator linked into stripped (it has no symbol table and imports no malloc"
+
+HEAPSIFT_HOOKS=off run off "$BUILD/programs/own_malloc" 100
+says off "calls bypass heapsift: free, malloc, calloc, realloc defined by own_malloc; the memory they allocate is not in its profiles (HEAPSIFT_HOOKS=off)"
+st=0
+"$CLI" run -q --hooks off -o "$T/runoff.pb.gz" -- "$BUILD/programs/own_malloc" 100 >"$T/runoff.out" 2>"$T/runoff.err" || st=$?
+[ $st -eq 0 ] && grep -q '(HEAPSIFT_HOOKS=off)' "$T/runoff.err" || { fail "run --hooks off: status $st"; show "$T/runoff.err"; }
+st=0
+"$CLI" run --hooks sometimes -- true 2>"$T/bad.err" || st=$?
+[ $st -eq 1 ] && grep -q 'HEAPSIFT_HOOKS' "$T/bad.err" || { fail "run --hooks sometimes: status $st"; show "$T/bad.err"; }
+
+[ "$FAILS" -eq 0 ] && echo "reach_hooks: ok"
+exit $((FAILS > 0))
