@@ -20,7 +20,7 @@ for lib in tcmalloc_minimal jemalloc_pic; do
     [ -n "$a" ] || { echo "lib$lib.a not found: not tried"; continue; }
     exe=$out/$lib
     cc -O2 -g -fPIE -pie -I"$src/src/preload" "$src/tests/integration/patch_static_alloc.c" \
-        "$src/src/preload/patch.c" -o "$exe" -Wl,-Bstatic -l:lib$lib.a -Wl,-Bdynamic \
+        "$src/src/preload/patch.c" "$src/src/preload/patch_mem.c" -o "$exe" -Wl,-Bstatic -l:lib$lib.a -Wl,-Bdynamic \
         -lstdc++ -lpthread -lm -ldl
     # the executable's malloc is its own, not libc's
     nm "$exe" | grep -q ' T malloc$' || { echo "FAIL: $lib: malloc not defined by the executable"; exit 1; }
