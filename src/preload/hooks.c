@@ -297,7 +297,7 @@ HS_HIDDEN void *hs_hook_rust_realloc(void *p, size_t old, size_t align, size_t n
 
 HS_KEEPREGS_THUNK(hs_thunk_rust_alloc, hs_hook_rust_alloc)
 HS_KEEPREGS_THUNK(hs_thunk_rust_alloc_zeroed, hs_hook_rust_alloc_zeroed)
-HS_KEEPREGS_THUNK(hs_thunk_rust_dealloc, hs_hook_rust_dealloc)
+HS_KEEPALL_THUNK(hs_thunk_rust_dealloc, hs_hook_rust_dealloc)
 HS_KEEPREGS_THUNK(hs_thunk_rust_realloc, hs_hook_rust_realloc)
 
 int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen)
@@ -325,5 +325,244 @@ int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen)
     }
     int rc = hs_patch_install_ex(addr, size, 0, hooks[k], orig[k], why, whylen);
     dealloc_done |= rc == 0 && k == HS_RUST_DEALLOC;
+    return rc;
+}
+
+/* ---- an allocator's own API: jemalloc's je_ / _rjem_ (tikv-jemallocator), tcmalloc's
+ * tc_, mimalloc's mi_: the allocation functions of one prefix (the first found), with
+ * hooks of their own since their originals are not hs_real's. malloc, free and the
+ * jemalloc calls of known size go straight to the original; the others inside the
+ * guard, as the family's. Free's kind first: nothing is hooked unless it is. ---------- */
+
+enum {
+    API_FREE,
+    API_DALLOCX,
+    API_SDALLOCX,
+    API_MALLOC,
+    API_CALLOC,
+    API_REALLOC,
+    API_POSIX_MEMALIGN,
+    API_ALIGNED_ALLOC,
+    API_MEMALIGN,
+    API_MALLOCX,
+    API_RALLOCX,
+    API_N
+};
+static const char *const hooks_api_names[API_N] = {
+    "free",           "dallocx",       "sdallocx", "malloc",  "calloc",  "realloc",
+    "posix_memalign", "aligned_alloc", "memalign", "mallocx", "rallocx",
+};
+static void *api_orig[API_N];
+static char api_prefix[8];
+
+/* The hooks (entered through thunks that keep the registers). */
+HS_HIDDEN void *hs_hook_api_malloc(size_t n);
+HS_HIDDEN void *hs_hook_api_mallocx(size_t n, int flags);
+HS_HIDDEN void *hs_hook_api_calloc(size_t n, size_t m);
+HS_HIDDEN void *hs_hook_api_memalign(size_t align, size_t n);
+HS_HIDDEN void *hs_hook_api_aligned_alloc(size_t align, size_t n);
+HS_HIDDEN int hs_hook_api_posix_memalign(void **out, size_t align, size_t n);
+HS_HIDDEN void hs_hook_api_free(void *p);
+HS_HIDDEN void hs_hook_api_dallocx(void *p, int flags);
+HS_HIDDEN void hs_hook_api_sdallocx(void *p, size_t n, int flags);
+HS_HIDDEN void *hs_hook_api_realloc(void *p, size_t n);
+HS_HIDDEN void *hs_hook_api_rallocx(void *p, size_t n, int flags);
+static bool api_free_done;
+
+#define API_FN(k, type) ((type)api_orig[k])
+
+int hs_hooks_api_index(const char *rest)
+{
+    for (int k = 0; k < API_N; k++)
+        if (strcmp(rest, hooks_api_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+static inline bool api_charge(hs_tls_t *t, size_t n)
+{
+    return (t->countdown -= (int64_t)n) > 0;
+}
+
+/* Calls original k with up to three arguments, inside the guard when guarded. Every one
+ * takes at most three integer or pointer arguments and returns a pointer or nothing:
+ * called as taking three and returning a pointer, under the x86-64 ABI the extra
+ * registers are ignored, an int argument is its register's low half, and a void
+ * function's rax is not read. */
+static void *api_call(int k, uintptr_t a, uintptr_t b, uintptr_t c, bool guarded)
+{
+    hs_tls_t *t = &hs_tls;
+    if (guarded)
+        hs_guard_enter(t);
+    void *p = API_FN(k, void *(*)(uintptr_t, uintptr_t, uintptr_t))(a, b, c);
+    if (guarded)
+        hs_guard_exit(t);
+    return p;
+}
+
+/* The sampled path of an allocation of n bytes through original k. */
+static HS_COLD void *api_alloc_slow(int k, size_t n, uintptr_t a, uintptr_t b, uintptr_t c)
+{
+    hs_tls_t *t = &hs_tls;
+    bool sample = hs_sample_begin(t, n);
+    void *p = api_call(k, a, b, c, k != API_MALLOC);
+    if (sample)
+        hs_sample_end(t, p, n);
+    return p;
+}
+
+/* An allocation of n bytes through original k (arguments a, b, c). */
+static inline void *api_alloc(int k, size_t n, uintptr_t a, uintptr_t b, uintptr_t c)
+{
+    hs_tls_t *t = &hs_tls;
+    t->allocs++;
+    if (HS_LIKELY(api_charge(t, n)))
+        return api_call(k, a, b, c, k != API_MALLOC);
+    return api_alloc_slow(k, n, a, b, c);
+}
+
+HS_HIDDEN void *hs_hook_api_malloc(size_t n)
+{
+    return api_alloc(API_MALLOC, n, n, 0, 0);
+}
+
+HS_HIDDEN void *hs_hook_api_mallocx(size_t n, int flags)
+{
+    return api_alloc(API_MALLOCX, n, n, (uintptr_t)flags, 0);
+}
+
+HS_HIDDEN void *hs_hook_api_calloc(size_t n, size_t m)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, m, &total))
+        return api_call(API_CALLOC, n, m, 0, true); /* the original reports it */
+    return api_alloc(API_CALLOC, total, n, m, 0);
+}
+
+HS_HIDDEN void *hs_hook_api_memalign(size_t align, size_t n)
+{
+    return api_alloc(API_MEMALIGN, n, align, n, 0);
+}
+
+HS_HIDDEN void *hs_hook_api_aligned_alloc(size_t align, size_t n)
+{
+    return api_alloc(API_ALIGNED_ALLOC, n, align, n, 0);
+}
+
+HS_HIDDEN int hs_hook_api_posix_memalign(void **out, size_t align, size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    int (*f)(void **, size_t, size_t) =
+        API_FN(API_POSIX_MEMALIGN, int (*)(void **, size_t, size_t));
+    t->allocs++;
+    bool sample = !api_charge(t, n) && hs_sample_begin(t, n);
+    hs_guard_enter(t);
+    int rc = f(out, align, n);
+    hs_guard_exit(t);
+    if (sample)
+        hs_sample_end(t, rc == 0 ? *out : NULL, n);
+    return rc;
+}
+
+/* free, dallocx and sdallocx: the block's sample (if any) is forgotten first. */
+static inline void api_free(int k, void *p, uintptr_t b, uintptr_t c)
+{
+    hs_tls_t *t = &hs_tls;
+    if (!p) {
+        api_call(k, 0, b, c, false);
+        return;
+    }
+    t->frees++;
+    if (HS_UNLIKELY(hs_livetab_maybe(p)))
+        hs_forget(p);
+    api_call(k, (uintptr_t)p, b, c, false);
+}
+
+HS_HIDDEN void hs_hook_api_free(void *p)
+{
+    api_free(API_FREE, p, 0, 0);
+}
+
+HS_HIDDEN void hs_hook_api_dallocx(void *p, int flags)
+{
+    api_free(API_DALLOCX, p, (uintptr_t)flags, 0);
+}
+
+HS_HIDDEN void hs_hook_api_sdallocx(void *p, size_t n, int flags)
+{
+    api_free(API_SDALLOCX, p, n, (uintptr_t)flags);
+}
+
+/* realloc and rallocx: counted as realloc is (an allocation, and a free of p). */
+static HS_COLD void *api_realloc_slow(int k, void *p, size_t n, uintptr_t flags)
+{
+    hs_tls_t *t = &hs_tls;
+    bool sample = t->countdown <= 0 && hs_sample_begin(t, n);
+    hs_live_t e;
+    bool had = p && hs_livetab_maybe(p) && hs_realloc_forget(p, &e);
+    void *q = api_call(k, (uintptr_t)p, n, flags, true);
+    if (had)
+        hs_realloc_done(&e, q, n);
+    if (sample)
+        hs_sample_end(t, q, n);
+    return q;
+}
+
+static inline void *api_realloc(int k, void *p, size_t n, uintptr_t flags)
+{
+    hs_tls_t *t = &hs_tls;
+    t->allocs++;
+    t->frees += p != NULL;
+    if (HS_UNLIKELY(!api_charge(t, n) || (p && hs_livetab_maybe(p))))
+        return api_realloc_slow(k, p, n, flags);
+    return api_call(k, (uintptr_t)p, n, flags, true);
+}
+
+HS_HIDDEN void *hs_hook_api_realloc(void *p, size_t n)
+{
+    return api_realloc(API_REALLOC, p, n, 0);
+}
+
+HS_HIDDEN void *hs_hook_api_rallocx(void *p, size_t n, int flags)
+{
+    return api_realloc(API_RALLOCX, p, n, (uintptr_t)flags);
+}
+
+HS_KEEPALL_THUNK(hs_thunk_api_free, hs_hook_api_free)
+HS_KEEPALL_THUNK(hs_thunk_api_dallocx, hs_hook_api_dallocx)
+HS_KEEPALL_THUNK(hs_thunk_api_sdallocx, hs_hook_api_sdallocx)
+HS_KEEPREGS_THUNK(hs_thunk_api_malloc, hs_hook_api_malloc)
+HS_KEEPREGS_THUNK(hs_thunk_api_calloc, hs_hook_api_calloc)
+HS_KEEPREGS_THUNK(hs_thunk_api_realloc, hs_hook_api_realloc)
+HS_KEEPREGS_THUNK(hs_thunk_api_posix_memalign, hs_hook_api_posix_memalign)
+HS_KEEPREGS_THUNK(hs_thunk_api_aligned_alloc, hs_hook_api_aligned_alloc)
+HS_KEEPREGS_THUNK(hs_thunk_api_memalign, hs_hook_api_memalign)
+HS_KEEPREGS_THUNK(hs_thunk_api_mallocx, hs_hook_api_mallocx)
+HS_KEEPREGS_THUNK(hs_thunk_api_rallocx, hs_hook_api_rallocx)
+
+int hs_hooks_api(const char *prefix, int k, void *addr, size_t size, char *why, size_t whylen)
+{
+    static void (*const thunks[API_N])(void) = {
+        hs_thunk_api_free,           hs_thunk_api_dallocx,       hs_thunk_api_sdallocx,
+        hs_thunk_api_malloc,         hs_thunk_api_calloc,        hs_thunk_api_realloc,
+        hs_thunk_api_posix_memalign, hs_thunk_api_aligned_alloc, hs_thunk_api_memalign,
+        hs_thunk_api_mallocx,        hs_thunk_api_rallocx,
+    };
+    if (k < 0 || k >= API_N || !hooks_enabled())
+        return -ENOSYS;
+    if (api_prefix[0] && strcmp(api_prefix, prefix) != 0) {
+        snprintf(why, whylen, "the %s* API is hooked already (one allocator's API per process)",
+                 api_prefix);
+        return -EBUSY;
+    }
+    if (k > API_SDALLOCX && !api_free_done) {
+        snprintf(why, whylen, "%sfree is not hooked", prefix);
+        return -EPERM;
+    }
+    snprintf(api_prefix, sizeof(api_prefix), "%s", prefix);
+    if (k <= API_SDALLOCX && hooks_noop(addr))
+        return api_free_done = k == API_FREE || api_free_done, HS_HOOKS_NOOP;
+    int rc = hs_patch_install_ex(addr, size, 0, (void *)thunks[k], &api_orig[k], why, whylen);
+    api_free_done |= rc == 0 && k == API_FREE;
     return rc;
 }

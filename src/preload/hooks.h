@@ -22,27 +22,29 @@ typedef struct {
 
 /*
  * HS_KEEPREGS_THUNK(name, fn): defines name, which calls fn keeping every general
- * register but rax (interpose.c says why). It opens a frame-pointer frame, so that the fp
- * unwinder finds the caller's return address at [rbp+8] as it would without the thunk, and
- * has the call frame information the DWARF unwinders need. Declare name with fn's type to
- * take its address. x86-64 only.
+ * register but rax (interpose.c says why); HS_KEEPALL_THUNK keeps rax too, for a function
+ * that returns nothing (GCC lets a caller in the callee's translation unit keep a value
+ * in rax across a call of a function seen not to touch it: a realloc that calls its own
+ * free last). Both run fn on a stack aligned to 16 bytes: GCC calls a function it sees
+ * need no alignment with the stack misaligned (-fipa-stack-alignment), which the hook, a C
+ * function, does need. They open a frame-pointer frame, so that the fp unwinder finds the
+ * caller's return address at [rbp+8] as it would without the thunk, and have the call
+ * frame information the DWARF unwinders need. Declare name with fn's type to take its
+ * address. x86-64 only.
  */
-#define HS_KEEPREGS_PUSH(r) "push %" #r "\n.cfi_adjust_cfa_offset 8\n"
-#define HS_KEEPREGS_POP(r) "pop %" #r "\n.cfi_adjust_cfa_offset -8\n"
-#define HS_KEEPREGS_THUNK(name, fn)                                                                \
+#define HS_THUNK_ASM(name, fn, save, restore)                                                      \
     void name(void) HS_HIDDEN;                                                                     \
     __asm__(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name                 \
-            ",@function\n" #name ":\n.cfi_startproc\n" HS_KEEPREGS_PUSH(                           \
-                rbp) ".cfi_offset rbp, -16\nmov %rsp, %rbp\n" HS_KEEPREGS_PUSH(rcx)                \
-                HS_KEEPREGS_PUSH(rdx) HS_KEEPREGS_PUSH(rsi) HS_KEEPREGS_PUSH(rdi)                  \
-                    HS_KEEPREGS_PUSH(r8) HS_KEEPREGS_PUSH(r9) HS_KEEPREGS_PUSH(r10)                \
-                        HS_KEEPREGS_PUSH(r11) "call " #fn "\n" HS_KEEPREGS_POP(r11)                \
-                            HS_KEEPREGS_POP(r10) HS_KEEPREGS_POP(r9) HS_KEEPREGS_POP(r8)           \
-                                HS_KEEPREGS_POP(rdi) HS_KEEPREGS_POP(rsi) HS_KEEPREGS_POP(rdx)     \
-                                    HS_KEEPREGS_POP(rcx)                                           \
-                                        HS_KEEPREGS_POP(rbp) ".cfi_restore rbp\nret\n"             \
-                                                             ".cfi_endproc\n.size " #name          \
-                                                             ", .-" #name "\n");
+            ",@function\n" #name ":\n.cfi_startproc\npush %rbp\n.cfi_adjust_cfa_offset 8\n"        \
+            ".cfi_offset rbp, -16\nmov %rsp, %rbp\n.cfi_def_cfa_register rbp\nand $-16, %rsp\n"    \
+            "push %rcx\npush %rdx\npush %rsi\npush %rdi\npush %r8\npush %r9\npush %r10\n"          \
+            "push %r11\n" save "call " #fn "\n" restore "pop %r11\npop %r10\npop %r9\npop %r8\n"   \
+            "pop %rdi\npop %rsi\npop %rdx\npop %rcx\nmov %rbp, %rsp\n.cfi_def_cfa_register rsp\n"  \
+            "pop %rbp\n.cfi_adjust_cfa_offset -8\n.cfi_restore rbp\nret\n.cfi_endproc\n"           \
+            ".size " #name ", .-" #name "\n");
+#define HS_KEEPREGS_THUNK(name, fn) HS_THUNK_ASM(name, fn, "", "")
+#define HS_KEEPALL_THUNK(name, fn)                                                                 \
+    HS_THUNK_ASM(name, fn, "push %rax\nsub $8, %rsp\n", "add $8, %rsp\npop %rax\n")
 
 /* The malloc family and C++ operator new/delete: the names hooks.c can hook, in the
  * order they must be tried (malloc and free first). */
@@ -72,5 +74,14 @@ extern const char *const hs_hooks_rust_suffix[HS_RUST_N];
 /* Hooks Rust entry point k at addr (size from .symtab). As hs_hooks_family; the others
  * only once __rust_dealloc is hooked (or does nothing), so call it first. */
 int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen);
+
+/* An allocator's own API (jemalloc's je_ or _rjem_, tcmalloc's tc_, mimalloc's mi_): the
+ * index of the function named prefix+rest that can be hooked (free, dallocx, sdallocx,
+ * malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign, mallocx, rallocx, in
+ * the order they must be tried: the frees first), or -1. */
+int hs_hooks_api_index(const char *rest);
+/* Hooks API function k of prefix at addr. As hs_hooks_family; one prefix per process,
+ * and nothing before prefix+free is hooked (or does nothing). */
+int hs_hooks_api(const char *prefix, int k, void *addr, size_t size, char *why, size_t whylen);
 
 #endif

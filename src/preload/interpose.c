@@ -304,48 +304,52 @@ HS_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t a __attribute__((unused)),
 /* --- our own definitions, by name, for hooks.c: it patches an allocator that binds
  * ahead of this library to jump to them. Hidden aliases, since &malloc taken here would
  * be the first definition in the lookup scope: the program's. Each is entered through a
- * thunk that keeps every register but rax: a caller compiled by GCC in the allocator's
- * own translation unit (or with LTO) may keep values in the call-clobbered registers that
- * it sees the original not touch (-fipa-ra, on at -O2): own_malloc's realloc keeps its
- * old pointer in r8 across its call of malloc. The SSE registers are not kept (the fast
- * paths use none; the sampled path may). --- */
+ * thunk that keeps every general register (but rax where it returns a value): a caller
+ * compiled by GCC in the allocator's own translation unit (or with LTO) may keep values in
+ * the call-clobbered registers that it sees the original not touch (-fipa-ra, on at -O2):
+ * own_malloc's main keeps a pointer in r8 across its calls of malloc, prefixed_alloc's
+ * realloc its result in rax across its call of free. The SSE registers are not kept (the
+ * fast paths use none; the sampled path may). --- */
 
-#define HS_OWN_LIST(X)                                                                             \
-    X(malloc)                                                                                      \
-    X(free)                                                                                        \
-    X(calloc)                                                                                      \
-    X(realloc)                                                                                     \
-    X(posix_memalign)                                                                              \
-    X(aligned_alloc)                                                                               \
-    X(memalign)                                                                                    \
-    X(valloc)                                                                                      \
-    X(pvalloc)                                                                                     \
-    X(_Znwm)                                                                                       \
-    X(_Znam)                                                                                       \
-    X(_ZdlPv)                                                                                      \
-    X(_ZdaPv)                                                                                      \
-    X(_ZdlPvm)                                                                                     \
-    X(_ZdaPvm)                                                                                     \
-    X(_ZnwmRKSt9nothrow_t)                                                                         \
-    X(_ZnamRKSt9nothrow_t)                                                                         \
-    X(_ZdlPvRKSt9nothrow_t)                                                                        \
-    X(_ZdaPvRKSt9nothrow_t)                                                                        \
-    X(_ZnwmSt11align_val_t)                                                                        \
-    X(_ZnamSt11align_val_t)                                                                        \
-    X(_ZnwmSt11align_val_tRKSt9nothrow_t)                                                          \
-    X(_ZnamSt11align_val_tRKSt9nothrow_t)                                                          \
-    X(_ZdlPvSt11align_val_t)                                                                       \
-    X(_ZdaPvSt11align_val_t)                                                                       \
-    X(_ZdlPvmSt11align_val_t)                                                                      \
-    X(_ZdaPvmSt11align_val_t)                                                                      \
-    X(_ZdlPvSt11align_val_tRKSt9nothrow_t)                                                         \
-    X(_ZdaPvSt11align_val_tRKSt9nothrow_t)
+/* The ones that return a value (V), and the ones that return nothing (N). */
+#define HS_OWN_LIST(V, N)                                                                          \
+    V(malloc)                                                                                      \
+    V(calloc)                                                                                      \
+    V(realloc)                                                                                     \
+    V(posix_memalign)                                                                              \
+    V(aligned_alloc)                                                                               \
+    V(memalign)                                                                                    \
+    V(valloc)                                                                                      \
+    V(pvalloc)                                                                                     \
+    V(_Znwm)                                                                                       \
+    V(_Znam)                                                                                       \
+    V(_ZnwmRKSt9nothrow_t)                                                                         \
+    V(_ZnamRKSt9nothrow_t)                                                                         \
+    V(_ZnwmSt11align_val_t)                                                                        \
+    V(_ZnamSt11align_val_t)                                                                        \
+    V(_ZnwmSt11align_val_tRKSt9nothrow_t)                                                          \
+    V(_ZnamSt11align_val_tRKSt9nothrow_t)                                                          \
+    N(free)                                                                                        \
+    N(_ZdlPv)                                                                                      \
+    N(_ZdaPv)                                                                                      \
+    N(_ZdlPvm)                                                                                     \
+    N(_ZdaPvm)                                                                                     \
+    N(_ZdlPvRKSt9nothrow_t)                                                                        \
+    N(_ZdaPvRKSt9nothrow_t)                                                                        \
+    N(_ZdlPvSt11align_val_t)                                                                       \
+    N(_ZdaPvSt11align_val_t)                                                                       \
+    N(_ZdlPvmSt11align_val_t)                                                                      \
+    N(_ZdaPvmSt11align_val_t)                                                                      \
+    N(_ZdlPvSt11align_val_tRKSt9nothrow_t)                                                         \
+    N(_ZdaPvSt11align_val_tRKSt9nothrow_t)
 
 /* The hidden alias hs_own_<sym>, and the thunk hs_thunk_<sym> that enters it. */
 #define HS_OWN_ALIAS(sym)                                                                          \
     extern __typeof(sym) hs_own_##sym __attribute__((alias(#sym), copy(sym), visibility("hidden")));
 #define HS_OWN_THUNK(sym) HS_KEEPREGS_THUNK(hs_thunk_##sym, hs_own_##sym)
+#define HS_OWN_THUNK_VOID(sym) HS_KEEPALL_THUNK(hs_thunk_##sym, hs_own_##sym)
 #define HS_OWN_ENTRY(sym) {#sym, (void *)hs_thunk_##sym},
-HS_OWN_LIST(HS_OWN_ALIAS)
-HS_OWN_LIST(HS_OWN_THUNK)
-HS_HIDDEN const hs_own_entry_t hs_own_entries[] = {HS_OWN_LIST(HS_OWN_ENTRY){NULL, NULL}};
+HS_OWN_LIST(HS_OWN_ALIAS, HS_OWN_ALIAS)
+HS_OWN_LIST(HS_OWN_THUNK, HS_OWN_THUNK_VOID)
+HS_HIDDEN const hs_own_entry_t hs_own_entries[] = {
+    HS_OWN_LIST(HS_OWN_ENTRY, HS_OWN_ENTRY){NULL, NULL}};

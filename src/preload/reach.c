@@ -73,6 +73,13 @@ typedef struct {
     reach_list_t fam;            /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
     char fam_why[200];     /* the first refusal among them */
+    struct {
+        uint8_t prefix; /* index in reach_prefixes */
+        int8_t k;       /* hs_hooks_api_index */
+        void *addr;
+        size_t size;
+    } api[48]; /* an allocator's own API functions found in .symtab */
+    int napi;
     void *rust[HS_RUST_N]; /* Rust's local entry points found in .symtab, and their sizes */
     size_t rust_size[HS_RUST_N];
     bool off; /* HEAPSIFT_HOOKS=off or no hooks in this build */
@@ -319,6 +326,56 @@ static void reach_rust_one(reach_t *r, int k, void *addr, size_t size)
     reach_add(&r->bypass, msg);
 }
 
+/* Keeps name for reach_api_all when it is a hookable function of an allocator's API. */
+static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t size)
+{
+    for (size_t i = 0; i < sizeof(reach_prefixes) / sizeof(reach_prefixes[0]); i++) {
+        size_t n = strlen(reach_prefixes[i]);
+        int k = strncmp(name, reach_prefixes[i], n) == 0 ? hs_hooks_api_index(name + n) : -1;
+        if (k < 0)
+            continue;
+        if (r->napi < (int)(sizeof(r->api) / sizeof(r->api[0]))) {
+            r->api[r->napi].prefix = (uint8_t)i;
+            r->api[r->napi].k = (int8_t)k;
+            r->api[r->napi].addr = (void *)addr;
+            r->api[r->napi++].size = size;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* The API functions noted, of the first prefix found, frees first (hs_hooks_api). */
+static void reach_api_all(reach_t *r)
+{
+    char done[REACH_MAX] = "", why[160] = "", msg[REACH_MAX];
+    reach_list_t names = {done, 0, 0};
+    int prefix = r->napi ? r->api[0].prefix : -1;
+    const char *refused = NULL;
+    for (int k = 0; k < 16; k++)
+        for (int i = 0; i < r->napi; i++) {
+            if (r->api[i].k != k || r->api[i].prefix != prefix)
+                continue;
+            int rc = hs_hooks_api(reach_prefixes[prefix], k, r->api[i].addr, r->api[i].size, why,
+                                  sizeof(why));
+            if (rc == 0 || rc == HS_HOOKS_NOOP)
+                reach_add(&names, rc == 0 ? "hooked" : "noop");
+            else if (!refused)
+                refused = why[0] ? why : "not hooked";
+            r->off |= rc == -ENOSYS;
+        }
+    if (prefix < 0)
+        return;
+    if (!refused) {
+        snprintf(msg, sizeof(msg), "%s* (its own API)", reach_prefixes[prefix]);
+        reach_add(&r->hooked, msg);
+    } else {
+        snprintf(msg, sizeof(msg), "%s* (an allocator's own API%s%.200s)", reach_prefixes[prefix],
+                 r->off ? "" : "; not hooked: ", r->off ? "" : refused);
+        reach_add(&r->bypass, msg);
+    }
+}
+
 /* Rust's entry points, __rust_dealloc first (hs_hooks_rust). */
 static void reach_rust_all(reach_t *r)
 {
@@ -367,6 +424,8 @@ static bool reach_symtab_scan(reach_t *r, uint32_t *fam, uintptr_t base, const u
                 r->rust_size[ri] = s[k].st_size;
             } else if (local || hs_hooks_hooked((void *)(base + s[k].st_value)))
                 continue; /* an allocator's internals, or an alias of a hooked entry */
+            else if (reach_api_note(r, name, base + s[k].st_value, s[k].st_size))
+                continue; /* hookable: hooked after the scan (reach_api_all) */
             else if (strncmp(name, "_rjem_", 6) == 0 && reach_is_api(name))
                 reach_add(&r->bypass, "_rjem_* (jemalloc linked into the executable)");
             else if (strncmp(name, "je_", 3) == 0 && reach_is_api(name))
@@ -415,6 +474,7 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
     bool symtab = reach_symtab_scan(r, &bits, base, p, (size_t)st.st_size);
     munmap(p, (size_t)st.st_size);
     reach_rust_all(r);
+    reach_api_all(r);
     if (r->hooked.n || r->fam.n)
         return; /* exported, so found by dlsym: already hooked or said */
     /* A stripped executable that imports no malloc at all, yet is dynamically linked: it

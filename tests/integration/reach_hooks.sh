@@ -7,6 +7,9 @@
 #    sites_exact.sh, sites_sampled.sh and cxx.sh on those builds (HS_SITES_PROG);
 #  - own_malloc (its executable defines malloc, free, calloc and realloc; main keeps values
 #    in registers across its calls, as GCC's -fipa-ra allows): exact counts;
+#  - prefixed_alloc, which allocates only through jemalloc-style names (je_malloc,
+#    je_mallocx, je_calloc, je_realloc, je_sdallocx; its realloc keeps its result in rax
+#    across its call of je_free): exact;
 #  - Rust (tests/programs/rust, built here with rustc, no crates): sites in a library crate
 #    under a #[global_allocator] of the program's own (a bump allocator over mmap), whose
 #    allocations reach only __rust_alloc: exact; on the default allocator, and under one of
@@ -96,6 +99,17 @@ grep -qx 'done 3000' "$T/own.out" || fail "own_malloc: output changed: $(cat "$T
 says own "reach: hooked in place: free, malloc, calloc, realloc (defined by own_malloc)"
 exactly own alloc_objects main flat 3000
 exactly own inuse_space main flat 3000000
+
+# --- an allocator's own prefixed API (je_malloc, je_mallocx, je_sdallocx, ...) ------------
+run prefixed "$BUILD/programs/prefixed_alloc"
+grep -qx 'prefixed done' "$T/prefixed.out" || fail "prefixed_alloc: $(cat "$T/prefixed.out")"
+says prefixed "reach: hooked in place: je_* (its own API)"
+exactly prefixed alloc_objects site_je_malloc flat 1000
+exactly prefixed inuse_objects site_je_malloc flat 500
+exactly prefixed alloc_space site_je_mallocx flat 512000
+exactly prefixed inuse_space site_je_calloc flat 76800
+exactly prefixed alloc_objects site_je_realloc flat 400
+exactly prefixed inuse_space site_je_realloc flat 60000
 
 # --- Rust ----------------------------------------------------------------------------------
 RUSTC=$(command -v rustc || true)
