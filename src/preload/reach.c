@@ -72,7 +72,7 @@ typedef struct {
     reach_list_t hooked, bypass; /* bypass: each entry with where and why */
     reach_list_t fam;            /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
-    char fam_why[200];     /* the first refusal among them */
+    char fam_why[200]; /* the first refusal among them */
     struct {
         uint8_t prefix; /* index in reach_prefixes */
         int8_t k;       /* hs_hooks_api_index */
