@@ -11,7 +11,7 @@
 # intervals count it as a miss. The table gives each site's coverage under both; the
 # integration test tests/integration/ci_few_samples.sh runs the ladder with fewer seeds.
 # usage: sh bench/ci_coverage.sh BUILD [--record]
-# env: SEEDS (250), MODES ("ladder all")
+# env: SEEDS (250), MODES ("ladder all"), SEED_BASE (0: seeds SEED_BASE+1..SEED_BASE+SEEDS)
 set -eu
 BENCH_NO_BEFORE=1
 . "$(dirname "$0")/common.sh"
@@ -25,6 +25,7 @@ for f in "$lib" "$cli" "$prog"; do
     [ -x "$f" ] || [ -f "$f" ] || { echo "ci_coverage: no $f (build first)" >&2; exit 1; }
 done
 seeds=${SEEDS:-250}
+base=${SEED_BASE:-0}
 modes=${MODES:-ladder all}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-cicov.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -48,8 +49,8 @@ rows() {
 for mode in $modes; do
     "$prog" "$mode" --expect | awk -v m="$mode" '$2 == "flat" && $6 > 0 { print m, $1, $6 }' \
         >>"$tmp/truth"
-    s=1
-    while [ "$s" -le "$seeds" ]; do
+    s=$((base + 1))
+    while [ "$s" -le "$((base + seeds))" ]; do
         HEAPSIFT_SEED=$s HEAPSIFT_OUT="$tmp/p.pb.gz" LD_PRELOAD="$lib" "$prog" "$mode" \
             2>"$tmp/err" || { echo "ci_coverage: $mode seed $s: $(head -n 2 "$tmp/err")" >&2; exit 1; }
         rows "$mode" "$tmp/p.pb.gz" | sed "s/^/$s /" >>"$tmp/rows"
@@ -64,7 +65,7 @@ done
     echo "## $started: coverage of the 95% intervals over seeds (bench/ci_coverage.sh)"
     echo
     bench_machine "$loadavg" "$lib"
-    echo "- $seeds seeds (HEAPSIFT_SEED=1..$seeds) per mode, tests/programs/sites $modes, default rate 524288; inuse_space of each site's row"
+    echo "- $seeds seeds (HEAPSIFT_SEED=$((base + 1))..$((base + seeds))) per mode, tests/programs/sites $modes, default rate 524288; inuse_space of each site's row"
     echo
     echo "| mode | site | truth (MB) | mean effective samples | normal interval covers (before) | exact Poisson interval covers (now) | now: truth above the interval | now: below |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
