@@ -261,7 +261,7 @@ HS_EXPORT int heapsift_attach_finish(char *path, size_t cap)
         return -ENOENT;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
-    int rc = hs_dump_ex(NULL, "heap", 0);
+    int rc = hs_dump_ex(NULL, "heap", HS_DUMP_FINAL); /* -o names the file as given */
     if (rc == 0 && path && cap)
         hs_dump_last_path(path, cap);
     heapsift_set_active(0);
