@@ -663,8 +663,9 @@ static int at_finish(pid_t pid, const char *verb)
 {
     uintptr_t fn;
     if (!at_remote_sym(pid, "libheapsift", "heapsift_attach_finish", &fn)) {
-        hs_cli_error("%s: process %d has no libheapsift.so loaded by heapsift attach", verb,
-                     (int)pid);
+        hs_cli_error("%s: process %d is not attached (no libheapsift.so loaded by heapsift "
+                     "attach)",
+                     verb, (int)pid);
         return AT_TARGET;
     }
     at_sess_t s;
