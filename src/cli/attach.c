@@ -953,16 +953,22 @@ int hs_cmd_attach(int argc, char **argv)
 
 int hs_cmd_detach(int argc, char **argv)
 {
+    static const struct option longs[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     pid_t pid;
-    if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", longs, NULL)) != -1) {
+        if (c != 'h')
+            return hs_cli_bad_option("detach", c, argv);
         at_usage(stdout);
         return AT_OK;
     }
-    if (argc != 2) {
+    if (optind != argc - 1) {
         hs_cli_error("detach: one process id expected (see heapsift detach --help)");
         return AT_USAGE;
     }
-    int rc = at_parse_pid("detach", argv[1], &pid);
+    int rc = at_parse_pid("detach", argv[optind], &pid);
     if (rc != AT_OK)
         return rc;
     at_catch_signals();
