@@ -6,6 +6,9 @@
 #ifndef HS_CLI_H
 #define HS_CLI_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* argv[0] is the verb name. A verb lives in src/cli/<verb>.c; main.c lists every verb. */
 int hs_cmd_run(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);
@@ -23,6 +26,30 @@ int hs_cmd_web(int argc, char **argv);
 int hs_cmd_suspects(int argc, char **argv);
 int hs_cmd_check(int argc, char **argv);
 int hs_cmd_lifetimes(int argc, char **argv);
+int hs_cmd_attach(int argc, char **argv);
+int hs_cmd_detach(int argc, char **argv);
+
+/* run.c's options (each sets one HEAPSIFT_* variable), shared with attach.c. */
+typedef struct {
+    const char *opt;   /* long option */
+    int short_opt;     /* 0 if none */
+    const char *env;   /* variable it sets */
+    const char *fixed; /* value for flag options, NULL when it takes an argument */
+    const char *help;
+} hs_run_opt_t;
+const hs_run_opt_t *hs_run_opts(size_t *n);
+/* Sets option i's variable in this process's environment (paths made absolute). 0 or -1
+ * (said). */
+int hs_run_set_option(size_t i, const char *value);
+/* The library: given, else next to this executable, ../lib, or the install directory. */
+const char *hs_run_find_lib(const char *given, char *out, size_t cap);
+/* 0, or the exit status after saying why the directory of env's path cannot be written. */
+int hs_run_check_dir(const char *env, const char *what);
+/* Checks the HEAPSIFT_* variables of this environment with the library: 0, 1 (bad value,
+ * said by the library) or 3. */
+int hs_run_probe(const char *lib);
+/* Whether path is an ELF executable with no program interpreter. */
+bool hs_run_is_static(const char *path);
 
 /* Prints "heapsift: error: <formatted>" and a newline on stderr. */
 void hs_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

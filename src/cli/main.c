@@ -35,6 +35,8 @@ static const hs_verb_t verbs[] = {
     {"check", hs_cmd_check, "CI assertions on a profile (budgets, growth)"},
     {"lifetimes", hs_cmd_lifetimes, "which sites churn short-lived memory"},
     {"web", hs_cmd_web, "a live web UI over profiles and processes"},
+    {"attach", hs_cmd_attach, "profile a running process for N seconds, or until detach"},
+    {"detach", hs_cmd_detach, "write an attached process's profile and leave heapsift inert"},
 };
 
 void hs_cli_error(const char *fmt, ...)

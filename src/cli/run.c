@@ -23,13 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct {
-    const char *opt;   /* long option */
-    int short_opt;     /* 0 if none */
-    const char *env;   /* variable it sets */
-    const char *fixed; /* value for flag options, NULL when it takes an argument */
-    const char *help;
-} run_opt_t;
+typedef hs_run_opt_t run_opt_t;
 
 static const run_opt_t run_opts[] = {
     {"out", 'o', "HEAPSIFT_OUT", NULL, "output path pattern (%p pid, %n dump number, %k kind)"},
@@ -481,4 +475,39 @@ int hs_cmd_run(int argc, char **argv)
         free(report);
     }
     return rc;
+}
+
+/* ---- shared with attach.c: the same options, library lookup and checks ------------- */
+
+const hs_run_opt_t *hs_run_opts(size_t *n)
+{
+    *n = RUN_NOPTS;
+    return run_opts;
+}
+
+int hs_run_set_option(size_t i, const char *value)
+{
+    if (run_opts[i].fixed)
+        return setenv(run_opts[i].env, run_opts[i].fixed, 1);
+    return run_set_path(run_opts[i].env, value);
+}
+
+const char *hs_run_find_lib(const char *given, char *out, size_t cap)
+{
+    return run_find_lib(given, out, cap);
+}
+
+int hs_run_check_dir(const char *env, const char *what)
+{
+    return run_check_dir(env, what);
+}
+
+int hs_run_probe(const char *lib)
+{
+    return run_probe(lib);
+}
+
+bool hs_run_is_static(const char *path)
+{
+    return run_is_static(path);
 }

@@ -32,6 +32,7 @@
 #include "pprof.h"
 #include "profile.h"
 #include "reach.h"
+#include "attach.h"
 #include "runreport.h"
 #include "report.h"
 #include "stacktab.h"
@@ -543,6 +544,8 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     dump_estimate(p, m, var);
     if (hs_reach_comment()) /* calls heapsift cannot see: never an empty profile in silence */
         hs_profile_add_comment(p, hs_reach_comment());
+    if (hs_attach_comment()) /* where heapsift's knowledge starts (heapsift attach) */
+        hs_profile_add_comment(p, hs_attach_comment());
     char acct[8][200];
     int na = hs_acct_format(&m->acct, acct, 8);
     for (int i = 0; i < na; i++)
@@ -821,6 +824,15 @@ bool hs_dump_is_root(void)
     return !dump_needs_pid();
 }
 
+static char dump_last[4096]; /* the last file written (dump lock) */
+
+void hs_dump_last_path(char *out, size_t cap)
+{
+    hs_lock(&dump_lock, HS_RANK_DUMP);
+    snprintf(out, cap, "%s", dump_last);
+    hs_unlock(&dump_lock, HS_RANK_DUMP);
+}
+
 static int dump_locked(const char *path, const char *kind, unsigned flags)
 {
     char buf[4096];
@@ -842,6 +854,8 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
         dump_leaks(&c, kind);
     if (rc == 0 && named)
         hs_triggers_wrote(kind, path);
+    if (rc == 0)
+        snprintf(dump_last, sizeof(dump_last), "%s", path);
     if (rc == 0)
         hs_runreport_note(path, c.prof);
     dump_ctx_free(&c);

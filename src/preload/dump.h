@@ -6,6 +6,7 @@
 #ifndef HS_DUMP_H
 #define HS_DUMP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Writes a profile to path (NULL: next name from the pattern). Returns 0 or -errno. */
@@ -24,6 +25,8 @@ enum {
 int hs_dump_ex(const char *path, const char *kind, unsigned flags);
 /* Writes a profile to fd: format 0 gzipped pprof, 1 uncompressed pprof. 0 or -errno. */
 int hs_dump_fd(int fd, int format);
+/* The path of the last profile written to a file ("" if none yet), for attach. */
+void hs_dump_last_path(char *out, size_t cap);
 /* Profiles written and dumps failed since start. */
 void hs_dump_counts(uint64_t *written, uint64_t *failed);
 /* In-memory profiles (the HTTP endpoint). A base is a copy of every stack's four values

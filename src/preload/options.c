@@ -1,6 +1,8 @@
 /*
  * Options: every HEAPSIFT_* variable, read once from the environment at initialisation
- * through one table (name, default, parser, bounds). getenv only; no allocation. A bad
+ * through one table (name, default, parser, bounds). getenv only (or, for a library
+ * injected by `heapsift attach`, the same names looked up in its options file: attach.c);
+ * no allocation. A bad
  * value is reported in one line naming the variable and the value, and the caller turns
  * profiling off: the program then runs unprofiled rather than dying.
  */
@@ -15,6 +17,19 @@
 #include <string.h>
 
 hs_options_t hs_opt;
+
+static const char *options_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+/* Where hs_options_load reads values: the environment, or attach's options file. */
+static const char *(*options_source)(const char *name) = options_getenv;
+
+void hs_options_set_source(const char *(*lookup)(const char *name))
+{
+    options_source = lookup ? lookup : options_getenv;
+}
 
 typedef enum {
     HS_OPT_STR,
@@ -295,7 +310,7 @@ int hs_options_load(void)
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
         if (defs[i].def) /* NULL: unset by default */
             options_apply(&defs[i], defs[i].def);
-        const char *v = getenv(defs[i].name);
+        const char *v = options_source(defs[i].name);
         if (!v)
             continue;
         int bad = options_apply(&defs[i], v);

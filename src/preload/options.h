@@ -48,4 +48,8 @@ extern hs_options_t hs_opt HS_HIDDEN;
  * the bad variable and value (the caller then turns profiling off). */
 int hs_options_load(void);
 
+/* Makes hs_options_load look values up with lookup (NULL: getenv again). attach.c's
+ * options file uses it: the same names, values and checks as the environment. */
+void hs_options_set_source(const char *(*lookup)(const char *name));
+
 #endif

@@ -707,6 +707,40 @@ uintptr_t hs_patch_fixup_pc(uintptr_t pc)
     return to;
 }
 
+/* One pass over every patch: installed ones removed (restore false) or removed ones put
+   back with their own hook and trampoline (restore true). The first error is returned;
+   the others are still tried. */
+static int patch_each(bool restore)
+{
+    int rc = 0;
+    hs_lock(&patch_lock, HS_RANK_PATCH);
+    for (int i = 0; i < patch_nrecs; i++) {
+        patch_rec_t *rec = &patch_recs[i];
+        char why[8];
+        int r = 0;
+        if (!restore && rec->installed) {
+            r = patch_write_code(rec->at, rec->orig, rec->len);
+            rec->installed = r != 0;
+        } else if (restore && !rec->installed) {
+            r = patch_reinstall(rec, rec->hook, NULL, why, sizeof(why));
+        }
+        if (r != 0 && rc == 0)
+            rc = r;
+    }
+    hs_unlock(&patch_lock, HS_RANK_PATCH);
+    return rc;
+}
+
+int hs_patch_remove_all(void)
+{
+    return patch_each(false);
+}
+
+int hs_patch_restore_all(void)
+{
+    return patch_each(true);
+}
+
 #else /* not x86-64 */
 
 int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
@@ -732,6 +766,16 @@ int hs_patch_remove(void *target)
 uintptr_t hs_patch_fixup_pc(uintptr_t pc)
 {
     (void)pc;
+    return 0;
+}
+
+int hs_patch_remove_all(void)
+{
+    return 0;
+}
+
+int hs_patch_restore_all(void)
+{
     return 0;
 }
 

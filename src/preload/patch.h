@@ -47,6 +47,12 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
    negative errno from mprotect. The trampoline stays mapped (a thread may be inside it). */
 int hs_patch_remove(void *target);
 
+/* Every patch removed, or every removed patch put back (its hook, its trampoline: the
+   originals handed out stay valid). For attach's detach and re-attach, with the other
+   threads stopped for restore (see hs_patch_fixup_pc). 0 or the first negative errno. */
+int hs_patch_remove_all(void);
+int hs_patch_restore_all(void);
+
 /*
  * For a thread stopped by the caller (attach's injector, or an in-process stop) whose pc
  * lies inside the bytes a patch replaced, at an instruction boundary after the first:

@@ -19,6 +19,7 @@
 #include "triggers.h"
 #include "iothread.h"
 #include "reach.h"
+#include "attach.h"
 #include "termsig.h"
 #include "labels.h"
 #include "leaks.h"
@@ -168,6 +169,8 @@ static int recorder_options_rc; /* hs_options_load's verdict, for HEAPSIFT_PROBE
 void hs_init(void)
 {
     int expected = HS_STATE_UNINIT;
+    if (hs_attach_hold())
+        return; /* injected by heapsift attach: heapsift_attach_init starts it (attach.c) */
     if (!__atomic_compare_exchange_n(&hs_state, &expected, HS_STATE_INITING, false,
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;

@@ -127,6 +127,7 @@ for v in $verbs; do
     done
     case $v in
     run) continue ;; # runs a command, not a file (tests/integration/cli_run.sh)
+    attach | detach) continue ;; # take a process id (tests/integration/attach_refuse.sh)
     convert) set -- --to pprof "$MISSING" ;;
     merge) set -- -o "$T/merged.pb.gz" "$MISSING" ;;
     diff) set -- "$MISSING" "$MISSING" ;;

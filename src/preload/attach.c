@@ -1,0 +1,275 @@
+/*
+ * Attach: the library's side of `heapsift attach PID` (src/cli/attach.c owns ptrace). The
+ * injector dlopens libheapsift.so into a running process through a symlink in a directory
+ * of its own (/tmp/heapsift-attach-XXXXXX/libheapsift.so.0), so the constructors, seeing
+ * that path, start nothing (hs_attach_hold) and the target's environment is never read
+ * nor touched. It then calls, on one of the target's threads with every other thread
+ * stopped:
+ *   - heapsift_attach_init(optfile, ...): the options from the file (the HEAPSIFT_* names
+ *     and values of the environment, one NAME=VALUE a line, read by options.c's one
+ *     table), hs_init, the hooks (reach.c patches libc's or the program's malloc family
+ *     in place: a library loaded last is never reached through symbol lookup), and what
+ *     the constructors start (termination signals, triggers, HTTP). A second attach to
+ *     the same process finds the library loaded (dlopen reuses the file's one copy) and
+ *     puts the patches back, with the new -o and --rate; the other options stay the
+ *     first attach's.
+ *   - heapsift_attach_finish(...): the profile written to the -o pattern, sampling off,
+ *     every patch removed and the live table emptied (frees are not seen once detached,
+ *     so its entries would go stale). The library stays loaded, inert.
+ * Blocks allocated before the attach are unknown: their frees fail the live filter as an
+ * unsampled block's do (the same cost), and the profiles say where knowledge starts
+ * (hs_attach_comment, shown in `heapsift top`'s header).
+ * Never on an allocation path.
+ */
+#define _GNU_SOURCE
+#include "attach.h"
+#include "core.h"
+#include "dump.h"
+#include "http.h"
+#include "livetab.h"
+#include "log.h"
+#include "options.h"
+#include "patch.h"
+#include "reach.h"
+#include "recorder.h"
+#include "termsig.h"
+#include "triggers.h"
+
+#include "heapsift.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ATTACH_OPTS_MAX 16384
+#define ATTACH_FORGET_BATCH 1024
+
+HS_EXPORT int heapsift_attach_init(const char *optfile, uintptr_t *pcs, size_t npcs, char *msg,
+                                   size_t msglen);
+HS_EXPORT int heapsift_attach_finish(char *path, size_t cap);
+
+static int attach_mode = -1; /* 1: loaded by the injector; 0: not; -1: not known yet */
+static int attach_began;     /* heapsift_attach_init has run: hs_init may proceed */
+static unsigned attach_count;
+static bool attach_on;
+static char attach_line[200];
+/* The options files: [0] the first attach's, kept for life (hs_opt's strings point into
+ * it); [1] a later attach's, of which only -o and --rate are taken. NUL-separated lines. */
+static char attach_opts[2][ATTACH_OPTS_MAX];
+static const char *attach_src;
+static uintptr_t attach_addrs[ATTACH_FORGET_BATCH];
+static size_t attach_naddrs;
+
+bool hs_attach_hold(void)
+{
+    if (__atomic_load_n(&attach_began, __ATOMIC_ACQUIRE))
+        return false;
+    int m = __atomic_load_n(&attach_mode, __ATOMIC_RELAXED);
+    if (m < 0) {
+        Dl_info di;
+        m = dladdr((void *)&hs_attach_hold, &di) && di.dli_fname &&
+            strstr(di.dli_fname, HS_ATTACH_DIR_MARK) != NULL;
+        __atomic_store_n(&attach_mode, m, __ATOMIC_RELAXED);
+    }
+    return m == 1;
+}
+
+const char *hs_attach_comment(void)
+{
+    return attach_line[0] ? attach_line : NULL;
+}
+
+static const char *attach_lookup(const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *l = attach_src; l && *l; l += strlen(l) + 1)
+        if (strncmp(l, name, n) == 0 && l[n] == '=')
+            return l + n + 1;
+    return NULL;
+}
+
+/* Reads path into buf as NUL-separated lines. Plain system calls, not fdio.h: on a
+ * re-attach heapsift's I/O thread is stopped with the others, and with every thread of the
+ * program stopped no one can close or reuse the descriptor meanwhile. */
+static int attach_read(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t n = 0;
+    ssize_t k = 0;
+    while (n + 2 < cap && (k = read(fd, buf + n, cap - 2 - n)) > 0)
+        n += (size_t)k;
+    int rc = k < 0 ? -errno : n + 2 >= cap ? -E2BIG : 0;
+    close(fd);
+    buf[n] = buf[n + 1] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '\n')
+            buf[i] = '\0';
+    return rc;
+}
+
+static void attach_say(char *msg, size_t msglen, const char *what)
+{
+    if (msg && msglen)
+        snprintf(msg, msglen, "%s", what);
+}
+
+static void attach_stamp(void)
+{
+    char when[40];
+    struct tm tm;
+    time_t now = time(NULL);
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(attach_line, sizeof(attach_line),
+             "attach: attached at %s (attach %u); allocations made before it are not seen", when,
+             attach_count + 1);
+}
+
+/* The first attach: options, initialisation, hooks, and what the constructors start. */
+static int attach_first(char *msg, size_t msglen)
+{
+    attach_src = attach_opts[0];
+    hs_options_set_source(attach_lookup);
+    __atomic_store_n(&attach_began, 1, __ATOMIC_RELEASE);
+    hs_init();
+    hs_options_set_source(NULL);
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON) {
+        attach_say(msg, msglen,
+                   "the library refused the options or could not start (the target's stderr "
+                   "says why)");
+        return -EINVAL;
+    }
+    attach_stamp();
+    hs_reach_detect();
+    hs_termsig_install();
+    hs_triggers_start();
+    hs_http_start();
+    attach_say(msg, msglen, hs_reach_comment() ? hs_reach_comment() : "nothing hooked");
+    return 0;
+}
+
+/* A later attach: -o and --rate from the new file, counts restarted, patches back. */
+static int attach_again(char *msg, size_t msglen)
+{
+    hs_options_t keep = hs_opt;
+    attach_src = attach_opts[1];
+    hs_options_set_source(attach_lookup);
+    int rc = hs_options_load(); /* hs_opt.out is options.c's own copy: taken below */
+    hs_options_set_source(NULL);
+    uint64_t rate = hs_opt.rate;
+    const char *out = hs_opt.out;
+    hs_opt = keep;
+    hs_opt.out = out;
+    if (rc != 0 || rate == 0) {
+        attach_say(msg, msglen, rc ? "bad options (the target's stderr says which)" : "rate 0");
+        return -EINVAL;
+    }
+    __atomic_store_n(&hs_state, HS_STATE_ON, __ATOMIC_RELEASE);
+    heapsift_set_rate(rate);
+    heapsift_reset();
+    rc = hs_patch_restore_all();
+    if (rc != 0) {
+        attach_say(msg, msglen, "the hooks could not be put back");
+        __atomic_store_n(&hs_state, HS_STATE_OFF, __ATOMIC_RELEASE);
+        return rc;
+    }
+    attach_stamp();
+    heapsift_set_active(1);
+    attach_say(msg, msglen,
+               "re-attached: the library was loaded already; -o and --rate apply, the other "
+               "options are the first attach's");
+    return 0;
+}
+
+/*
+ * Called by the injector on a stopped thread of the target, every other thread stopped.
+ * pcs[npcs]: the stopped threads' program counters (the calling thread's saved one among
+ * them); each is replaced by where that thread must resume (hs_patch_fixup_pc: a thread
+ * stopped inside bytes just patched moves to the same instruction in the trampoline), or
+ * 0 when it need not move. msg gets one line for the user (what was hooked, or why not).
+ * 0, or -EALREADY (profiled from its start), -EBUSY (attached already), -EINVAL (options
+ * refused), or the error reading optfile.
+ */
+HS_EXPORT int heapsift_attach_init(const char *optfile, uintptr_t *pcs, size_t npcs, char *msg,
+                                   size_t msglen)
+{
+    attach_say(msg, msglen, "");
+    if (!hs_attach_hold() && !__atomic_load_n(&attach_began, __ATOMIC_ACQUIRE)) {
+        attach_say(msg, msglen,
+                   "the process loaded libheapsift.so itself (LD_PRELOAD or heapsift run): it "
+                   "is profiled already");
+        return -EALREADY;
+    }
+    if (attach_on) {
+        attach_say(msg, msglen, "attached already (heapsift detach PID ends it)");
+        return -EBUSY;
+    }
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    int rc = attach_read(optfile, attach_opts[attach_count ? 1 : 0], ATTACH_OPTS_MAX);
+    if (rc != 0)
+        attach_say(msg, msglen, "cannot read the options file");
+    else
+        rc = attach_count ? attach_again(msg, msglen) : attach_first(msg, msglen);
+    if (rc == 0) {
+        attach_count++;
+        attach_on = true;
+    }
+    for (size_t i = 0; pcs && i < npcs; i++)
+        pcs[i] = hs_patch_fixup_pc(pcs[i]);
+    hs_guard_exit(t);
+    return rc;
+}
+
+static void attach_collect(hs_live_t *e, void *arg)
+{
+    (void)arg;
+    if (attach_naddrs < ATTACH_FORGET_BATCH)
+        attach_addrs[attach_naddrs++] = e->addr;
+}
+
+/* Empties the live table: once the patches are gone, frees are not seen. */
+static void attach_forget_all(void)
+{
+    do {
+        attach_naddrs = 0;
+        hs_livetab_each(attach_collect, NULL);
+        for (size_t i = 0; i < attach_naddrs; i++)
+            hs_forget((void *)attach_addrs[i]);
+    } while (attach_naddrs == ATTACH_FORGET_BATCH);
+}
+
+/*
+ * Called by the injector (`heapsift detach`, or the end of `attach --seconds`) on one
+ * stopped thread; the other threads may run (removing a patch is safe under running
+ * threads: patch.c). Writes the profile to the -o pattern (path gets where), then turns
+ * sampling off and makes the hooks inert. 0, -ENOENT (not attached), or the dump's error
+ * (the hooks are removed all the same).
+ */
+HS_EXPORT int heapsift_attach_finish(char *path, size_t cap)
+{
+    if (path && cap)
+        path[0] = '\0';
+    if (!attach_on)
+        return -ENOENT;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    int rc = hs_dump_ex(NULL, "heap", HS_DUMP_FINAL); /* -o names the file as given */
+    if (rc == 0 && path && cap)
+        hs_dump_last_path(path, cap);
+    heapsift_set_active(0);
+    int rc2 = hs_patch_remove_all();
+    attach_forget_all();
+    __atomic_store_n(&hs_state, HS_STATE_OFF, __ATOMIC_RELEASE);
+    attach_on = false;
+    attach_line[0] = '\0';
+    hs_guard_exit(t);
+    return rc ? rc : rc2;
+}
