@@ -719,7 +719,7 @@ static int patch_each(bool restore)
         char why[8];
         int r = 0;
         if (!restore && rec->installed) {
-            r = patch_write_code(rec->at, rec->orig, rec->len);
+            r = hs_patch_write_code(rec->at, rec->orig, rec->len);
             rec->installed = r != 0;
         } else if (restore && !rec->installed) {
             r = patch_reinstall(rec, rec->hook, NULL, why, sizeof(why));
