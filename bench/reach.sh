@@ -34,11 +34,17 @@
 # free, the hooks' thunks (hs_thunk_*), and everything outside libheapsift.so over the
 # plain run (the patched entry's jmp, the stub's jmp, the trampoline's endbr64 and jump
 # back); and, per allocator, the hooked route's function-level breakdown.
+# Part 3, the workloads' instructions (callgrind, load-independent, what the noisy wall
+# ratios stand on): churn 2 x IR_OPS and cppmap IR_CPPMAP_OPS, whole process and loop
+# (worker_main, run inclusive), no profiler against heapsift at the default rate, linked
+# statically (the hooks) and dynamically on the allocator's shared library (interposition).
 # usage: sh bench/reach.sh BUILD [--quick] [--record] [--part]
 #   --quick   1 round, small inputs, 10 s time-out: checks that everything runs
 #   --part    print the tables only (bench/run.sh --reach includes them in its report)
 # env: ROUNDS (5; quick 1), OPS (churn's per thread, 8000000; quick 100000), CPPMAP_OPS
 #   (400000; quick 40000), TIMEOUT (60 s; quick 10), PAIRS_N (500000; quick 100000),
+#   IR_OPS (churn's per thread under callgrind, 500000; quick 20000), IR_CPPMAP_OPS
+#   (50000; quick 5000),
 #   ALLOCATORS ("tcmalloc tcmalloc_minimal jemalloc"), CC (gcc), CXX (g++)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,9 +78,11 @@ cli=$build/heapsift
 if [ "$quick" -eq 1 ]; then
     rounds=${ROUNDS:-1} ops=${OPS:-100000} cm_ops=${CPPMAP_OPS:-40000}
     timeout_s=${TIMEOUT:-10} pn=${PAIRS_N:-100000}
+    ir_ops=${IR_OPS:-20000} ir_cm=${IR_CPPMAP_OPS:-5000}
 else
     rounds=${ROUNDS:-5} ops=${OPS:-8000000} cm_ops=${CPPMAP_OPS:-400000}
     timeout_s=${TIMEOUT:-60} pn=${PAIRS_N:-500000}
+    ir_ops=${IR_OPS:-500000} ir_cm=${IR_CPPMAP_OPS:-50000}
 fi
 allocs=${ALLOCATORS:-tcmalloc tcmalloc_minimal jemalloc}
 for a in $allocs; do
@@ -123,6 +131,8 @@ echo "reach: compiling churn, cppmap and pairs against $allocs" >&2
 "$cxx" -std=gnu++17 -O2 -g -c -o "$tmp/cppmap.o" "$here/cppmap.cc"
 "$cc" -std=gnu11 -O2 -g -c -o "$tmp/pairs.o" "$here/pairs.c"
 "$cc" -o "$tmp/pairs-dynamic" "$tmp/pairs.o"
+"$cc" -pthread -o "$tmp/churn-dynamic" "$tmp/churn.o"
+"$cxx" -o "$tmp/cppmap-dynamic" "$tmp/cppmap.o"
 for a in $allocs; do
     for p in churn cppmap pairs; do
         # shellcheck disable=SC2046 # the flags are split on purpose
@@ -393,6 +403,51 @@ for a in $allocs; do
     done
 done
 
+# Part 3. ir_run ALLOC ROUTE CONFIG WORKLOAD: one callgrind run of the whole workload;
+# appends "workload alloc route config total loop" to $tmp/ir.
+ir_run() {
+    a=$1 route=$2 c=$3 w=$4
+    case $w in
+    churn) set -- 2 "$ir_ops" ;;
+    cppmap) set -- "$ir_cm" 100000 ;;
+    esac
+    exe=$tmp/$w-$a pre=""
+    if [ "$route" = shared ]; then
+        exe=$tmp/$w-dynamic pre=$(r_shared "$a")
+    fi
+    [ "$c" = hs ] && pre="$lib${pre:+ $pre}"
+    env ${pre:+"LD_PRELOAD=$pre"} "HEAPSIFT_OUT=$tmp/ir.%p.pb.gz" HEAPSIFT_SEED=1 \
+        valgrind --tool=callgrind --smc-check=all --callgrind-out-file="$tmp/ir.out" \
+        "$exe" "$@" >/dev/null 2>"$tmp/ir.err" ||
+        { echo "reach: callgrind failed ($w-$a):" >&2; tail -n 5 "$tmp/ir.err" >&2; exit 1; }
+    if [ "$c" = hs ] && [ "$route" = static ] &&
+        { ! grep -q '^heapsift: reach: hooked in place' "$tmp/ir.err" || grep -q bypass "$tmp/ir.err"; }
+    then
+        echo "reach: $w-$a under callgrind: not hooked in place:" >&2
+        grep reach "$tmp/ir.err" >&2 || true
+        exit 1
+    fi
+    # The loop's inclusive cost ("12,345 (1.2%)  file:func [obj]"; the "(pct)" may hold a
+    # space, so match on the function).
+    callgrind_annotate --inclusive=yes --threshold=100 "$tmp/ir.out" 2>/dev/null | awk \
+        -v w="$w" -v a="$a" -v route="$route" -v c="$c" \
+        -v total="$(sed -n 's/^summary: //p' "$tmp/ir.out")" '
+        function num(s) { gsub(",", "", s); return s + 0 }
+        $0 ~ /:worker_main \[/ && !loop { loop = num($1) }
+        $0 ~ /run\(unsigned long, unsigned long\) \[/ && !loop { loop = num($1) }
+        END { print w, a, route, c, total, loop + 0 }' >>"$tmp/ir"
+    rm -f "$tmp/ir.out" "$tmp"/ir.*.pb.gz
+}
+: >"$tmp/ir"
+echo "reach: callgrind, churn 2 x $ir_ops and cppmap $ir_cm, static and shared, $allocs" >&2
+for w in churn cppmap; do
+    for a in $allocs; do
+        for route in static shared; do
+            for c in plain hs; do ir_run "$a" "$route" "$c" "$w"; done
+        done
+    done
+done
+
 # The report.
 {
     if [ "$part" -eq 0 ]; then
@@ -400,6 +455,11 @@ done
         echo "## $(date -u '+%Y-%m-%d %H:%M UTC'): in-place hooks on statically linked allocators (bench/reach.sh$([ "$quick" -eq 1 ] && echo ', quick: figures not meaningful'))"
         echo
         bench_machine "$loadavg" "$lib"
+        libtime=$(stat -c %Y "$lib")
+        echo "- library built $(date -u -d "@$libtime" '+%Y-%m-%d %H:%M UTC'), HEAD then:" \
+            "$(git -C "$top" log -1 --format=%h --before="@$libtime" 2>/dev/null || echo unknown);" \
+            "library source files modified since the build:" \
+            "$(cd "$top" && find src include CMakeLists.txt -type f -newer "$lib" 2>/dev/null | wc -l)"
         echo "- load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
     else
         echo
@@ -501,6 +561,31 @@ done
             }
         }' "$tmp/cgf" | sort -t'|' -k4,4nr
     done
+    echo
+    echo "### The workloads' instructions, no profiler against heapsift (callgrind)"
+    echo
+    echo "\`churn 2 $ir_ops\` and \`cppmap $ir_cm 100000\` under \`valgrind --tool=callgrind" \
+        "--smc-check=all\`, heapsift at the default rate (HEAPSIFT_SEED=1): the whole process" \
+        "(start-up and the exit profile included) and the loop alone (worker_main, run;" \
+        "inclusive). static: the in-place hooks; shared: the same program dynamically" \
+        "linked, the allocator's shared library preloaded (behind heapsift: interposition)." \
+        "Load-independent."
+    echo
+    echo "| workload | allocator | route | Ir, no profiler | Ir, heapsift | ratio | loop ratio | extra Ir per operation (loop) |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    awk -v ops="$ir_ops" -v cm="$ir_cm" '
+    { t[$1, $2, $3, $4] = $5; l[$1, $2, $3, $4] = $6
+      k = $1 SUBSEP $2 SUBSEP $3; if (!(k in seen)) { seen[k] = 1; ks[++nk] = k } }
+    END {
+        for (i = 1; i <= nk; i++) {
+            split(ks[i], f, SUBSEP); w = f[1]; a = f[2]; r = f[3]
+            n = w == "churn" ? 2 * ops : cm
+            printf "| %s | %s | %s | %.0f | %.0f | %.3f | %.3f | %.1f |\n", w, a,
+                (r == "static" ? "static, in-place hooks" : "shared, interposition"),
+                t[w, a, r, "plain"], t[w, a, r, "hs"], t[w, a, r, "hs"] / t[w, a, r, "plain"],
+                l[w, a, r, "hs"] / l[w, a, r, "plain"], (l[w, a, r, "hs"] - l[w, a, r, "plain"]) / n
+        }
+    }' "$tmp/ir"
 } >"$tmp/report"
 cat "$tmp/report"
 [ "$record" -eq 0 ] || bench_record "$here" "$tmp/report"
