@@ -17,7 +17,7 @@
 # and, only when asked (--reach, --reach-only), a third:
 #   reach   (bench/reach.sh): churn and cppmap linked statically against tcmalloc and
 #           jemalloc, under heapsift's in-place hooks and the allocators' own profilers, and
-#           the hooked route's instructions per malloc+free (about 8 minutes more).
+#           the hooked route's instructions per malloc+free (about 9 minutes more).
 # Everything goes to stdout as Markdown; --record appends it to bench/history/DAY.md under a
 # dated heading with the machine, the load average and the commit. Profiles and other
 # files written during the runs go to a temporary directory that is removed.
