@@ -14,17 +14,24 @@
 #           samples from 10,000 stacks and the malloc latency of other threads during it;
 #           with the churn, memory and peer comparisons from the peers part, each line
 #           says PASS or FAIL against its target.
+# and, only when asked (--reach, --reach-only), a third:
+#   reach   (bench/reach.sh): churn and cppmap linked statically against tcmalloc and
+#           jemalloc, under heapsift's in-place hooks and the allocators' own profilers, and
+#           the hooked route's instructions per malloc+free (about 9 minutes more).
 # Everything goes to stdout as Markdown; --record appends it to bench/history/DAY.md under a
 # dated heading with the machine, the load average and the commit. Profiles and other
 # files written during the runs go to a temporary directory that is removed.
 # Called by `make bench` as `sh bench/run.sh BUILD`. POSIX sh (dash) on purpose.
 #
 # Usage: sh bench/run.sh BUILD [--record] [--quick] [--peers-only | --targets-only]
+#        [--reach | --reach-only]
 set -eu
 
 usage() {
     cat >&2 <<'EOF'
 usage: sh bench/run.sh BUILD [--record] [--quick] [--peers-only | --targets-only]
+                         [--reach | --reach-only]
+  --reach         also run the optional part reach (bench/reach.sh); --reach-only: only it
   --quick         1 round, small inputs, short time-outs: a smoke test (under 2 minutes)
   --record        append the report to bench/history/YYYY-MM-DD.md
   env: ROUNDS (5; quick 1), WORKLOADS ("churn lru bigalloc cppmap sqlite"),
@@ -40,12 +47,15 @@ build=""
 record=0
 quick=${QUICK:-0}
 parts="peers targets"
+reach=0
 for arg in "$@"; do
     case "$arg" in
     --record) record=1 ;;
     --quick) quick=1 ;;
     --peers-only) parts="peers" ;;
     --targets-only) parts="targets" ;;
+    --reach) reach=1 ;;
+    --reach-only) parts="" reach=1 ;;
     -h | --help) usage ;;
     -*) echo "bench: unknown option $arg" >&2; usage ;;
     *)
@@ -55,6 +65,7 @@ for arg in "$@"; do
     esac
 done
 [ -n "$build" ] || usage
+[ "$reach" -eq 0 ] || parts="${parts:+$parts }reach"
 case "$quick" in 0 | 1) ;; *) echo "bench: QUICK must be 0 or 1" >&2; exit 1 ;; esac
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -143,9 +154,17 @@ for part in $parts; do
     case "$part" in
     peers) peers_main ;;
     targets) targets_main ;;
+    reach)
+        # Its own programs and configurations; its tables only (--part).
+        ROUNDS=$rounds TIMEOUT=$timeout_s sh "$here/reach.sh" "$build" --part \
+            $([ "$quick" -eq 1 ] && echo --quick) >>"$report"
+        ;;
     esac
 done
-[ "$parts" = peers ] && targets_peers_rows
+case " $parts " in
+*" targets "*) ;;
+*" peers "*) targets_peers_rows ;;
+esac
 
 echo
 cat "$report"
