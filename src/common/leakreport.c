@@ -16,11 +16,21 @@
 #include <string.h>
 
 typedef struct {
-    size_t sample;  /* first sample of the stack */
-    double objects; /* summed inuse_objects */
-    double bytes;   /* summed inuse_space */
-    int rule;       /* suppression rule index, -1 = reported */
+    size_t sample;       /* first sample of the stack */
+    double objects;      /* summed inuse_objects */
+    double bytes;        /* summed inuse_space */
+    double uobj, ubytes; /* of which in samples labelled reachable=no */
+    int rule;            /* suppression rule index, -1 = reported */
 } leak_site_t;
+
+/* 1: the sample is labelled reachable=no, 0: reachable=yes, -1: no such label. */
+static int leak_unreachable(const hs_profile_t *p, const hs_sample_t *smp)
+{
+    for (size_t i = 0; i < smp->nlabels; i++)
+        if (strcmp(hs_profile_get_str(p, smp->labels[i].key), "reachable") == 0)
+            return strcmp(hs_profile_get_str(p, smp->labels[i].str), "no") == 0;
+    return -1;
+}
 
 static int leak_cmp_stack(const void *a, const void *b, void *arg)
 {
@@ -74,7 +84,8 @@ static int leak_match(const hs_profile_t *p, const hs_supp_t *s, const hs_sample
 }
 
 /* The stacks with live objects, summed, suppression decided. *n gets their count. */
-static leak_site_t *leak_sites(const hs_profile_t *p, const hs_supp_t *s, int io, int ib, size_t *n)
+static leak_site_t *leak_sites(const hs_profile_t *p, const hs_supp_t *s, int io, int ib, size_t *n,
+                               bool *reach)
 {
     size_t *idx = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*idx));
     leak_site_t *sites = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*sites));
@@ -95,6 +106,12 @@ static leak_site_t *leak_sites(const hs_profile_t *p, const hs_supp_t *s, int io
         leak_site_t *st = &sites[ns - 1];
         st->objects += (double)smp->values[io];
         st->bytes += (double)smp->values[ib];
+        int un = leak_unreachable(p, smp);
+        *reach |= un >= 0;
+        if (un == 1) {
+            st->uobj += (double)smp->values[io];
+            st->ubytes += (double)smp->values[ib];
+        }
         if (idx[i] < st->sample)
             st->sample = idx[i];
     }
@@ -151,8 +168,19 @@ static const char *leak_s(double n)
     return n == 1 ? "" : "s";
 }
 
+/* Under a site's frames: how much of it no pointer reaches. */
+static int leak_print_reach(const leak_site_t *st, const char *about, hs_buf_t *out)
+{
+    double robj = st->objects - st->uobj, rbytes = st->bytes - st->ubytes;
+    return hs_buf_printf(out,
+                         "heapsift:   reachability: unreachable %s%.0f bytes in %s%.0f object%s, "
+                         "reachable %s%.0f bytes in %s%.0f object%s\n",
+                         about, st->ubytes, about, st->uobj, leak_s(st->uobj), about, rbytes, about,
+                         robj, leak_s(robj));
+}
+
 static int leak_print_sites(const hs_profile_t *p, const leak_site_t *sites, size_t n,
-                            const hs_leak_opts_t *o, hs_buf_t *out)
+                            const hs_leak_opts_t *o, bool reach, hs_buf_t *out)
 {
     const char *about = o->rate > 1 ? "~" : "";
     size_t shown = 0;
@@ -173,6 +201,8 @@ static int leak_print_sites(const hs_profile_t *p, const leak_site_t *sites, siz
                           sites[i].bytes, about, sites[i].objects, leak_s(sites[i].objects));
         if (rc == 0)
             rc = leak_frames(p, &p->samples[sites[i].sample], out);
+        if (rc == 0 && reach)
+            rc = leak_print_reach(&sites[i], about, out);
         if (rc == 0)
             rc = hs_buf_printf(out, "\n");
     }
@@ -233,6 +263,13 @@ static int leak_print_summary(const hs_leak_result_t *r, const hs_leak_opts_t *o
                            about, r->bytes, about, r->objects, leak_s(r->objects), r->sites,
                            r->sites == 1 ? "" : "s", how, r->suppressed_sites,
                            r->suppressed_sites == 1 ? "" : "s", supp, o->program, o->pid);
+    if (rc == 0 && r->reach)
+        rc = hs_buf_printf(out,
+                           "heapsift: of which unreachable (no pointer to them found): %s%.0f "
+                           "bytes in %s%.0f object%s from %" PRIu64 " site%s\n",
+                           about, r->unreach_bytes, about, r->unreach_objects,
+                           leak_s(r->unreach_objects), r->unreach_sites,
+                           r->unreach_sites == 1 ? "" : "s");
     return rc;
 }
 
@@ -258,6 +295,9 @@ static size_t leak_tally(leak_site_t *sites, size_t n, hs_supp_t *s, hs_leak_res
         r->sites++;
         r->objects += sites[i].objects;
         r->bytes += sites[i].bytes;
+        r->unreach_sites += sites[i].uobj > 0;
+        r->unreach_objects += sites[i].uobj;
+        r->unreach_bytes += sites[i].ubytes;
         sites[k++] = sites[i];
     }
     hs_sort(sites, k, sizeof(*sites), leak_cmp_size);
@@ -273,11 +313,13 @@ int hs_leak_report(const hs_profile_t *p, hs_supp_t *supp, const hs_leak_opts_t 
     memset(res, 0, sizeof(*res));
     if (io < 0 || ib < 0)
         return -EINVAL;
-    leak_site_t *sites = leak_sites(p, supp, io, ib, &n);
+    bool reach = false;
+    leak_site_t *sites = leak_sites(p, supp, io, ib, &n, &reach);
     if (!sites)
         return -ENOMEM;
     size_t k = leak_tally(sites, n, supp, res);
-    int rc = k ? leak_print_sites(p, sites, k, o, out) : 0;
+    res->reach = reach;
+    int rc = k ? leak_print_sites(p, sites, k, o, reach, out) : 0;
     if (rc == 0)
         rc = leak_print_supp(supp, res, o->rate > 1 ? "~" : "", out);
     if (rc == 0)

@@ -2,7 +2,8 @@
  * The leak report: from a heap profile's live set (inuse_objects, inuse_space), the
  * allocation sites still holding memory, largest first, each with its objects, bytes and
  * symbolized stack, then the suppressions that applied and a one-line summary, as text
- * meant for a person reading a CI log. Sites are stacks: samples with equal location
+ * meant for a person reading a CI log. When the samples carry the label reachable=yes|no
+ * (the exit scan, reachscan.c), each site says how much of it is unreachable. Sites are stacks: samples with equal location
  * lists are summed whatever their labels. Pure code over the profile model: the library
  * runs it at exit under its reentrancy guard (leaks.c); memory from malloc.
  */
@@ -27,6 +28,11 @@ typedef struct {
     uint64_t sites, suppressed_sites;
     double objects, bytes;           /* unsuppressed */
     double supp_objects, supp_bytes; /* suppressed */
+    /* The profile's live samples carry reachable=yes|no (the exit scan ran): of the
+     * unsuppressed, the sites with unreachable objects and those objects. */
+    bool reach;
+    uint64_t unreach_sites;
+    double unreach_objects, unreach_bytes;
 } hs_leak_result_t;
 
 /* Appends the report of p's live set to out and fills *res (supp may be NULL; its rules'

@@ -62,6 +62,7 @@ static int64_t dump_start_ns;
 typedef struct {
     hs_stack_t st;
     double v[4]; /* alloc_objects, alloc_space, inuse_objects, inuse_space */
+    double u[2]; /* of the inuse ones, the unreachable objects and bytes (leaks.c's scan) */
 } dump_stack_t;
 
 #define HS_DUMP_UNLOADED 32
@@ -84,6 +85,7 @@ typedef struct {
     uint64_t umap[HS_DUMP_UNLOADED];
     hs_symbolizer_t *usym[HS_DUMP_UNLOADED];
     bool utried[HS_DUMP_UNLOADED];
+    bool reach; /* the exit scan ran: live samples are labelled reachable=yes|no */
 } dump_ctx_t;
 
 static int64_t dump_now_ns(void)
@@ -192,6 +194,7 @@ typedef struct {
     hs_life_t *life;     /* per stack: freed objects and bytes by lifetime; NULL for the peak */
     hs_maps_text_t maps; /* read first, for the accounting and the mappings both */
     unsigned long long dl_gen; /* dump_dl_gen when maps was read */
+    bool reach;                /* s[].u holds the exit scan's unreachable part */
 } dump_meta_t;
 
 static int dump_dl_gen_of(struct dl_phdr_info *info, size_t size, void *data)
@@ -229,6 +232,9 @@ static dump_stack_t *dump_snapshot(uint32_t *count, dump_meta_t *m)
         hs_lifetimes_read(m->life, n);
     hs_livetab_aggregate(obj, bytes, n, &m->totals);
     hs_counters_read(&m->counters);
+    double *uobj = calloc(n ? n : 1, sizeof(double));
+    double *ubytes = calloc(n ? n : 1, sizeof(double));
+    m->reach = uobj && ubytes && hs_leaks_unreached(uobj, ubytes, n);
     for (uint32_t i = 0; i < n; i++) {
         if (!hs_stacktab_get((int32_t)i, &s[i].st))
             continue;
@@ -236,8 +242,14 @@ static dump_stack_t *dump_snapshot(uint32_t *count, dump_meta_t *m)
         s[i].v[1] = s[i].st.alloc_bytes;
         s[i].v[2] = obj[i];
         s[i].v[3] = bytes[i];
+        if (m->reach) { /* a block freed since the scan is not live: at most the live part */
+            s[i].u[0] = uobj[i] < obj[i] ? uobj[i] : obj[i];
+            s[i].u[1] = ubytes[i] < bytes[i] ? ubytes[i] : bytes[i];
+        }
     }
     *count = n;
+    free(uobj);
+    free(ubytes);
 out:
     free(obj);
     free(bytes);
@@ -617,8 +629,33 @@ static void dump_split(const double v[4], const hs_life_t life, int64_t parts[][
 /* One sample per stack for its live part, and one per lifetime bucket its freed objects
  * fell in (inuse 0, label lifetime = the bucket's upper bound in nanoseconds); each
  * carries the stack's labels. */
+/* The live sample of a stack split by the exit scan: the reachable part (the rest of the
+ * stack's alloc values with it) and the unreachable part, each labelled. */
+static int dump_reach_samples(dump_ctx_t *c, const uint64_t *locs, uint32_t d, const int64_t val[4],
+                              const double u[2], uint32_t labels)
+{
+    int64_t no[4] = {0, 0, llround(u[0]), llround(u[1])}, yes[4];
+    no[2] = no[2] < val[2] ? no[2] : val[2];
+    no[3] = no[3] < val[3] ? no[3] : val[3];
+    no[0] = no[2] < val[0] ? no[2] : val[0];
+    no[1] = no[3] < val[1] ? no[3] : val[1];
+    for (int k = 0; k < 4; k++)
+        yes[k] = val[k] - no[k];
+    const int64_t *part[2] = {yes, no};
+    for (int i = 0; i < 2; i++) {
+        if (!part[i][0] && !part[i][1] && !part[i][2] && !part[i][3])
+            continue;
+        if (hs_profile_add_sample(c->prof, locs, d, part[i]) != 0 ||
+            dump_labels(c->prof, labels) != 0 ||
+            hs_profile_add_label(c->prof, c->prof->nsamples - 1, "reachable", i ? "no" : "yes", 0,
+                                 NULL) != 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 static int dump_stack_samples(dump_ctx_t *c, const uint64_t *locs, uint32_t d, const double v[4],
-                              const hs_life_t *life, uint32_t labels)
+                              const double u[2], const hs_life_t *life, uint32_t labels)
 {
     int64_t parts[HS_LIFE_BUCKETS + 1][2] = {{0}};
     if (life) {
@@ -635,6 +672,11 @@ static int dump_stack_samples(dump_ctx_t *c, const uint64_t *locs, uint32_t d, c
         }
         if (!val[0] && !val[1] && !val[2] && !val[3])
             continue;
+        if (i == 0 && c->reach && (val[2] || val[3])) {
+            if (dump_reach_samples(c, locs, d, val, u, labels) != 0)
+                return -ENOMEM;
+            continue;
+        }
         if (hs_profile_add_sample(c->prof, locs, d, val) != 0 || dump_labels(c->prof, labels) != 0)
             return -ENOMEM;
         if (i > 0 && hs_profile_add_label(c->prof, c->prof->nsamples - 1, "lifetime", NULL,
@@ -658,7 +700,8 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, hs_lif
             uintptr_t pc = s[i].st.pcs[k];
             locs[k] = dump_location(c, pc, hs_modules_unloaded(pc, (int32_t)i));
         }
-        if (dump_stack_samples(c, locs, d, s[i].v, life ? &life[i] : NULL, s[i].st.labels) != 0)
+        if (dump_stack_samples(c, locs, d, s[i].v, s[i].u, life ? &life[i] : NULL,
+                               s[i].st.labels) != 0)
             return -ENOMEM;
     }
     return 0;
@@ -695,6 +738,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
     if (!c->map_ids)
         c->maps.n = 0;
     c->sym_state = strcmp(dump_sym_mode_now(), "none") == 0 ? DUMP_SYM_OFF : DUMP_SYM_LAZY;
+    c->reach = m->reach;
     hs_modules_refresh(); /* which libraries of the recorded stacks are gone */
     dump_main_mapping(c);
     int rc = dump_header(c->prof, m, kind, dump_live_var(s, n));

@@ -4,8 +4,12 @@
  * their symbolized stacks (leakreport.c formats it from the exit profile, so the frames
  * are the profile's, symbolized with lines whatever HEAPSIFT_SYMBOLIZE says: dump.c).
  * HEAPSIFT_SUPPRESSIONS names a file in LeakSanitizer's format; heapsift's built-in
- * suppressions (suppress.c) always apply. HEAPSIFT_LEAKS=error also
- * ends the process with status 23 when unsuppressed leaks remain.
+ * suppressions (suppress.c) always apply. Before the exit dump, the exiting thread runs
+ * the reachability scan (reachscan.c), which splits each stack's live samples into
+ * reachable=yes and reachable=no in the exit profile, so the report says which sites no
+ * pointer reaches. HEAPSIFT_LEAKS=error also ends the process with status 23 when
+ * unsuppressed unreachable leaks remain (any leaks with HEAPSIFT_LEAKS_REACHABLE=1, or
+ * when the scan could not run).
  * The file is read once at start (its relative path is relative to the starting working
  * directory); the report runs in the exit dump, under the reentrancy guard, off every
  * allocation path, and writes to stderr with write(2), never stdio.
@@ -21,6 +25,7 @@
 #include "options.h"
 #include "recorder.h"
 #include "leakreport.h"
+#include "reachscan.h"
 #include "suppress.h"
 
 #include <errno.h>
@@ -38,6 +43,9 @@ static hs_supp_t leaks_supp;
 static char leaks_path[4096];
 static char leaks_error[160]; /* why the user's file is not applied; "" = it is */
 static bool leaks_loaded, leaks_found;
+static hs_reachscan_t leaks_rs;
+static bool leaks_scanned; /* leaks_rs holds the exit scan */
+static int leaks_scan_rc;  /* its error, 0 if none */
 
 static void leaks_write(const char *p, size_t n)
 {
@@ -149,6 +157,44 @@ __attribute__((constructor)) static void leaks_ctor(void)
     hs_guard_exit(t);
 }
 
+void hs_leaks_scan(void)
+{
+    if (!hs_leaks_on() || hs_opt.rate == 0 ||
+        __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON || leaks_scanned)
+        return;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    leaks_scan_rc = hs_reachscan_run(&leaks_rs);
+    leaks_scanned = leaks_scan_rc == 0;
+    if (leaks_scan_rc != 0)
+        hs_log("reachability scan failed: %s; the leak report does not tell reachable from "
+               "unreachable",
+               strerror(-leaks_scan_rc));
+    hs_guard_exit(t);
+}
+
+bool hs_leaks_unreached(double *objects, double *bytes, size_t nstacks)
+{
+    if (!leaks_scanned)
+        return false;
+    hs_reachscan_unreached(&leaks_rs, objects, bytes, nstacks);
+    return true;
+}
+
+/* The scan's cost, after the report: what a reader needs to judge its pause. */
+static int leaks_scan_line(hs_buf_t *out)
+{
+    const hs_reachscan_t *r = &leaks_rs;
+    double mib = (double)(r->root_bytes + r->block_bytes) / (1 << 20);
+    double ms = (double)r->ns / 1e6;
+    return hs_buf_printf(out,
+                         "heapsift: reachability scan: %zu of %zu sampled blocks reached; "
+                         "%.1f MiB read (%u mappings, %.1f MiB of reached blocks) in %.1f ms, "
+                         "%.2f GB/s\n",
+                         r->reached, r->n, mib, r->mappings, (double)r->block_bytes / (1 << 20), ms,
+                         ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0);
+}
+
 void hs_leaks_report(const hs_profile_t *p)
 {
     hs_buf_t out = HS_BUF_INIT;
@@ -165,9 +211,12 @@ void hs_leaks_report(const hs_profile_t *p)
         .supp_error = leaks_error[0] ? leaks_error : NULL,
     };
     int rc = hs_leak_report(p, &leaks_supp, &o, &out, &res);
+    if (rc == 0 && res.reach)
+        rc = leaks_scan_line(&out);
     if (rc == 0) {
         leaks_write((const char *)out.data, out.len);
-        leaks_found = res.sites > 0;
+        /* Without the labels (no scan), every site counts: a failed scan hides nothing. */
+        leaks_found = res.reach && !hs_opt.leaks_reachable ? res.unreach_sites > 0 : res.sites > 0;
     } else {
         hs_log("leak report failed: %s", strerror(-rc));
     }

@@ -13,6 +13,13 @@ bool hs_leaks_on(void);
 /* Prints the leak report of profile p (the exit profile) on stderr. Guard held; called
  * once, from the exit dump, whether or not the profile file could be written. */
 void hs_leaks_report(const hs_profile_t *p);
+/* With a leak report asked for: the reachability scan of the sampled blocks
+ * (reachscan.c), kept for the exit dump. Called on the exiting thread before the exit
+ * dump; takes the guard itself. */
+void hs_leaks_scan(void);
+/* The scan's unreachable objects and bytes per stack added to objects[] and bytes[]
+ * (nstacks entries); false (nothing added) when no scan ran or it failed. */
+bool hs_leaks_unreached(double *objects, double *bytes, size_t nstacks);
 /* HEAPSIFT_LEAKS=error and the report found leaks: flushes stdio and ends the process
  * with status 23. Otherwise returns. Called last by the exit destructor. */
 void hs_leaks_exit(void);

@@ -313,6 +313,18 @@ bool hs_livetab_update(uintptr_t addr, void (*fn)(hs_live_t *e, void *arg), void
     return found;
 }
 
+void hs_livetab_tables(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+    for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
+        hs_live_shard_t *s = &hs_live_shards[sh];
+
+        hs_lock_sub(&s->lock, HS_RANK_LIVETAB, sh);
+        if (s->slots)
+            fn((uintptr_t)s->slots, (uintptr_t)(s->slots + s->cap), arg);
+        hs_unlock_sub(&s->lock, HS_RANK_LIVETAB, sh);
+    }
+}
+
 uint64_t hs_livetab_count(void)
 {
     uint64_t n = 0;

@@ -63,6 +63,11 @@ size_t hs_livetab_mem(void);
 void hs_livetab_each(void (*fn)(hs_live_t *e, void *arg), void *arg);
 bool hs_livetab_update(uintptr_t addr, void (*fn)(hs_live_t *e, void *arg), void *arg);
 
+/* Calls fn with the address range of each shard's table (its mmap'd slots), each under
+ * its shard lock: the reachability scan (reachscan.c) must not read the table's copies
+ * of the sampled addresses as pointers. fn must take no lock. */
+void hs_livetab_tables(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
+
 /* For fork handlers: take and release every shard lock, in shard order. */
 void hs_livetab_lock_all(void);
 void hs_livetab_unlock_all(void);

@@ -301,6 +301,8 @@ int hs_options_load(void)
          "a path to a suppressions file", NULL},
         {"HEAPSIFT_LEAKS_MAX", HS_OPT_UINT, "20", 0, 1u << 24, OPT_DST(leaks_max),
          "a number of sites; 0 = all", NULL},
+        {"HEAPSIFT_LEAKS_REACHABLE", HS_OPT_BOOL, "0", 0, 0, OPT_DST(leaks_reachable), "0 or 1",
+         NULL},
         {"HEAPSIFT_HTTP", HS_OPT_STR, NULL, 0, 0, OPT_DST(http), "HOST:PORT, e.g. 127.0.0.1:6060",
          NULL},
         {"HEAPSIFT_HTTP_PORTFILE", HS_OPT_STR, NULL, 0, 0, OPT_DST(http_portfile), "a path", NULL},

@@ -36,6 +36,7 @@ typedef struct {
     const char *leaks;        /* "0", "1" or "error" (exit status 23 when leaks remain) */
     const char *suppressions; /* LSan-format suppressions file; NULL = none */
     uint32_t leaks_max;       /* sites listed; 0 = all */
+    bool leaks_reachable;     /* error counts reachable sites too, not only unreachable */
     /* The HTTP endpoint (http.c); NULL = unset. */
     const char *http;          /* HOST:PORT to serve on */
     const char *http_portfile; /* file that gets the port */

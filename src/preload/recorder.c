@@ -338,6 +338,7 @@ void hs_exit_dumps(void)
      * stack, there from the start. The process the user started always writes. */
     if (!hs_dump_is_root() && hs_stacktab_count() <= 1)
         return;
+    hs_leaks_scan(); /* on this thread: its stack is read from its stack pointer up */
     hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
     if (hs_opt.peak)
         hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);

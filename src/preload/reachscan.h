@@ -1,0 +1,48 @@
+/*
+ * Reachability of the sampled blocks: a conservative scan of the process's writable
+ * memory for words that point into a sampled live block (at its start or inside it),
+ * then from the blocks found through the blocks they point to. See reachscan.c and
+ * docs/leaks.md. Runs at exit (leaks.c) with the guard held; never on an allocation path.
+ */
+#ifndef HS_REACHSCAN_H
+#define HS_REACHSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One sampled block as the scan copied it from the live table. */
+typedef struct {
+    uintptr_t addr, end; /* [addr, end); end = addr + max(size, 1) */
+    uint64_t size;       /* requested bytes */
+    double weight;       /* objects this sample stands for */
+    int32_t stack_id;
+    uint32_t reached; /* 1: some pointer from a root or a reached block points into it */
+} hs_rs_block_t;
+
+typedef struct {
+    hs_rs_block_t *blocks; /* sorted by addr; mmap'd, hs_reachscan_free unmaps it */
+    size_t n;
+    size_t reached;         /* blocks reached */
+    uint64_t root_bytes;    /* bytes of roots read (mappings minus the sampled blocks) */
+    uint64_t block_bytes;   /* bytes of reached blocks read */
+    uint64_t skipped_bytes; /* bytes that could not be read (changed or gone) */
+    uint32_t mappings;      /* mappings scanned as roots */
+    int64_t ns;             /* wall time of the whole scan */
+    size_t map_len;         /* internal: bytes mapped for blocks + worklist */
+    uint32_t *work;         /* internal: the worklist */
+} hs_reachscan_t;
+
+/* Copies the live table and classifies every block. Guard held, no lock held; the other
+ * threads should not be running (at exit they may: see docs/leaks.md). Returns 0, or
+ * -errno (-ENOMEM, or the error of process_vm_readv when the kernel refuses it: then no
+ * block is classified). On success the caller frees r with hs_reachscan_free. */
+int hs_reachscan_run(hs_reachscan_t *r);
+void hs_reachscan_free(hs_reachscan_t *r);
+
+/* Adds the weight (objects) and weight * size (bytes) of each unreached block to
+ * objects[stack_id] and bytes[stack_id]; ids >= nstacks are ignored. */
+void hs_reachscan_unreached(const hs_reachscan_t *r, double *objects, double *bytes,
+                            size_t nstacks);
+
+#endif
