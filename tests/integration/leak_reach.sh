@@ -1,0 +1,117 @@
+#!/bin/sh
+# leak_reach: the reachability scan behind the leak report (src/preload/reachscan.c) on
+# tests/programs/reachprog.c, whose blocks at exit are known to be reachable or not (it
+# prints them: SITE NAME CLASS BYTES OBJECTS): lost blocks, a block reached only from a
+# lost one, a lost two-block cycle, a lost linked list, blocks held by globals, by an
+# interior pointer, by a linked list from a global, by a blocked thread's local only (and
+# one reached only through that), and by an anonymous mmap only.
+# - At HEAPSIFT_RATE=1 every site's split is exact: the report's "reachability:" line
+#   under each site has the program's bytes and objects in its class and 0 in the other;
+#   go tool pprof -tagfocus reachable=no|yes reads the same per site from the exit profile.
+# - HEAPSIFT_LEAKS=error exits 23 for unreachable sites; with reachable sites only it
+#   exits 0, and 23 with HEAPSIFT_LEAKS_REACHABLE=1 (or heapsift run --leaks-reachable).
+# - Sampled (HEAPSIFT_RATE=2048, 20 seeds): no reachable site ever has unreachable bytes
+#   (unsampled heap memory is scanned as roots, so the answer may only err towards
+#   "reachable"; a lost list's unsampled nodes do make its later nodes reachable).
+# False "reachable" from stale copies of pointers (dead stack frames, registers) is kept
+# out by reachprog itself (see its header): sites in functions of their own that clear
+# their locals, the stack below main clobbered, sizes that glibc's chunk links cannot
+# point into.
+# usage: leak_reach.sh BUILD_DIR SOURCE_DIR
+set -eu
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" leak-reach
+PROG=$BUILD/programs/reachprog
+hs_need_go
+hs_need_built "$LIB" "$CLI" "$PROG"
+
+# run NAME [VAR=VALUE...] -- ARGS: reachprog with the leak report; $T/NAME.out, .err, .rc
+run() {
+    name=$1
+    shift
+    set +e
+    env HEAPSIFT_LEAKS=1 HEAPSIFT_LEAKS_MAX=0 HEAPSIFT_OUT="$T/$name.pb.gz" LD_PRELOAD="$LIB" \
+        "$@" >"$T/$name.out" 2>"$T/$name.err"
+    echo $? >"$T/$name.rc"
+    set -e
+}
+
+# classes NAME: per listed site named in reachprog's truth, "SITE UBYTES UOBJ RBYTES ROBJ"
+# (the site is the first frame naming one of the truth's functions).
+classes() {
+    awk 'NR == FNR { if ($1 == "SITE") want[$2] = 1; next }
+        /^heapsift: ~?[0-9]+ bytes in ~?[0-9]+ objects? allocated from:$/ { site = ""; next }
+        /^    #[0-9]+ / && site == "" {
+            for (i = 1; i <= NF; i++) if ($i == "in" && ($(i + 1) in want)) site = $(i + 1)
+            next
+        }
+        /^heapsift:   reachability: / && site != "" {
+            gsub(/~/, "")
+            print site, $4, $7, $10, $13
+        }' "$T/$1.out" "$T/$1.err" | sort
+}
+
+# Exact at rate 1.
+run exact HEAPSIFT_RATE=1 "$PROG"
+[ "$(cat "$T/exact.rc")" = 0 ] || { fail "HEAPSIFT_LEAKS=1: status $(cat "$T/exact.rc")"; show "$T/exact.err"; }
+awk '$1 == "SITE" { if ($3 == "unreachable") print $2, $4, $5, 0, 0; else print $2, 0, 0, $4, $5 }' \
+    "$T/exact.out" | sort >"$T/want"
+classes exact >"$T/got"
+[ "$(wc -l <"$T/want")" -eq 12 ] || fail "reachprog printed $(wc -l <"$T/want") sites, want 12"
+if ! diff "$T/want" "$T/got" >"$T/diff"; then
+    fail "rate 1: per-site classes differ from reachprog's truth (< want, > got; SITE UBYTES UOBJ RBYTES ROBJ)"
+    show "$T/diff"
+    show "$T/exact.err" 80
+fi
+grep -q '^heapsift: of which unreachable (no pointer to them found): 8896 bytes in 58 objects from 6 sites$' "$T/exact.err" ||
+    { fail "rate 1: summary of the unreachable part"; grep '^heapsift: of which' "$T/exact.err" >&2 || true; }
+grep -q '^heapsift: reachability scan: [0-9]* of [0-9]* sampled blocks reached; .* GB/s$' "$T/exact.err" ||
+    fail "rate 1: no scan line"
+
+# The independent reader: the labels in the exit profile, per site (cum of its function,
+# which for lost_parent, cycle_a and thread_held includes the site they call).
+for class in no yes; do
+    go tool pprof -symbolize=none -top -unit=B -nodefraction=0 -nodecount=0 -sample_index=inuse_space \
+        -tagfocus "reachable=$class" "$T/exact.pb.gz" 2>/dev/null | table >"$T/go.$class"
+    want=$([ $class = no ] && echo unreachable || echo reachable)
+    awk -F '\t' -v cls="$want" 'BEGIN { up["lost_child"] = "lost_parent"; up["cycle_b"] = "cycle_a"
+                                        up["thread_child"] = "thread_held" }
+        NR == FNR { split($0, e, " "); if (e[1] == "SITE" && e[3] == cls) { w[e[2]] += e[4]
+                                                                          if (e[2] in up) w[up[e[2]]] += e[4] }
+                    next }
+        { sub(/\(.*$/, "", $1); got[$1] = $3 }
+        END { for (s in w) if (got[s] + 0 != w[s]) { printf "%s: %s, want %s\n", s, got[s] + 0, w[s]; bad = 1 }
+              exit bad }' "$T/exact.out" "$T/go.$class" >"$T/go.$class.bad" ||
+        { fail "go tool pprof -tagfocus reachable=$class differs from reachprog's truth"; show "$T/go.$class.bad"; }
+done
+
+# Exit status: error counts unreachable sites only, unless told to count both.
+run err HEAPSIFT_RATE=1 HEAPSIFT_LEAKS=error "$PROG"
+[ "$(cat "$T/err.rc")" = 23 ] || fail "HEAPSIFT_LEAKS=error with unreachable sites: status $(cat "$T/err.rc"), want 23"
+run kept HEAPSIFT_RATE=1 HEAPSIFT_LEAKS=error "$PROG" kept
+[ "$(cat "$T/kept.rc")" = 0 ] ||
+    { fail "HEAPSIFT_LEAKS=error, reachable sites only: status $(cat "$T/kept.rc"), want 0"; show "$T/kept.err" 80; }
+run keptall HEAPSIFT_RATE=1 HEAPSIFT_LEAKS=error HEAPSIFT_LEAKS_REACHABLE=1 "$PROG" kept
+[ "$(cat "$T/keptall.rc")" = 23 ] ||
+    fail "HEAPSIFT_LEAKS_REACHABLE=1, reachable sites only: status $(cat "$T/keptall.rc"), want 23"
+set +e
+"$CLI" run -q --rate 1 --leaks error --leaks-reachable -o "$T/run.pb.gz" -- "$PROG" kept >/dev/null 2>"$T/run.err"
+r=$?
+set -e
+[ "$r" = 23 ] || { fail "heapsift run --leaks error --leaks-reachable: status $r, want 23"; show "$T/run.err"; }
+
+# Sampled: a reachable block is never called unreachable.
+seeds=0
+for seed in $(seq 1 20); do
+    run "s$seed" HEAPSIFT_RATE=2048 HEAPSIFT_SEED="$seed" "$PROG"
+    classes "s$seed" >"$T/s.got"
+    awk 'NR == FNR { if ($1 == "SITE" && $3 == "reachable") r[$2] = 1; next }
+        ($1 in r) && ($2 + 0 > 0 || $3 + 0 > 0) { print; bad = 1 } END { exit bad }' \
+        "$T/s$seed.out" "$T/s.got" >"$T/s.bad" ||
+        { fail "HEAPSIFT_SEED=$seed: a reachable site has unreachable objects"; show "$T/s.bad"; }
+    [ -s "$T/s.got" ] && seeds=$((seeds + 1))
+done
+[ "$seeds" -eq 20 ] || fail "sampled: only $seeds of 20 runs listed a known site"
+
+[ "$FAILS" -eq 0 ] && echo "leak_reach: ok (12 sites exact at rate 1; 20 sampled runs without a false unreachable)"
+exit $((FAILS > 0))

@@ -1,0 +1,231 @@
+/*
+ * reachprog: a program whose live blocks at exit are known to be reachable or not, for the
+ * reachability scan's tests (tests/integration/leak_reach.sh). Every allocation site is a
+ * SITE function of its own; the program prints the truth on stdout, one line per site:
+ *   SITE NAME CLASS BYTES OBJECTS
+ * CLASS is "unreachable" (no pointer to the blocks remains, nor from a reachable block) or
+ * "reachable". The sites:
+ *   lost_plain      4 x 1008 B, each pointer overwritten            unreachable
+ *   lost_parent     1 x 256 B, lost; it alone points to lost_child  unreachable
+ *   lost_child      1 x 128 B, pointed to by lost_parent only       unreachable
+ *   cycle_a/b       512 B and 768 B pointing at each other, lost    unreachable
+ *   lost_list       50 x 64 B singly linked, head dropped           unreachable
+ *   global_kept     3 x 2000 B in a global array                    reachable
+ *   interior_kept   4096 B, a global holds a pointer 100 B into it  reachable
+ *   list_kept       200 x 64 B linked from a global head            reachable
+ *   thread_held     1024 B, only a blocked thread's local holds it  reachable
+ *   thread_child    160 B, pointed to by thread_held only           reachable
+ *   mmap_kept       3008 B, pointed to from an anonymous mmap only  reachable
+ * Sizes are multiples of 16 on purpose: glibc's pointer to the chunk after a block (its
+ * top chunk or a free chunk's links) points into the block's last 8 bytes when its size
+ * is 8 more than a multiple of 16, which makes it reachable (docs/leaks.md).
+ *
+ * Stale copies of pointers would make a lost block look reachable, so: each site is a
+ * SITE (never inlined) function that keeps its pointers in volatile locals it clears before
+ * returning; main never holds a block pointer; after the sites, main clobbers the stack
+ * below its frame (where the sites' frames were, and where exit's frames will be) with
+ * explicit_bzero, and calls printf, which reuses the caller-saved registers. The helper
+ * thread gets its block through a global that the main thread clears once the thread has
+ * copied it (pthread_create's argument would stay in the thread's descriptor), then waits
+ * on a condition nobody signals, so its local is still on its stack at exit.
+ * usage: reachprog [kept]   (kept: the reachable sites only)
+ * It never reads heapsift state; it runs the same with or without the library.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "site.h"
+
+typedef struct node {
+    struct node *next;
+    char pad[56];
+} node_t; /* 64 bytes */
+
+static void *volatile g_kept[3];
+static char *volatile g_interior;
+static node_t *volatile g_list;
+static void **g_mmap_page;
+static void *volatile g_handoff;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER, g_never = PTHREAD_COND_INITIALIZER;
+static int g_taken;
+
+static inline __attribute__((always_inline)) void *xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, "reachprog: out of memory\n");
+        exit(99);
+    }
+    memset(p, 0, n);
+    return p;
+}
+
+SITE void lost_plain(void)
+{
+    for (int i = 0; i < 4; i++) {
+        void *volatile p = xmalloc(1008);
+        p = NULL;
+        (void)p;
+    }
+}
+
+SITE void *lost_child(void)
+{
+    return xmalloc(128);
+}
+
+SITE void lost_parent(void)
+{
+    void **volatile p = xmalloc(256);
+    p[3] = lost_child();
+    p = NULL;
+}
+
+SITE void *cycle_b(void)
+{
+    return xmalloc(768);
+}
+
+SITE void cycle_a(void)
+{
+    void **volatile a = xmalloc(512);
+    void **volatile b = cycle_b();
+    a[0] = (void *)b;
+    b[5] = (void *)a;
+    a = NULL;
+    b = NULL;
+}
+
+SITE void lost_list(void)
+{
+    node_t *volatile head = NULL;
+    for (int i = 0; i < 50; i++) {
+        node_t *n = xmalloc(sizeof(*n));
+        n->next = head;
+        head = n;
+    }
+    head = NULL;
+}
+
+SITE void global_kept(void)
+{
+    for (int i = 0; i < 3; i++)
+        g_kept[i] = xmalloc(2000);
+}
+
+SITE void interior_kept(void)
+{
+    g_interior = (char *)xmalloc(4096) + 100;
+}
+
+SITE void list_kept(void)
+{
+    for (int i = 0; i < 200; i++) {
+        node_t *n = xmalloc(sizeof(*n));
+        n->next = g_list;
+        g_list = n;
+    }
+}
+
+SITE void *thread_child(void)
+{
+    return xmalloc(160);
+}
+
+SITE void thread_held(void)
+{
+    void **volatile p = xmalloc(1024);
+    p[7] = thread_child();
+    g_handoff = (void *)p;
+    p = NULL;
+}
+
+static void *holder(void *arg)
+{
+    (void)arg;
+    void *volatile mine;
+    pthread_mutex_lock(&g_mu);
+    mine = g_handoff;
+    g_taken = 1;
+    pthread_cond_signal(&g_cv);
+    while (mine) /* forever: nobody signals g_never */
+        pthread_cond_wait(&g_never, &g_mu);
+    pthread_mutex_unlock(&g_mu);
+    return NULL;
+}
+
+SITE void mmap_kept(void)
+{
+    g_mmap_page[10] = xmalloc(3008);
+}
+
+static void start_holder(void)
+{
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, holder, NULL) != 0) {
+        fprintf(stderr, "reachprog: pthread_create failed\n");
+        exit(98);
+    }
+    pthread_attr_destroy(&at);
+    pthread_mutex_lock(&g_mu);
+    while (!g_taken)
+        pthread_cond_wait(&g_cv, &g_mu);
+    g_handoff = NULL;
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* Zeroes the stack below the caller's frame: the dead frames of the sites. */
+static __attribute__((noinline)) void clobber_stack(void)
+{
+    char buf[256 << 10];
+    explicit_bzero(buf, sizeof(buf));
+    __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+int main(int argc, char **argv)
+{
+    int lost = !(argc > 1 && strcmp(argv[1], "kept") == 0);
+    g_mmap_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (g_mmap_page == MAP_FAILED) {
+        perror("reachprog: mmap");
+        return 97;
+    }
+    if (lost) {
+        lost_plain();
+        lost_parent();
+        cycle_a();
+        lost_list();
+    }
+    global_kept();
+    interior_kept();
+    list_kept();
+    thread_held();
+    start_holder();
+    mmap_kept();
+    clobber_stack();
+    if (lost) {
+        printf("SITE lost_plain unreachable 4032 4\n");
+        printf("SITE lost_parent unreachable 256 1\n");
+        printf("SITE lost_child unreachable 128 1\n");
+        printf("SITE cycle_a unreachable 512 1\n");
+        printf("SITE cycle_b unreachable 768 1\n");
+        printf("SITE lost_list unreachable 3200 50\n");
+    }
+    printf("SITE global_kept reachable 6000 3\n");
+    printf("SITE interior_kept reachable 4096 1\n");
+    printf("SITE list_kept reachable 12800 200\n");
+    printf("SITE thread_held reachable 1024 1\n");
+    printf("SITE thread_child reachable 160 1\n");
+    printf("SITE mmap_kept reachable 3008 1\n");
+    fflush(stdout);
+    clobber_stack();
+    return 0;
+}
