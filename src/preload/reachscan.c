@@ -54,6 +54,12 @@ typedef struct {
     size_t nexcl;
     pid_t pid;
     int fatal; /* -errno: process_vm_readv refused outright */
+    /* A bit per hashed 4 KiB page, set for every page a block overlaps: most words that
+     * point into the heap point to unsampled blocks, and one load turns them away before
+     * the binary search. */
+    uint64_t *filter;
+    size_t filter_len;
+    unsigned filter_shift; /* 64 - log2(bits) */
 } rs_ctx_t;
 
 static int64_t rs_now(void)
@@ -177,6 +183,35 @@ static long rs_find(const rs_ctx_t *c, uintptr_t v)
     return c->r->n && b[lo].addr <= v && v < b[lo].end ? (long)lo : -1;
 }
 
+static inline uint64_t rs_filter_bit(const rs_ctx_t *c, uintptr_t v)
+{
+    return (uint64_t)(v >> 12) * 0x9e3779b97f4a7c15ull >> c->filter_shift;
+}
+
+/* The filter: bits = a power of two >= 16 per page marked, 2^16 to 2^28 (32 MiB). */
+static int rs_filter_build(rs_ctx_t *c)
+{
+    const hs_rs_block_t *b = c->r->blocks;
+    size_t pages = 0;
+    unsigned lg = 16;
+    for (size_t i = 0; i < c->r->n; i++)
+        pages += ((b[i].end - 1) >> 12) - (b[i].addr >> 12) + 1;
+    while (lg < 28 && ((size_t)1 << lg) < 16 * pages)
+        lg++;
+    c->filter_len = (size_t)1 << (lg - 3);
+    void *p = mmap(NULL, c->filter_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -ENOMEM;
+    c->filter = p;
+    c->filter_shift = 64 - lg;
+    for (size_t i = 0; i < c->r->n; i++)
+        for (uintptr_t pg = b[i].addr >> 12; pg <= (b[i].end - 1) >> 12; pg++) {
+            uint64_t bit = rs_filter_bit(c, pg << 12);
+            c->filter[bit >> 6] |= 1ull << (bit & 63);
+        }
+    return 0;
+}
+
 static HS_COLD void rs_hit(rs_ctx_t *c, uintptr_t v)
 {
     long i = rs_find(c, v);
@@ -186,13 +221,19 @@ static HS_COLD void rs_hit(rs_ctx_t *c, uintptr_t v)
     }
 }
 
-/* The hot loop: one subtraction and one compare per word, outside the blocks' span. */
+/* The hot loop: one subtraction and one compare per word outside the blocks' span, a
+ * multiplication and a load from the filter inside it. */
 static void rs_words(rs_ctx_t *c, const uintptr_t *w, size_t n)
 {
     uintptr_t lo = c->lo, span = c->hi - c->lo;
-    for (size_t i = 0; i < n; i++)
-        if (HS_UNLIKELY(w[i] - lo < span))
+    const uint64_t *f = c->filter;
+    for (size_t i = 0; i < n; i++) {
+        if (HS_LIKELY(w[i] - lo >= span))
+            continue;
+        uint64_t bit = rs_filter_bit(c, w[i]);
+        if (f[bit >> 6] & (1ull << (bit & 63)))
             rs_hit(c, w[i]);
+    }
 }
 
 /* Reads [lo, hi) into the buffer and scans it; what cannot be read is skipped, a page
@@ -346,7 +387,13 @@ int hs_reachscan_run(hs_reachscan_t *r)
         for (size_t i = 0; i < r->n; i++)
             c.hi = r->blocks[i].end > c.hi ? r->blocks[i].end : c.hi;
     }
+    rc = rs_filter_build(&c);
+    if (rc != 0) {
+        hs_reachscan_free(r);
+        return rc;
+    }
     rs_exclude(&c, (uintptr_t)r->blocks, (uintptr_t)r->blocks + r->map_len);
+    rs_exclude(&c, (uintptr_t)c.filter, (uintptr_t)c.filter + c.filter_len);
     hs_livetab_tables(rs_exclude_table, &c);
     dl_iterate_phdr(rs_exclude_self, &c);
     __builtin_unwind_init(); /* the callee-saved registers, on this frame */
@@ -354,6 +401,7 @@ int hs_reachscan_run(hs_reachscan_t *r)
     for (size_t i = 0; i < r->n; i++)
         r->reached += r->blocks[i].reached;
     r->ns = rs_now() - t0;
+    munmap(c.filter, c.filter_len);
     if (rc != 0)
         hs_reachscan_free(r);
     return rc;
