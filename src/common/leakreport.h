@@ -3,9 +3,9 @@
  * allocation sites still holding memory, largest first, each with its objects, bytes and
  * symbolized stack, then the suppressions that applied and a one-line summary, as text
  * meant for a person reading a CI log. When the samples carry the label reachable=yes|no
- * (the exit scan, reachscan.c), each site says how much of it is unreachable. Sites are stacks: samples with equal location
- * lists are summed whatever their labels. Pure code over the profile model: the library
- * runs it at exit under its reentrancy guard (leaks.c); memory from malloc.
+ * (the exit scan, reachscan.c), each site says how much of it is unreachable. Sites are stacks:
+ * samples with equal location lists are summed whatever their labels. Pure code over the profile
+ * model: the library runs it at exit under its reentrancy guard (leaks.c); memory from malloc.
  */
 #ifndef HS_LEAKREPORT_H
 #define HS_LEAKREPORT_H
