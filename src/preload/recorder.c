@@ -307,8 +307,8 @@ void hs_realloc_done(const hs_live_t *old, const void *q, size_t n)
         hs_lifetimes_freed(old); /* the old block is gone: its lifetime ends */
 }
 
-/* The trigger thread starts here rather than in hs_init, which may run inside the
- * first malloc call: creating a thread there is best avoided. */
+/* The trigger thread, when a trigger needs one, starts here rather than in hs_init,
+ * which may run inside the first malloc call: creating a thread there is best avoided. */
 __attribute__((constructor)) static void recorder_ctor(void)
 {
     hs_init();
@@ -317,9 +317,13 @@ __attribute__((constructor)) static void recorder_ctor(void)
     if (getenv("HEAPSIFT_PROBE"))
         _exit(recorder_options_rc == 0 ? 0 : 1);
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON) {
+        /* One I/O thread for the files read here, ended before the program starts: it
+         * then has no thread of heapsift's unless a trigger needs one. */
+        hs_iothread_hold();
         hs_reach_detect();
         hs_termsig_install();
         hs_triggers_start();
+        hs_iothread_release();
     }
 }
 

@@ -26,6 +26,8 @@
 #include "triggers.h"
 #include "fdio.h"
 #include "termsig.h"
+#include "bootstrap.h"
+#include "iothread.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -366,11 +368,10 @@ static void *trig_main(void *arg)
     hs_guard_enter(&hs_tls); /* for life: what this thread allocates is never sampled */
     pthread_setname_np(pthread_self(), "heapsift");
     /* The profiles it writes are then opened, written and closed in its own table, where
-     * no close-all loop or reused number of the program's can reach them. */
-    if (hs_fd_private() != 0 && hs_opt.verbose)
-        hs_log("no descriptor table of its own for the trigger thread (%s): a program that "
-               "closes every descriptor may close a profile being written",
-               strerror(errno));
+     * no close-all loop or reused number of the program's can reach them; without one,
+     * in the I/O thread, kept for as long as this one runs. */
+    if (hs_fd_private() != 0)
+        hs_iothread_hold();
     int64_t now = trig_now_ms();
     if (!trig.next_bytes)
         trig.next_bytes = hs_opt.interval_bytes;
