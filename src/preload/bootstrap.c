@@ -65,6 +65,31 @@ static void *boot_pool_alloc(size_t align, size_t n)
     return p;
 }
 
+/* Blocks of the pool set aside at start for the allocations of a thread started by a
+ * signal handler (triggers.c), which must never re-enter the allocator the signalled
+ * thread may be inside. Taken once each, in order; no lock. */
+#define HS_BOOT_ASIDE 2
+static void *boot_aside[HS_BOOT_ASIDE];
+static size_t boot_aside_size;
+static int boot_aside_next;
+
+int hs_boot_set_aside(size_t size)
+{
+    for (int i = 0; i < HS_BOOT_ASIDE; i++)
+        if (!boot_aside[i] && !(boot_aside[i] = boot_pool_alloc(16, size)))
+            return -ENOMEM;
+    boot_aside_size = size;
+    return 0;
+}
+
+void *hs_boot_aside(size_t align, size_t n)
+{
+    int i = __atomic_fetch_add(&boot_aside_next, 1, __ATOMIC_RELAXED);
+    if (i >= HS_BOOT_ASIDE || n > boot_aside_size || align > 16)
+        return NULL;
+    return boot_aside[i];
+}
+
 bool hs_boot_owns(const void *p)
 {
     return (const unsigned char *)p >= boot_pool &&
