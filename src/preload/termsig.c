@@ -3,7 +3,8 @@
  * Ctrl-C or by its supervisor dies of the signal and runs no exit handler, so without this
  * it would write nothing. At start, each of the three signals the program leaves at its
  * default action gets a handler; one the program sets later replaces it and takes
- * precedence, and an ignored one is left ignored.
+ * precedence, an ignored one is left ignored, and a default action the program puts back
+ * later gets the handler again.
  *
  * The handler does what a signal handler may: it wakes the trigger thread (a semaphore
  * post), or, where none runs (the default: a process that asked for no trigger has no
@@ -47,7 +48,7 @@
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP};
-static bool term_ready;      /* hs_termsig_install ran */
+static bool term_ready;      /* hs_termsig_install ran: SIG_DFL set later gets the stand-in */
 static int term_requested;   /* the first signal's number, 0 = none yet */
 #define TERM_EXIT_CALL (-1)  /* term_requested: _exit in a process of several threads */
 static pid_t term_pid;       /* the process it came to (a vfork child shares the memory) */
@@ -172,8 +173,28 @@ static void term_stand_in(struct sigaction *sa)
         sigaddset(&sa->sa_mask, term_sigs[i]); /* one at a time on a thread */
 }
 
+/* Whether heapsift stands in for sig's default action (hs_termsig_install has run). */
+static bool term_covers(int sig)
+{
+    if (!__atomic_load_n(&term_ready, __ATOMIC_ACQUIRE) || sig == (int)hs_opt.signal)
+        return false;
+    for (size_t i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
+        if (term_sigs[i] == sig)
+            return true;
+    return false;
+}
+
+/* A program that puts the default action back keeps heapsift's stand-in for it: Chromium's
+ * zygote does so for all three at start (against handlers a parent might have left), and
+ * the browser ends its renderers with SIGTERM. Asked, the program is told SIG_DFL. */
 HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+    struct sigaction mine;
+    if (act != NULL && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
+        term_covers(sig)) {
+        term_stand_in(&mine);
+        act = &mine;
+    }
     int rc = __sigaction(sig, act, old);
     if (rc == 0 && old != NULL && term_is_ours(old)) {
         memset(old, 0, sizeof(*old));
