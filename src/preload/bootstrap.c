@@ -65,9 +65,10 @@ static void *boot_pool_alloc(size_t align, size_t n)
     return p;
 }
 
-/* Blocks of the pool set aside at start for the allocations of a thread started by a
- * signal handler (triggers.c), which must never re-enter the allocator the signalled
- * thread may be inside. Taken once each, in order; no lock. */
+/* Blocks of the real allocator's set aside at start for the allocations of a thread
+ * started by a signal handler (triggers.c), which must never enter the allocator the
+ * signalled thread may be inside. Taken once each, in order, with no lock; the real free
+ * takes them back (pthread_create's DTV, freed when that thread ends). */
 #define HS_BOOT_ASIDE 2
 static void *boot_aside[HS_BOOT_ASIDE];
 static size_t boot_aside_size;
@@ -76,7 +77,7 @@ static int boot_aside_next;
 int hs_boot_set_aside(size_t size)
 {
     for (int i = 0; i < HS_BOOT_ASIDE; i++)
-        if (!boot_aside[i] && !(boot_aside[i] = boot_pool_alloc(16, size)))
+        if (!boot_aside[i] && !(boot_aside[i] = hs_real.calloc(1, size)))
             return -ENOMEM;
     boot_aside_size = size;
     return 0;

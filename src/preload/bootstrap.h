@@ -11,8 +11,8 @@
 
 /* Looks the real functions up (idempotent, thread-safe). Returns 0 or -ENOENT. */
 int hs_bootstrap_resolve(void);
-/* Sets two zeroed blocks of size bytes of the pool aside (at start, one thread): 0 or
- * -ENOMEM. */
+/* Sets two zeroed blocks of size bytes of the real allocator's aside (at start, one
+ * thread, guard held): 0 or -ENOMEM. */
 int hs_boot_set_aside(size_t size);
 /* The next block set aside, if n bytes at this alignment fit (else NULL). Lock-free,
  * allocation-free: for a thread that must not enter the allocator (core.h, boot_only). */
