@@ -214,7 +214,8 @@ void hs_report_print_cells(const hs_report_t *r, const hs_rnode_t *nd, int64_t s
 const char *hs_report_unit_arg(const char *u);
 
 /* Whether comment c is one of the accounting lines a heapsift dump writes (exact:,
- * live samples=, estimate:, rss:, maps:, profiler:, allocator:). */
+ * live samples=, estimate:, rss:, maps:, profiler:, allocator:), or the process line
+ * (process:): the views show them with --comments only. */
 bool hs_report_accounting_comment(const char *c);
 
 /* pprof's ProfileLabels (File, Build ID, comments, Type, Time, Duration) on f. */

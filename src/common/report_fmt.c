@@ -244,8 +244,8 @@ static void fmt_basename(char *out, size_t len, const char *path)
 
 bool hs_report_accounting_comment(const char *c)
 {
-    static const char *const keys[] = {
-        "exact: ", "live samples=", "estimate: ", "rss: ", "maps: ", "profiler: ", "allocator: "};
+    static const char *const keys[] = {"exact: ", "live samples=", "estimate: ",  "rss: ",
+                                       "maps: ",  "profiler: ",    "allocator: ", "process: "};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (strncmp(c, keys[i], strlen(keys[i])) == 0)
             return true;

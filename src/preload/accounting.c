@@ -473,3 +473,24 @@ uint64_t hs_acct_rss_fast(void)
     char *p = strchr(buf, ' ');
     return p ? strtoull(p + 1, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
+
+void hs_acct_process(char *line, size_t cap)
+{
+    char args[512];
+    ssize_t n = -1;
+    int fd = hs_fd_open("/proc/self/cmdline", O_RDONLY, 0);
+    if (fd >= 0) {
+        n = hs_fd_read(fd, args, sizeof(args) - 1);
+        hs_fd_close(fd);
+    }
+    size_t len = n > 0 ? (size_t)n : 0;
+    while (len > 0 && args[len - 1] == '\0')
+        len--;
+    for (size_t i = 0; i < len; i++) /* one line: NULs between the arguments, and controls */
+        if ((unsigned char)args[i] < 0x20 || args[i] == 0x7f)
+            args[i] = args[i] ? '?' : ' ';
+    args[len] = '\0';
+    int k = snprintf(line, cap, "process: pid=%ld cmdline=%s", (long)getpid(), args);
+    if (k >= (int)cap && cap > 4)
+        memcpy(line + cap - 4, "...", 4); /* cut: said so */
+}

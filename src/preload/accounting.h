@@ -38,6 +38,10 @@ void hs_acct_read_maps(hs_acct_t *a, const char *maps, size_t len, uint64_t own)
 int hs_acct_format(const hs_acct_t *a, char lines[][200], int max);
 /* Fills a->prof_maps and a->prof_heap (and takes prof_maps out of a->other_anon). */
 void hs_acct_profiler(hs_acct_t *a);
+/* The comment naming the process: "process: pid=N cmdline=ARGS" (its /proc/self/cmdline,
+ * arguments separated by spaces, cut at cap with "..."), so that the profiles of a tree
+ * of processes (a browser's renderers, a shell's helpers) can be told apart. */
+void hs_acct_process(char *line, size_t cap);
 /* The process's resident set size in bytes (/proc/self/statm), 0 if unreadable. */
 uint64_t hs_acct_rss_fast(void);
 

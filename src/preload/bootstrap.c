@@ -65,6 +65,32 @@ static void *boot_pool_alloc(size_t align, size_t n)
     return p;
 }
 
+/* Blocks of the real allocator's set aside at start for the allocations of a thread
+ * started by a signal handler (triggers.c), which must never enter the allocator the
+ * signalled thread may be inside. Taken once each, in order, with no lock; the real free
+ * takes them back (pthread_create's DTV, freed when that thread ends). */
+#define HS_BOOT_ASIDE 2
+static void *boot_aside[HS_BOOT_ASIDE];
+static size_t boot_aside_size;
+static int boot_aside_next;
+
+int hs_boot_set_aside(size_t size)
+{
+    for (int i = 0; i < HS_BOOT_ASIDE; i++)
+        if (!boot_aside[i] && !(boot_aside[i] = hs_real.calloc(1, size)))
+            return -ENOMEM;
+    boot_aside_size = size;
+    return 0;
+}
+
+void *hs_boot_aside(size_t align, size_t n)
+{
+    int i = __atomic_fetch_add(&boot_aside_next, 1, __ATOMIC_RELAXED);
+    if (i >= HS_BOOT_ASIDE || n > boot_aside_size || align > 16)
+        return NULL;
+    return boot_aside[i];
+}
+
 bool hs_boot_owns(const void *p)
 {
     return (const unsigned char *)p >= boot_pool &&

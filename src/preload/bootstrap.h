@@ -11,6 +11,12 @@
 
 /* Looks the real functions up (idempotent, thread-safe). Returns 0 or -ENOENT. */
 int hs_bootstrap_resolve(void);
+/* Sets two zeroed blocks of size bytes of the real allocator's aside (at start, one
+ * thread, guard held): 0 or -ENOMEM. */
+int hs_boot_set_aside(size_t size);
+/* The next block set aside, if n bytes at this alignment fit (else NULL). Lock-free,
+ * allocation-free: for a thread that must not enter the allocator (core.h, boot_only). */
+void *hs_boot_aside(size_t align, size_t n);
 /* True if p is a block of the static bootstrap pool. */
 bool hs_boot_owns(const void *p);
 void hs_boot_free(void *p);

@@ -62,6 +62,7 @@ struct hs_tls {
     uint8_t resolving; /* this thread is looking up the real functions */
     uint8_t registered;
     uint8_t private_fds;                /* a heapsift thread with a descriptor table of its own */
+    uint8_t boot_only;                  /* allocate from blocks set aside (triggers.c) */
     hs_tls_t *next, *prev;              /* thread registry (threads.c) */
     uint64_t rate;                      /* rate the countdown was drawn with; 0 = not drawn yet */
     uint64_t sample_rate;               /* rate the allocation being sampled was judged at */

@@ -543,6 +543,9 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     snprintf(line, sizeof(line), "heapsift " HS_VERSION " rate=%llu unwind=%s depth=%u kind=%s",
              (unsigned long long)rate, hs_opt.unwind, hs_opt.depth, kind);
     hs_profile_add_comment(p, line);
+    char proc[320];
+    hs_acct_process(proc, sizeof(proc));
+    hs_profile_add_comment(p, proc);
     const hs_counters_t *k = &m->counters;
     snprintf(line, sizeof(line), "exact: allocs=%llu frees=%llu bytes=%llu threads=%llu",
              (unsigned long long)k->allocs, (unsigned long long)k->frees,

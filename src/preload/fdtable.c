@@ -21,6 +21,7 @@
 #include "core.h"
 #include "debugcheck.h"
 #include "fdtable.h"
+#include "iothread.h"
 #include "threads.h"
 
 #include <errno.h>
@@ -77,12 +78,14 @@ typedef struct {
     void (*fn)(void *);
     void *arg;
     bool ran;
+    pid_t tid;      /* the thread's, for hs_thread_wait_gone */
     hs_held_t held; /* the caller's locks, held for the job while the caller waits */
 } fd_job_t;
 
 static void *fd_job_main(void *p)
 {
     fd_job_t *job = p;
+    job->tid = (pid_t)syscall(SYS_gettid);
     hs_guard_enter(&hs_tls); /* for life: what it allocates is the profiler's */
     hs_rank_restore(&job->held);
     if (hs_fd_private() == 0) {
@@ -94,15 +97,21 @@ static void *fd_job_main(void *p)
 
 void hs_fdtable_run(void (*fn)(void *), void *arg)
 {
-    fd_job_t job = {fn, arg, false, {0}};
+    fd_job_t job = {fn, arg, false, 0, {0}};
     hs_rank_save(&job.held);
-    if (hs_tls.private_fds || __atomic_load_n(&fd_refused, __ATOMIC_RELAXED)) {
-        fn(arg); /* its table already, or none to be had: fdio.h's route serves it */
+    if (hs_tls.private_fds) {
+        fn(arg); /* its table already */
         return;
     }
     hs_thread_t th;
-    if (hs_thread_start(&th, fd_job_main, &job, false) == 0)
+    if (!__atomic_load_n(&fd_refused, __ATOMIC_RELAXED) &&
+        hs_thread_start(&th, fd_job_main, &job, false) == 0) {
         hs_thread_join(&th);
-    if (!job.ran)
+        hs_thread_wait_gone(job.tid); /* the program's own thread count, when it returns */
+    }
+    if (!job.ran) { /* none to be had: fdio.h's route serves it, one I/O thread for all */
+        hs_iothread_hold();
         fn(arg);
+        hs_iothread_release();
+    }
 }

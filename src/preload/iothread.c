@@ -6,11 +6,19 @@
  * the program cannot name, close or reuse a descriptor in that table, nothing heapsift
  * reads, writes or closes there can be the program's file, and no check is needed.
  *
+ * It runs only while there is work for it: a call starts it and ends it (waiting until it
+ * has left /proc/self/task), unless a descriptor opened in it is still open or a session
+ * holds it (hs_iothread_hold: a batch of calls, a heapsift thread of its own that shares
+ * the program's table, the copy of stderr HEAPSIFT_LEAKS keeps). So a program sees no thread of
+ * heapsift's that it did not ask for: Chromium's zygote, single-threaded by design, checks
+ * /proc/self/task before it forks, and a program that unshares a user namespace must be
+ * single-threaded.
+ *
  * It shares the address space, so a call passes pointers as they are, and it is one of
  * two kinds:
  *   - where unshare(CLONE_FILES) works, an ordinary thread of heapsift's (threads.c) that
- *     takes a table of its own (fdtable.c), like the trigger thread; it ends when only
- *     heapsift's threads are left (orphan.c), checked once a second;
+ *     takes a table of its own (fdtable.c), like the trigger thread; a held one also ends
+ *     when only heapsift's threads are left (orphan.c), checked once a second;
  *   - where unshare is refused (a container's seccomp filter), a clone of the process
  *     without CLONE_FILES: the table is copied, and the copy's descriptors, the program's,
  *     are closed at once. glibc does not know this thread: it runs only raw system calls
@@ -21,9 +29,11 @@
  *     first kind runs.
  * Both block every signal.
  *
- * Cost: one call is two futex hand-offs (about 10 us; a dump makes a few dozen); the
- * thread holds a 64 KiB stack. Callers: fdio.c through the route installed here.
- * Lock: io.lock (HS_RANK_IOTHREAD, a leaf: held across one call, nothing else is taken under it).
+ * Cost: one call is two futex hand-offs (about 10 us; a dump makes a few dozen), plus the
+ * thread's start and end when no session holds it; the raw thread holds a 64 KiB stack,
+ * the other one an 8 MiB reserve, each mapped once per process and reused. Callers: fdio.c through
+ * the route installed here. Lock: io.lock (HS_RANK_IOTHREAD, a leaf: held across one call, nothing
+ * else is taken under it).
  */
 #define _GNU_SOURCE
 #include "debugcheck.h"
@@ -68,8 +78,11 @@ static struct {
     long nr, args[6], ret;
     pid_t pid;        /* the process the thread runs in; 0 = none */
     pid_t tid;        /* cleared by the kernel when the thread ends */
-    pid_t started;    /* the thread's id, as clone returned it */
-    void *stack;      /* IO_STACK bytes, reused by the next thread */
+    pid_t started;    /* the last thread's id: waited for before its stack is reused */
+    int holds;        /* sessions (hs_iothread_hold) keeping the thread between calls */
+    int open_fds;     /* descriptors open in its table, which keep it too */
+    hs_thread_t th;   /* a glibc thread's stack, reused by the next one */
+    void *stack;      /* IO_STACK bytes, reused by the next raw thread */
     io_creds_t creds; /* what the thread was started with */
     bool said;        /* the failure to start one was logged */
     bool keep_stderr; /* the thread keeps its copy of the program's 2 */
@@ -144,6 +157,7 @@ static void *io_glibc_main(void *arg)
     (void)arg;
     hs_guard_enter(&hs_tls); /* for life */
     pthread_setname_np(pthread_self(), "heapsift-io");
+    io.started = (pid_t)syscall(SYS_gettid);
     uint32_t v = hs_fd_private() == 0 ? IO_GLIBC : IO_RAW;
     if (v == IO_GLIBC && io.keep_stderr) { /* a copy of the program's 2, in our table */
         int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -152,7 +166,7 @@ static void *io_glibc_main(void *arg)
             close(pidfd);
     }
     if (v == IO_GLIBC)
-        __atomic_store_n(&io.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+        __atomic_store_n(&io.tid, io.started, __ATOMIC_RELEASE);
     __atomic_store_n(&io.verdict, v, __ATOMIC_RELEASE);
     syscall(SYS_futex, &io.verdict, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     if (v != IO_GLIBC)
@@ -188,25 +202,31 @@ static void *io_glibc_main(void *arg)
 /* Starts a thread of the first kind: 0, or -EPERM where unshare is refused. */
 static int io_start_glibc(void)
 {
-    hs_thread_t th;
     if (hs_fd_refused())
         return -EPERM;
+    if (io.started)
+        hs_thread_wait_gone(io.started); /* the last one's stack is reused */
+    io.started = 0;
     __atomic_store_n(&io.verdict, 0, __ATOMIC_RELEASE);
-    int rc = hs_thread_start(&th, io_glibc_main, NULL, true);
+    int rc = hs_thread_restart(&io.th, io_glibc_main, NULL);
     if (rc != 0)
         return rc;
     uint32_t v;
     while ((v = __atomic_load_n(&io.verdict, __ATOMIC_ACQUIRE)) == 0)
         syscall(SYS_futex, &io.verdict, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
-    if (v != IO_GLIBC)
+    if (v != IO_GLIBC) {
+        hs_thread_wait_gone(io.started); /* it has returned */
+        io.started = 0;
         return -EPERM;
+    }
     io.kind = IO_GLIBC;
     io.pid = getpid();
     return 0;
 }
 
-/* Ends the thread and waits until it is gone: a raw one (its credentials are stale) by
- * SYS_exit, which the kernel reports by clearing io.tid; a glibc one by IO_QUIT. */
+/* Ends the thread and waits until it is gone from /proc/self/task: a raw one (its
+ * credentials are stale, or its session is over) by SYS_exit, which the kernel reports by
+ * clearing io.tid; a glibc one by IO_QUIT. */
 static void io_stop(void)
 {
     io.nr = io.kind == IO_GLIBC ? IO_QUIT : SYS_exit;
@@ -216,8 +236,10 @@ static void io_stop(void)
     pid_t tid;
     while ((tid = __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE)) != 0)
         syscall(SYS_futex, &io.tid, FUTEX_WAIT, tid, NULL, NULL, 0);
-    if (io.kind == IO_RAW)
-        hs_orphan_forget(io.started);
+    hs_orphan_forget(io.started); /* its slot, for the next thread */
+    hs_thread_wait_gone(io.started);
+    io.started = 0;
+    io.open_fds = 0; /* its table is gone with it */
     io.pid = 0;
     io.kind = 0;
 }
@@ -307,6 +329,16 @@ static long io_call(long nr, const long args[6])
     }
 }
 
+/* Ends the thread when nothing holds it: no session, no descriptor open in its table
+ * (they live in that table: a file opened by one call is read and closed by the next
+ * ones). io.lock held. */
+static void io_idle(void)
+{
+    if (io.holds == 0 && io.open_fds == 0 && !io.keep_stderr && io.pid == getpid() &&
+        __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE) != 0)
+        io_stop();
+}
+
 /* One call in the thread, from any thread. */
 static long io_remote(long nr, const long args[6])
 {
@@ -318,6 +350,11 @@ static long io_remote(long nr, const long args[6])
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     hs_lock(&io.lock, HS_RANK_IOTHREAD);
     long r = io_call(nr, args);
+    if (nr == SYS_openat && r >= 0)
+        io.open_fds++;
+    else if (nr == SYS_close && r == 0 && io.open_fds > 0)
+        io.open_fds--;
+    io_idle();
     hs_unlock(&io.lock, HS_RANK_IOTHREAD);
     pthread_setcancelstate(cancel, NULL);
     hs_guard_exit(t);
@@ -376,6 +413,26 @@ ssize_t hs_iothread_write_stderr(const void *p, size_t n)
     return r;
 }
 
+void hs_iothread_hold(void)
+{
+    hs_lock(&io.lock, HS_RANK_IOTHREAD);
+    io.holds++;
+    hs_unlock(&io.lock, HS_RANK_IOTHREAD);
+}
+
+void hs_iothread_release(void)
+{
+    int saved = errno;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    hs_lock(&io.lock, HS_RANK_IOTHREAD);
+    if (io.holds > 0 && --io.holds == 0)
+        io_idle();
+    hs_unlock(&io.lock, HS_RANK_IOTHREAD);
+    hs_guard_exit(t);
+    errno = saved;
+}
+
 void hs_iothread_install(void)
 {
     __atomic_store_n(&hs_fdio_route, io_route, __ATOMIC_RELEASE);
@@ -389,5 +446,8 @@ void hs_iothread_after_fork(void)
     io.pid = 0;
     io.tid = 0;
     io.kind = 0;
+    io.started = 0; /* a task of the parent's */
+    io.holds = 0;   /* the sessions of the parent's other threads */
+    io.open_fds = 0;
     io.err_fd = -1; /* the parent thread's copy, in a table this process does not have */
 }

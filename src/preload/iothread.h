@@ -11,6 +11,13 @@
  * there; every other call runs in the I/O thread, started on first use. */
 void hs_iothread_install(void);
 
+/* A session: the thread, once a call started it, stays until the last session ends
+ * (one start for a batch of calls; for life in a heapsift thread that shares the
+ * program's table). Without one, each call starts and ends it. Any thread, no lock held
+ * but the dump lock. */
+void hs_iothread_hold(void);
+void hs_iothread_release(void);
+
 /* Starts the thread now, keeping its copy of the program's descriptor 2 (HEAPSIFT_LEAKS:
  * the report reaches the stderr of the start even when a daemon closed its own). */
 void hs_iothread_keep_stderr(void);

@@ -69,6 +69,18 @@ static bool orphan_own(long tid)
     return false;
 }
 
+int hs_orphan_own_alive(void)
+{
+    int n = 0;
+    pid_t pid = getpid();
+    for (int i = 0; i < HS_OWN_MAX; i++) {
+        pid_t tid = __atomic_load_n(&own_tids[i], __ATOMIC_RELAXED);
+        if (tid > 0 && syscall(SYS_tgkill, pid, tid, 0) == 0)
+            n++;
+    }
+    return n;
+}
+
 void hs_orphan_after_fork(void)
 {
     for (int i = 0; i < HS_OWN_MAX; i++)

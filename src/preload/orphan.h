@@ -12,6 +12,8 @@ void hs_orphan_register(void);
 /* The same for a thread heapsift started without glibc (iothread.c), and its removal. */
 void hs_orphan_register_tid(int tid);
 void hs_orphan_forget(int tid);
+/* How many of heapsift's registered threads are alive in this process. */
+int hs_orphan_own_alive(void);
 /* In a forked child, before its own threads start: the parent's threads are not there,
  * and their slots would leave none for the child's (nor a grandchild's). */
 void hs_orphan_after_fork(void);

@@ -39,6 +39,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 __thread hs_tls_t hs_tls __attribute__((tls_model("initial-exec")));
@@ -310,8 +313,8 @@ void hs_realloc_done(const hs_live_t *old, const void *q, size_t n)
         hs_lifetimes_freed(old); /* the old block is gone: its lifetime ends */
 }
 
-/* The trigger thread starts here rather than in hs_init, which may run inside the
- * first malloc call: creating a thread there is best avoided. */
+/* The trigger thread, when a trigger needs one, starts here rather than in hs_init,
+ * which may run inside the first malloc call: creating a thread there is best avoided. */
 __attribute__((constructor)) static void recorder_ctor(void)
 {
     hs_init();
@@ -320,28 +323,63 @@ __attribute__((constructor)) static void recorder_ctor(void)
     if (getenv("HEAPSIFT_PROBE"))
         _exit(recorder_options_rc == 0 ? 0 : 1);
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON) {
+        /* One I/O thread for the files read here, ended before the program starts: it
+         * then has no thread of heapsift's unless a trigger needs one. */
+        hs_iothread_hold();
         hs_reach_detect();
         hs_termsig_install();
         hs_triggers_start();
+        hs_iothread_release();
     }
+}
+
+/* A second thread ending the process waits at most this long for the first one's exit
+ * profiles (a dump hung by a lock that thread holds). */
+#define HS_EXIT_WAIT_MS 20000
+
+/* Waits for *word to become non-zero, at most HS_EXIT_WAIT_MS. */
+static void recorder_wait_set(uint32_t *word)
+{
+    struct timespec ts = {0, 10 * 1000000};
+    for (int i = 0; i < HS_EXIT_WAIT_MS / 10 && !__atomic_load_n(word, __ATOMIC_ACQUIRE); i++)
+        syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 }
 
 void hs_exit_dumps(void)
 {
-    static int done;
-    if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
-        return; /* a signal's dumps (termsig.c), then an exit after all */
+    static pid_t owner;       /* the process whose exit dumps started */
+    static uint32_t finished; /* futex: they are written */
+    pid_t me = getpid(), was = __atomic_load_n(&owner, __ATOMIC_ACQUIRE);
+    if (was == me ||
+        !__atomic_compare_exchange_n(&owner, &was, me, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        /* Another thread writes them (a signal's, then an exit after all; two threads
+         * ending the process at once): the process ends once they are written. */
+        recorder_wait_set(&finished);
+        return;
+    }
+    __atomic_store_n(&finished, 0, __ATOMIC_RELEASE); /* a forked child's own */
     hs_triggers_stop();
     /* Another process of the tree (a shell's helpers and subshells, a forked worker)
      * that holds no sample at all, its parent's included, writes no exit profile: `heapsift
      * run -- python3` through pyenv's shim wrote one per helper. Stack 0 is the overflow
      * stack, there from the start. The process the user started always writes. */
-    if (!hs_dump_is_root() && hs_stacktab_count() <= 1)
+    if (hs_dump_is_root() || hs_stacktab_count() > 1) {
+        hs_leaks_scan(); /* on this thread: its stack is read from its stack pointer up */
+        hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
+        if (hs_opt.peak)
+            hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);
+    }
+    __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+void hs_exit_call(int threads)
+{
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
         return;
-    hs_leaks_scan(); /* on this thread: its stack is read from its stack pointer up */
-    hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
-    if (hs_opt.peak)
-        hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);
+    /* The program's own threads: heapsift's may be among those /proc/self/task lists. */
+    if (threads - hs_orphan_own_alive() > 1)
+        hs_termsig_exit_call();
 }
 
 /* The exit dumps: the live heap, then the kept peak. Trigger dumps are refused from the
@@ -350,6 +388,7 @@ __attribute__((destructor)) static void recorder_dtor(void)
 {
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
         return;
+    hs_termsig_exiting(); /* a terminating signal's profiles under way: dies of it */
     hs_exit_dumps();
     hs_leaks_exit(); /* HEAPSIFT_LEAKS=error: may end the process with status 23 */
 }

@@ -36,8 +36,13 @@ extern const uintptr_t hs_overflow_pc HS_HIDDEN;
 /* Initialises the library once. Safe to call from any allocation or the constructor. */
 void hs_init(void);
 /* The exit profiles (the live heap, then the kept peak), once per process: from the
- * destructor, or from the trigger thread for a terminating signal (termsig.c). */
+ * destructor, from _exit (procexit.c), or from the trigger thread for a terminating signal
+ * (termsig.c). A second caller waits until the first one's are written (at most 20 s). */
 void hs_exit_dumps(void);
+/* From _exit and _Exit in a process of threads threads (all of /proc/self/task, more
+ * than one): the exit profiles when more than one of them is the program's, written by
+ * the trigger thread (termsig.c), the caller waiting for them. */
+void hs_exit_call(int threads);
 /* Whether this is the process the user started (not a forked child, nor a descendant
  * under `heapsift run`): the one that always writes its exit profile (dump.c). */
 bool hs_dump_is_root(void);

@@ -37,6 +37,8 @@ static void *slow_call_real(hs_op_t op, size_t align, size_t n)
 void *hs_slow_alloc(hs_op_t op, size_t align, size_t n)
 {
     hs_tls_t *t = &hs_tls;
+    if (HS_UNLIKELY(t->boot_only))
+        return hs_boot_aside(align, n);
     bool sample = hs_sample_begin(t, n);
     void *p = slow_call_real(op, align, n);
     if (sample)

@@ -3,15 +3,22 @@
  * Ctrl-C or by its supervisor dies of the signal and runs no exit handler, so without this
  * it would write nothing. At start, each of the three signals the program leaves at its
  * default action gets a handler; one the program sets later replaces it and takes
- * precedence, and an ignored one is left ignored.
+ * precedence, an ignored one is left ignored, and a default action the program puts back
+ * later gets the handler again.
  *
  * The handler does what a signal handler may: it wakes the trigger thread (a semaphore
- * post) and waits on a futex, at most HS_TERM_WAIT_MS, for the thread to write the exit
- * profiles (the dump allocates and takes locks, which the interrupted thread may hold,
- * so it never runs in the handler). Then it puts the default action back and raises the
- * signal again: the process ends by the same signal, with the same status and core-dump
- * behaviour as without heapsift. A second signal meanwhile waits for the same dump.
+ * post), or, where none runs (the default: a process that asked for no trigger has no
+ * thread of heapsift's), has one started by a raw clone (triggers.c), and waits on a
+ * futex, at most HS_TERM_WAIT_MS, for the thread to write the exit profiles (the dump
+ * allocates and takes locks, which the interrupted thread may hold, so it never runs in
+ * the handler). Then it puts the default action back and raises the signal again: the
+ * process ends by the same signal, with the same status and core-dump behaviour as
+ * without heapsift. A second signal meanwhile waits for the same dump.
  * HEAPSIFT_DUMP_ON_TERM=0 turns it off.
+ *
+ * The process is to die of the signal: a thread of the program's that ends it meanwhile
+ * (exit, _exit, _Exit: procexit.c) waits for the profiles and then dies of the signal
+ * too.
  *
  * A program that asks what its disposition is (sigaction with an old-action pointer,
  * signal) is told SIG_DFL while heapsift's handler stands in for it: CPython, for one,
@@ -26,7 +33,9 @@
 #include "triggers.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -39,10 +48,12 @@
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP};
-static bool term_armed;
+static bool term_ready;      /* hs_termsig_install ran: SIG_DFL set later gets the stand-in */
 static int term_requested;   /* the first signal's number, 0 = none yet */
+#define TERM_EXIT_CALL (-1)  /* term_requested: _exit in a process of several threads */
+static pid_t term_pid;       /* the process it came to (a vfork child shares the memory) */
 static uint32_t term_done;   /* futex: 1 once the exit profiles are written */
-static uint32_t term_served; /* 1: the trigger thread took the request; 2: none was there */
+static uint32_t term_served; /* 1: a trigger thread takes the request; 2: none can */
 
 static int64_t term_now_ms(void)
 {
@@ -63,22 +74,46 @@ static void term_wait(void)
     }
 }
 
-static void term_on_signal(int sig)
+/* Waits until the first request is taken (a signal on another thread may come between
+ * its two steps: bounded all the same, and yielding), then for the profiles if a thread
+ * writes them. */
+static void term_wait_served(void)
 {
-    int saved = errno;
+    uint32_t served;
+    int64_t end = term_now_ms() + HS_TERM_WAIT_MS;
+    while ((served = __atomic_load_n(&term_served, __ATOMIC_ACQUIRE)) == 0 && term_now_ms() < end)
+        sched_yield();
+    if (served == 1)
+        term_wait();
+}
+
+/* Takes the request for the exit profiles (a signal's number, or TERM_EXIT_CALL) unless
+ * one was taken already, and has the trigger thread write them, waking it or having it
+ * started (triggers.c). The thread taking it must not be interrupted by a request of its
+ * own before term_served is set: the handler blocks the three signals, _exit blocks them
+ * around this. Async-signal-safe. */
+static void term_take(int why)
+{
     int zero = 0;
-    if (__atomic_compare_exchange_n(&term_requested, &zero, sig, false, __ATOMIC_ACQ_REL,
+    __atomic_store_n(&term_pid, getpid(), __ATOMIC_RELEASE); /* before the request is seen */
+    if (__atomic_compare_exchange_n(&term_requested, &zero, why, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         /* Asked before the wake-up: once woken, the thread marks itself stopping as it
          * starts the dump, and a check after it missed the dump in 1 of 8 runs. */
-        __atomic_store_n(&term_served, hs_triggers_running() ? 1 : 2, __ATOMIC_RELEASE);
-        hs_triggers_wake_term();
+        if (hs_triggers_running()) {
+            __atomic_store_n(&term_served, 1, __ATOMIC_RELEASE);
+            hs_triggers_wake_term();
+        } else {
+            __atomic_store_n(&term_served, hs_triggers_start_term() == 0 ? 1 : 2, __ATOMIC_RELEASE);
+        }
     }
-    uint32_t served;
-    while ((served = __atomic_load_n(&term_served, __ATOMIC_ACQUIRE)) == 0)
-        ; /* a second signal on another thread, between the first's two steps above */
-    if (served == 1)
-        term_wait();
+}
+
+static void term_on_signal(int sig)
+{
+    int saved = errno;
+    term_take(sig);
+    term_wait_served();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
@@ -87,13 +122,79 @@ static void term_on_signal(int sig)
     errno = saved;
 }
 
+/* A thread ends the process while the exit profiles of a terminating signal are
+ * being written: Chromium's renderers, sent SIGTERM by the browser, call _exit(0) on
+ * another thread once the browser has gone, which without heapsift they never reach. It
+ * waits for the profiles, then dies of the signal itself, as the process would have
+ * without heapsift. A no-op when no signal came (or it came to the parent of a vfork). */
+void hs_termsig_exiting(void)
+{
+    int sig = __atomic_load_n(&term_requested, __ATOMIC_ACQUIRE);
+    if (sig <= 0 || __atomic_load_n(&term_pid, __ATOMIC_ACQUIRE) != getpid())
+        return;
+    term_wait_served();
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    __sigaction(sig, &dfl, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig); /* the default action: the process ends here */
+}
+
+void hs_termsig_exit_call(void)
+{
+    sigset_t term, old;
+    sigemptyset(&term);
+    for (size_t i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
+        sigaddset(&term, term_sigs[i]);
+    hs_termsig_exiting(); /* a signal came first: the process dies of it */
+    pthread_sigmask(SIG_BLOCK, &term, &old);
+    term_take(TERM_EXIT_CALL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    term_wait_served();
+}
+
 static bool term_is_ours(const struct sigaction *sa)
 {
     return !(sa->sa_flags & SA_SIGINFO) && sa->sa_handler == term_on_signal;
 }
 
+/* heapsift's handler, as it stands in for sig's default action. */
+static void term_stand_in(struct sigaction *sa)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sa_handler = term_on_signal;
+    sa->sa_flags = SA_RESTART;
+    sigemptyset(&sa->sa_mask);
+    for (size_t i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
+        sigaddset(&sa->sa_mask, term_sigs[i]); /* one at a time on a thread */
+}
+
+/* Whether heapsift stands in for sig's default action (hs_termsig_install has run). */
+static bool term_covers(int sig)
+{
+    if (!__atomic_load_n(&term_ready, __ATOMIC_ACQUIRE) || sig == (int)hs_opt.signal)
+        return false;
+    for (size_t i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
+        if (term_sigs[i] == sig)
+            return true;
+    return false;
+}
+
+/* A program that puts the default action back keeps heapsift's stand-in for it: Chromium's
+ * zygote does so for all three at start (against handlers a parent might have left), and
+ * the browser ends its renderers with SIGTERM. Asked, the program is told SIG_DFL. */
 HS_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+    struct sigaction mine;
+    if (act != NULL && !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL &&
+        term_covers(sig)) {
+        term_stand_in(&mine);
+        act = &mine;
+    }
     int rc = __sigaction(sig, act, old);
     if (rc == 0 && old != NULL && term_is_ours(old)) {
         memset(old, 0, sizeof(*old));
@@ -120,25 +221,21 @@ void hs_termsig_install(void)
     if (!hs_opt.dump_on_term)
         return;
     struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = term_on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
-        sigaddset(&sa.sa_mask, term_sigs[i]); /* one at a time on a thread */
+    term_stand_in(&sa);
     for (size_t i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++) {
         struct sigaction old;
         if (__sigaction(term_sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
             old.sa_handler != SIG_DFL || (int)hs_opt.signal == term_sigs[i])
             continue; /* the program's (or HEAPSIFT_SIGNAL's), or ignored */
-        if (__sigaction(term_sigs[i], &sa, NULL) == 0)
-            term_armed = true;
+        __sigaction(term_sigs[i], &sa, NULL);
     }
+    __atomic_store_n(&term_ready, true, __ATOMIC_RELEASE);
 }
 
-bool hs_termsig_armed(void)
+void hs_termsig_finish(void)
 {
-    return term_armed;
+    __atomic_store_n(&term_done, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &term_done, FUTEX_WAKE_PRIVATE, 64, NULL, NULL, 0);
 }
 
 void hs_termsig_dump(void)
@@ -146,6 +243,5 @@ void hs_termsig_dump(void)
     if (!__atomic_load_n(&term_requested, __ATOMIC_ACQUIRE))
         return;
     hs_exit_dumps();
-    __atomic_store_n(&term_done, 1, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &term_done, FUTEX_WAKE_PRIVATE, 64, NULL, NULL, 0);
+    hs_termsig_finish();
 }

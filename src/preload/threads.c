@@ -13,7 +13,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -132,23 +135,10 @@ void hs_threads_after_fork_child(void)
     hs_unlock(&threads_lock, HS_RANK_THREADS);
 }
 
-/* Creates one of heapsift's threads: every signal blocked from its first instruction (the
- * mask is inherited at creation), on a stack mapped for it rather than one from glibc's
- * cache. In a forked child that cache holds the stacks of the parent's other threads,
- * whose memory the child may still reach: glibc's dprintf links a FILE on its caller's
- * stack into the stdio list, and a child forked meanwhile flushes it at exit; a new thread
- * on that stack overwrote it (stress/fork_storm: "glibc detected an invalid stdio
- * handle"). A detached thread's stack is the process's for good (one per process and
- * kind); hs_thread_join unmaps a joined one's. 0 or -errno. */
-int hs_thread_start(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach)
+/* pthread_create on t's stack with every signal blocked (the mask is inherited at
+ * creation). 0 or -errno. */
+static int threads_spawn(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach)
 {
-    long page = sysconf(_SC_PAGESIZE);
-    t->size = HS_THREAD_STACK;
-    t->stack = mmap(NULL, t->size, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (t->stack == MAP_FAILED)
-        return -ENOMEM;
-    mprotect(t->stack, (size_t)page, PROT_NONE); /* a guard page below it */
     pthread_attr_t attr;
     sigset_t all, old;
     pthread_attr_init(&attr);
@@ -160,11 +150,41 @@ int hs_thread_start(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach)
     int rc = pthread_create(&t->th, &attr, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
+    return -rc;
+}
+
+/* Creates one of heapsift's threads: every signal blocked from its first instruction, on
+ * a stack mapped for it rather than one from glibc's cache. In a forked child that cache
+ * holds the stacks of the parent's other threads, whose memory the child may still reach:
+ * glibc's dprintf links a FILE on its caller's stack into the stdio list, and a child
+ * forked meanwhile flushes it at exit; a new thread on that stack overwrote it
+ * (stress/fork_storm: "glibc detected an invalid stdio handle"). A detached thread's stack
+ * is the process's for good (one per process and kind: hs_thread_restart reuses it);
+ * hs_thread_join unmaps a joined one's. 0 or -errno. */
+int hs_thread_start(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    t->size = HS_THREAD_STACK;
+    t->stack = mmap(NULL, t->size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (t->stack == MAP_FAILED) {
+        t->stack = NULL;
+        return -ENOMEM;
+    }
+    mprotect(t->stack, (size_t)page, PROT_NONE); /* a guard page below it */
+    int rc = threads_spawn(t, fn, arg, detach);
     if (rc != 0) {
         munmap(t->stack, t->size);
         t->stack = NULL;
     }
-    return -rc;
+    return rc;
+}
+
+int hs_thread_restart(hs_thread_t *t, void *(*fn)(void *), void *arg)
+{
+    if (t->stack == NULL)
+        return hs_thread_start(t, fn, arg, true);
+    return threads_spawn(t, fn, arg, true);
 }
 
 void hs_thread_join(hs_thread_t *t)
@@ -172,4 +192,21 @@ void hs_thread_join(hs_thread_t *t)
     pthread_join(t->th, NULL);
     munmap(t->stack, t->size);
     t->stack = NULL;
+}
+
+/* tgkill with signal 0 finds the task until the kernel releases it, which is when it
+ * leaves /proc/self/task (and its st_nlink); pthread_join and CLONE_CHILD_CLEARTID
+ * report the exit a little before that. The wait is bounded: a thread that never ends
+ * (a tid reused at once) costs 2 s, not a hang. */
+void hs_thread_wait_gone(pid_t tid)
+{
+    pid_t pid = getpid();
+    for (int i = 0; i < 20000 && syscall(SYS_tgkill, pid, tid, 0) == 0; i++) {
+        if (i < 16) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
 }

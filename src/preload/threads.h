@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef struct {
     uint64_t allocs, frees, bytes; /* calls and requested bytes, all threads */
@@ -41,7 +42,15 @@ typedef struct {
 /* Starts fn(arg) with every signal blocked, on a stack of its own (threads.c says why);
  * detached or not. 0 or -errno. */
 int hs_thread_start(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach);
+/* Starts fn(arg) detached on the stack of t's earlier thread (which must be gone:
+ * hs_thread_wait_gone), or on a new one if t has none yet. 0 or -errno. */
+int hs_thread_restart(hs_thread_t *t, void *(*fn)(void *), void *arg);
 /* Joins a thread hs_thread_start made joinable, and unmaps its stack. */
 void hs_thread_join(hs_thread_t *t);
+/* Waits until task tid of this process is gone from /proc/self/task: heapsift's thread
+ * ended, the program sees as many threads as without heapsift (Chromium's zygote, and any
+ * program that must be single-threaded to fork or to unshare a user namespace, counts
+ * them). At most 2 s. */
+void hs_thread_wait_gone(pid_t tid);
 
 #endif

@@ -26,6 +26,8 @@
 #include "triggers.h"
 #include "fdio.h"
 #include "termsig.h"
+#include "bootstrap.h"
+#include "iothread.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -34,7 +36,9 @@
 #include <string.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sched.h>
 #include <semaphore.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +52,8 @@ static sem_t trig_sem;
 static int trig_sem_ok;
 static unsigned trig_pending;
 static int trig_started, trig_stopping, trig_running;
+static pid_t trig_pid;             /* the process the thread runs in (a clone without fork handlers
+                                    * inherits trig_running, not the thread) */
 static struct sigaction trig_prev; /* the handler we replaced, chained to */
 
 /* Thread-only state: next deadlines and thresholds. */
@@ -106,7 +112,8 @@ void hs_triggers_wake_term(void)
 bool hs_triggers_running(void)
 {
     return __atomic_load_n(&trig_running, __ATOMIC_ACQUIRE) &&
-           !__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE);
+           !__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&trig_pid, __ATOMIC_ACQUIRE) == getpid();
 }
 
 void hs_triggers_peak_poke(void)
@@ -115,10 +122,14 @@ void hs_triggers_peak_poke(void)
         trig_wake(TRIG_PEAK);
 }
 
+/* The triggers the thread must run for from the start. The exit profiles of a terminating
+ * signal or an _exit (termsig.c) need it only then: it is started then
+ * (hs_triggers_start_term), so that a program that asked for nothing has no thread of
+ * heapsift's (Chromium's zygote, single-threaded by design, checks /proc/self/task). */
 static bool trig_needs_thread(void)
 {
     return hs_opt.signal || hs_opt.interval_bytes || hs_opt.interval_ms || hs_opt.peak ||
-           hs_opt.oom_fraction || hs_termsig_armed();
+           hs_opt.oom_fraction;
 }
 
 /* A trigger's dump; failures are logged once by dump.c and retried at the next one. */
@@ -366,11 +377,10 @@ static void *trig_main(void *arg)
     hs_guard_enter(&hs_tls); /* for life: what this thread allocates is never sampled */
     pthread_setname_np(pthread_self(), "heapsift");
     /* The profiles it writes are then opened, written and closed in its own table, where
-     * no close-all loop or reused number of the program's can reach them. */
-    if (hs_fd_private() != 0 && hs_opt.verbose)
-        hs_log("no descriptor table of its own for the trigger thread (%s): a program that "
-               "closes every descriptor may close a profile being written",
-               strerror(errno));
+     * no close-all loop or reused number of the program's can reach them; without one,
+     * in the I/O thread, kept for as long as this one runs. */
+    if (hs_fd_private() != 0)
+        hs_iothread_hold();
     int64_t now = trig_now_ms();
     if (!trig.next_bytes)
         trig.next_bytes = hs_opt.interval_bytes;
@@ -419,9 +429,83 @@ static int trig_spawn(void)
     hs_assert_guard();
     hs_thread_t th;
     int rc = hs_thread_start(&th, trig_main, NULL, true);
-    if (rc == 0)
+    if (rc == 0) {
+        __atomic_store_n(&trig_pid, getpid(), __ATOMIC_RELEASE);
         __atomic_store_n(&trig_running, 1, __ATOMIC_RELEASE);
+    }
     return rc;
+}
+
+/* ---- the thread started for the exit profiles -------------------------------------- */
+
+/* A terminating signal may interrupt its thread anywhere: inside the allocator, holding
+ * glibc's locks (and a crash handler may call _exit there). Creating a thread there
+ * (pthread_create allocates the new thread's DTV and takes the loader's stack-list lock)
+ * could deadlock that thread on itself, where no timeout would end it, or re-enter an
+ * allocator that is half-way through a call. So termsig.c makes only a raw clone, which
+ * is async-signal-safe: the starter below. It runs with the calling thread's thread
+ * pointer, as that thread would, while that thread waits (and never runs program code
+ * again: the process ends), and makes the trigger thread with pthread_create, its
+ * allocations served from the blocks set aside at start (bootstrap.c). Should it block
+ * on a lock the calling thread holds, that thread's bounded wait ends the process as
+ * without heapsift. The clone's flags are glibc's own for a thread, which seccomp
+ * sandboxes allow. */
+#define TRIG_STARTER_STACK (256 * 1024)
+#define TRIG_ASIDE_BYTES 4096 /* a DTV: 16 bytes per TLS module, plus 16 spare entries */
+static pid_t trig_starter_tid;
+
+static void *trig_thread_pointer(void)
+{
+#if defined(__x86_64__)
+    void *tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp)); /* the TCB's self pointer (x86-64 TLS ABI) */
+    return tp;
+#else
+    return __builtin_thread_pointer();
+#endif
+}
+
+static int trig_starter(void *arg)
+{
+    (void)arg;
+    hs_tls_t *t = &hs_tls; /* the calling thread's, which waits meanwhile */
+    hs_guard_enter(t);
+    int64_t countdown = t->countdown;
+    t->countdown = INT64_MIN / 2; /* every allocation takes the slow path, */
+    t->boot_only = 1;             /* which serves it from the blocks set aside */
+    int rc = trig_spawn();
+    t->boot_only = 0;
+    t->countdown = countdown;
+    hs_guard_exit(t);
+    if (rc != 0)
+        hs_termsig_finish(); /* no profile: the handler need not wait for one */
+    return 0;                /* glibc's clone ends the starter with SYS_exit */
+}
+
+int hs_triggers_start_term(void)
+{
+    if (!__atomic_load_n(&trig_sem_ok, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
+        return -ECANCELED;
+    __atomic_fetch_or(&trig_pending, TRIG_TERM, __ATOMIC_RELEASE);
+    void *stack = mmap(NULL, TRIG_STARTER_STACK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        return -ENOMEM;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited: no signal is the starter's */
+    int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+                CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+    int tid = clone(trig_starter, (char *)stack + TRIG_STARTER_STACK, flags, NULL,
+                    &trig_starter_tid, trig_thread_pointer(), &trig_starter_tid);
+    int err = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (tid < 0) {
+        munmap(stack, TRIG_STARTER_STACK);
+        return -err;
+    }
+    return 0; /* its stack is left to the process's end, which follows */
 }
 
 static int trig_open(void)
@@ -444,11 +528,21 @@ static int trig_install_signal(void)
 
 int hs_triggers_start(void)
 {
-    if (!trig_needs_thread() || __atomic_exchange_n(&trig_started, 1, __ATOMIC_ACQ_REL))
+    bool now = trig_needs_thread();
+    if (__atomic_exchange_n(&trig_started, 1, __ATOMIC_ACQ_REL))
         return 0;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
     int rc = trig_open();
+    if (rc == 0 && !now) {
+        rc = hs_boot_set_aside(TRIG_ASIDE_BYTES); /* started for the exit profiles only */
+        hs_guard_exit(t);
+        if (rc != 0)
+            hs_log("no memory set aside to start a thread for the exit profile of a "
+                   "terminating signal or an _exit (%s)",
+                   strerror(-rc));
+        return rc;
+    }
     if (rc == 0 && hs_opt.peak)
         __atomic_store_n(&hs_peak_arm, 0, __ATOMIC_RELAXED);
     if (rc == 0)
@@ -487,6 +581,8 @@ void hs_triggers_fork_child(void)
     hs_peak_unlock();
     memset(keep, 0, sizeof(keep)); /* the parent's; possibly mid-update: leaked, not freed */
     __atomic_store_n(&trig_pending, 0, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&trig_sem_ok, __ATOMIC_ACQUIRE))
+        sem_init(&trig_sem, 0, 0); /* for a start for the exit profiles, too */
     if (!__atomic_load_n(&trig_running, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
         return;

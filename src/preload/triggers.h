@@ -13,13 +13,21 @@
 /* The live estimate passed the armed peak (peak.h): wake the thread. Async-signal-safe. */
 void hs_triggers_peak_poke(void) HS_COLD;
 /* Installs the signal handler and starts the thread when a trigger needs it (once;
- * the caller must not hold the guard). Returns 0 or -errno (triggers then stay off). */
+ * the caller must not hold the guard); without one, prepares its start for the exit
+ * profiles (hs_triggers_start_term). Returns 0 or -errno (triggers then stay off). */
 int hs_triggers_start(void);
 /* At exit: no trigger dumps from now on; the thread is woken to leave (not joined). */
 void hs_triggers_stop(void);
 /* From termsig.c's handler (async-signal-safe): write the exit profiles now. */
 void hs_triggers_wake_term(void);
-/* Whether the trigger thread runs and will serve a wake-up. */
+/* From termsig.c (a terminating signal's handler, _exit), when no trigger thread runs:
+ * starts one that writes the exit profiles (hs_termsig_dump), or calls hs_termsig_finish
+ * if it cannot. Async-signal-safe; the calling thread must then wait until
+ * hs_termsig_dump or hs_termsig_finish says so (or its timeout), and never return to the
+ * program: the starter runs with its thread pointer meanwhile. 0 or -errno (then nothing
+ * started). */
+int hs_triggers_start_term(void);
+/* Whether the trigger thread runs in this process and will serve a wake-up. */
 bool hs_triggers_running(void);
 /* Fork handlers (in the child: a new semaphore and thread). */
 void hs_triggers_fork_prepare(void);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # exports: libheapsift.so exports the allocation entry points, the C++ operator new/delete
 # symbols (every variant: plain, nothrow, sized, aligned) and heapsift_* -- nothing else
-# sigaction and signal (termsig.c), (linker-generated _init/_fini/_edata/_end/__bss_start and version nodes allowed), and
+# sigaction, signal, _exit and _Exit (termsig.c), (linker-generated _init/_fini/_edata/_end/__bss_start and version nodes allowed), and
 # every entry point is really there.
 # usage: exports.sh BUILD_DIR SOURCE_DIR
 set -eu
@@ -27,8 +27,9 @@ _ZdaPvSt11align_val_t _ZdlPvmSt11align_val_t _ZdaPvmSt11align_val_t
 _ZdlPvSt11align_val_tRKSt9nothrow_t _ZdaPvSt11align_val_tRKSt9nothrow_t"
 PUBLIC="heapsift_dump"
 LINKER="_init _fini _edata _end __bss_start"
-# termsig.c: what a program asks of SIGINT/TERM/HUP says SIG_DFL while heapsift stands in.
-SIGNALS="sigaction signal"
+# termsig.c: what a program asks of SIGINT/TERM/HUP says SIG_DFL while heapsift stands in;
+# a thread ending the process while a signal's exit profile is written dies of the signal.
+SIGNALS="sigaction signal _exit _Exit"
 
 fails=0
 # Unexpected exports: anything not in the lists, not heapsift_*, not a version node (type A
