@@ -790,11 +790,7 @@ static int at_parse(int argc, char **argv, const char **lib, double *seconds)
             }
             continue;
         }
-        if (c >= 1000)
-            i = (size_t)(c - 1000);
-        for (size_t k = 0; k < n && c < 1000; k++)
-            if (o[k].short_opt == c)
-                i = k;
+        i = hs_run_opt_index(c);
         if (i == n) {
             hs_cli_bad_option("attach", c, argv);
             goto out;

@@ -38,6 +38,9 @@ typedef struct {
     const char *help;
 } hs_run_opt_t;
 const hs_run_opt_t *hs_run_opts(size_t *n);
+/* The index in that table of what getopt_long returned for one of its options (1000 +
+ * index for a long one, the letter for a short one); the table's size when none. */
+size_t hs_run_opt_index(int c);
 /* Sets option i's variable in this process's environment (paths made absolute). 0 or -1
  * (said). */
 int hs_run_set_option(size_t i, const char *value);

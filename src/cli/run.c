@@ -144,6 +144,16 @@ static int run_set_path(const char *env, const char *value)
 
 /* Parses options into the environment. Returns the index of CMD, or -1 (help) or -2
  * (a bad option, reported). */
+size_t hs_run_opt_index(int c)
+{
+    if (c >= 1000)
+        return (size_t)(c - 1000) < RUN_NOPTS ? (size_t)(c - 1000) : RUN_NOPTS;
+    for (size_t k = 0; k < RUN_NOPTS; k++)
+        if (run_opts[k].short_opt == c)
+            return k;
+    return RUN_NOPTS;
+}
+
 static int run_parse(int argc, char **argv, const char **lib)
 {
     struct option longs[RUN_NOPTS + 3];
@@ -174,12 +184,7 @@ static int run_parse(int argc, char **argv, const char **lib)
             *lib = optarg;
             continue;
         }
-        size_t i = RUN_NOPTS;
-        if (c >= 1000)
-            i = (size_t)(c - 1000);
-        for (size_t k = 0; k < RUN_NOPTS && c < 1000; k++)
-            if (run_opts[k].short_opt == c)
-                i = k;
+        size_t i = hs_run_opt_index(c);
         if (i == RUN_NOPTS) {
             hs_cli_bad_option("run", c, argv);
             return -2;
