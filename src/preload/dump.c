@@ -17,6 +17,7 @@
 #include "fdtable.h"
 #include "log.h"
 #include "options.h"
+#include "outpath.h"
 #include "peak.h"
 #include "recorder.h"
 #include "sampler.h"
@@ -55,7 +56,6 @@
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned dump_seq;
 static bool dump_forked; /* a forked child: never write the parent's file */
-static char dump_cwd[1024];
 static int64_t dump_start_ns;
 
 /* One stack of the snapshot, with its four values. */
@@ -97,8 +97,6 @@ static int64_t dump_now_ns(void)
 
 __attribute__((constructor)) static void dump_ctor(void)
 {
-    if (!getcwd(dump_cwd, sizeof(dump_cwd)))
-        dump_cwd[0] = '\0';
     dump_start_ns = dump_now_ns();
 }
 
@@ -108,80 +106,6 @@ void hs_dump_after_fork(void)
     dump_forked = true;
     dump_seq = 0;
     dump_start_ns = dump_now_ns();
-}
-
-/* A process other than the one the user started (a forked child, or an exec'd
- * descendant under `heapsift run`) gets its pid into a pattern that lacks %p. */
-static bool dump_needs_pid(void)
-{
-    if (dump_forked)
-        return true;
-    const char *root = getenv("HEAPSIFT_ROOT_PID");
-    return root && atol(root) != (long)getpid();
-}
-
-static void dump_append(char *out, size_t cap, size_t *n, const char *s)
-{
-    while (*s && *n + 1 < cap)
-        out[(*n)++] = *s++;
-    out[*n] = '\0';
-}
-
-/* Inserts text before the ".pb.gz" of out (or appends it). */
-static void dump_insert(char *out, size_t cap, size_t *n, const char *text)
-{
-    char *ext = strstr(out, ".pb.gz");
-    char tail[64] = "";
-    if (ext && *n - (size_t)(ext - out) < sizeof(tail)) {
-        snprintf(tail, sizeof(tail), "%s", ext);
-        *n = (size_t)(ext - out);
-        out[*n] = '\0';
-    }
-    dump_append(out, cap, n, text);
-    dump_append(out, cap, n, tail);
-}
-
-/* Expands %p, %n, %k and %% of the pattern into out (any other %X is kept). A pattern without them
- * still names every file apart: ".<pid>" in a child, ".<kind>" unless the kind is heap, and
- * ".<n>" unless this is an exit dump (final). */
-static void dump_expand(const char *pat, const char *kind, unsigned seq, bool final, char *out,
-                        size_t cap)
-{
-    size_t n = 0;
-    char num[40];
-    out[0] = '\0';
-    if (pat[0] != '/' && dump_cwd[0]) {
-        dump_append(out, cap, &n, dump_cwd);
-        dump_append(out, cap, &n, "/");
-    }
-    for (const char *c = pat; *c && n + 1 < cap; c++) {
-        if (c[0] != '%' || !c[1]) {
-            out[n++] = *c;
-            out[n] = '\0';
-            continue;
-        }
-        c++;
-        if (*c == 'p')
-            snprintf(num, sizeof(num), "%ld", (long)getpid());
-        else if (*c == 'n')
-            snprintf(num, sizeof(num), "%u", seq);
-        else if (*c == 'k')
-            snprintf(num, sizeof(num), "%s", kind);
-        else if (*c == '%')
-            snprintf(num, sizeof(num), "%%");
-        else /* unknown: kept as written (options.c said so at start) */
-            snprintf(num, sizeof(num), "%%%c", *c);
-        dump_append(out, cap, &n, num);
-    }
-    num[0] = '\0';
-    if (!strstr(pat, "%p") && dump_needs_pid())
-        snprintf(num, sizeof(num), ".%ld", (long)getpid());
-    if (!strstr(pat, "%k") && strcmp(kind, "heap") != 0)
-        snprintf(num + strlen(num), sizeof(num) - strlen(num), ".%s", kind);
-    if (!strstr(pat, "%n") && !final)
-        snprintf(num + strlen(num), sizeof(num) - strlen(num), ".%u", seq);
-    if (num[0])
-        dump_insert(out, cap, &n, num);
 }
 
 /* What a dump describes besides its stacks: the live totals and the exact counters, as
@@ -868,7 +792,7 @@ static void dump_leaks(dump_ctx_t *c, const char *kind)
 
 bool hs_dump_is_root(void)
 {
-    return !dump_needs_pid();
+    return !hs_outpath_needs_pid(dump_forked);
 }
 
 static char dump_last[4096]; /* the last file written (dump lock) */
@@ -888,7 +812,8 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
     dump_ctx_t c;
     bool named = !path;
     if (named) {
-        dump_expand(hs_opt.out, kind, dump_seq++, flags & HS_DUMP_FINAL, buf, sizeof(buf));
+        hs_outpath_expand(hs_opt.out, kind, dump_seq++, flags & HS_DUMP_FINAL, dump_forked, buf,
+                          sizeof(buf));
         path = buf;
     }
     int rc = dump_make(&c, kind, NULL, &samples, &stacks);
