@@ -288,7 +288,9 @@ static void (*rust_dealloc)(void *, size_t, size_t);
 static void *(*rust_realloc)(void *, size_t, size_t, size_t);
 static void *(*rust_alloc_zeroed)(size_t, size_t);
 
-static inline bool rust_charge(hs_tls_t *t, size_t n)
+/* Charges n bytes to the thread's countdown: true while no sample is due (the Rust and
+ * API hooks' form of interpose.c's interpose_charge). */
+static inline bool hooks_charge(hs_tls_t *t, size_t n)
 {
     return (t->countdown -= (int64_t)n) > 0;
 }
@@ -316,7 +318,7 @@ HS_HIDDEN void *hs_hook_rust_alloc(size_t n, size_t align)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY(rust_charge(t, n)))
+    if (HS_LIKELY(hooks_charge(t, n)))
         return rust_call_alloc(false, n, align);
     return rust_alloc_slow(false, n, align);
 }
@@ -325,7 +327,7 @@ HS_HIDDEN void *hs_hook_rust_alloc_zeroed(size_t n, size_t align)
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY(rust_charge(t, n)))
+    if (HS_LIKELY(hooks_charge(t, n)))
         return rust_call_alloc(true, n, align);
     return rust_alloc_slow(true, n, align);
 }
@@ -362,7 +364,7 @@ HS_HIDDEN void *hs_hook_rust_realloc(void *p, size_t old, size_t align, size_t n
     hs_tls_t *t = &hs_tls;
     t->allocs++;
     t->frees++;
-    if (HS_UNLIKELY(!rust_charge(t, n) || hs_livetab_maybe(p)))
+    if (HS_UNLIKELY(!hooks_charge(t, n) || hs_livetab_maybe(p)))
         return rust_realloc_slow(p, old, align, n);
     hs_guard_enter(t);
     void *q = rust_realloc(p, old, align, n);
@@ -454,11 +456,6 @@ int hs_hooks_api_index(const char *rest)
     return -1;
 }
 
-static inline bool api_charge(hs_tls_t *t, size_t n)
-{
-    return (t->countdown -= (int64_t)n) > 0;
-}
-
 /* Calls original k with up to three arguments, inside the guard when guarded. Every one
  * takes at most three integer or pointer arguments and returns a pointer or nothing:
  * called as taking three and returning a pointer, under the x86-64 ABI the extra
@@ -491,7 +488,7 @@ static inline void *api_alloc(int k, size_t n, uintptr_t a, uintptr_t b, uintptr
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY(api_charge(t, n)))
+    if (HS_LIKELY(hooks_charge(t, n)))
         return api_call(k, a, b, c, k != API_MALLOC);
     return api_alloc_slow(k, n, a, b, c);
 }
@@ -530,7 +527,7 @@ HS_HIDDEN int hs_hook_api_posix_memalign(void **out, size_t align, size_t n)
     int (*f)(void **, size_t, size_t) =
         API_FN(API_POSIX_MEMALIGN, int (*)(void **, size_t, size_t));
     t->allocs++;
-    bool sample = !api_charge(t, n) && hs_sample_begin(t, n);
+    bool sample = !hooks_charge(t, n) && hs_sample_begin(t, n);
     hs_guard_enter(t);
     int rc = f(out, align, n);
     hs_guard_exit(t);
@@ -588,7 +585,7 @@ static inline void *api_realloc(int k, void *p, size_t n, uintptr_t flags)
     hs_tls_t *t = &hs_tls;
     t->allocs++;
     t->frees += p != NULL;
-    if (HS_UNLIKELY(!api_charge(t, n) || (p && hs_livetab_maybe(p))))
+    if (HS_UNLIKELY(!hooks_charge(t, n) || (p && hs_livetab_maybe(p))))
         return api_realloc_slow(k, p, n, flags);
     return api_call(k, (uintptr_t)p, n, flags, true);
 }

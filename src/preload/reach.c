@@ -348,25 +348,21 @@ static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t 
 /* The API functions noted, of the first prefix found, frees first (hs_hooks_api). */
 static void reach_api_all(reach_t *r)
 {
-    char done[REACH_MAX] = "", why[160] = "", msg[REACH_MAX];
-    reach_list_t names = {done, 0, 0};
+    char why[160] = "", refused[160] = "", msg[REACH_MAX];
     int prefix = r->napi ? r->api[0].prefix : -1;
-    const char *refused = NULL;
-    for (int k = 0; k < 16; k++)
+    for (int k = 0; k < 16; k++) /* hs_hooks_api_index's order (11 functions) */
         for (int i = 0; i < r->napi; i++) {
             if (r->api[i].k != k || r->api[i].prefix != prefix)
                 continue;
             int rc = hs_hooks_api(reach_prefixes[prefix], k, r->api[i].addr, r->api[i].size, why,
                                   sizeof(why));
-            if (rc == 0 || rc == HS_HOOKS_NOOP)
-                reach_add(&names, rc == 0 ? "hooked" : "noop");
-            else if (!refused)
-                refused = why[0] ? why : "not hooked";
+            if (rc != 0 && rc != HS_HOOKS_NOOP && !refused[0])
+                snprintf(refused, sizeof(refused), "%s", why[0] ? why : "not hooked");
             r->off |= rc == -ENOSYS;
         }
     if (prefix < 0)
         return;
-    if (!refused) {
+    if (!refused[0]) {
         snprintf(msg, sizeof(msg), "%s* (its own API)", reach_prefixes[prefix]);
         reach_add(&r->hooked, msg);
     } else {
