@@ -29,7 +29,11 @@ http-token-any|src/preload/http_routes.c|s/    return diff == 0;\n/    return di
 flame-click-zooms-root|src/common/report_flame.c|s/\{zoom\(g\);e\.stopPropagation/{zoom(frames[0]);e.stopPropagation/|integration/flamegraph_browser
 fd-route-ignored|src/common/fdio.c|s/if \(route == NULL\)\n(\s*)return syscall/if (1)\n$1return syscall/|stress/descriptors
 thread-stack-from-glibc-cache|src/preload/threads.c|s/\n    pthread_attr_setstack\(&attr, t->stack, t->size\);\n/\n/|stress/fork_stdio
-term-signal-no-dump|src/preload/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integration/term_signals'
+term-signal-no-dump|src/preload/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integration/term_signals
+hook-free-clobbers-rax|src/preload/hooks.c|s/HS_KEEPALL_THUNK\(hs_thunk_api_free,/HS_KEEPREGS_THUNK(hs_thunk_api_free,/|integration/reach_hooks
+hook-stack-unaligned|src/preload/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
+reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
+attach-stops-skip-wait|src/cli/attach.c|s/\n        if \(rc == 0\)\n            rc = at_wait_all\(s\);\n/\n/|integration/attach_exact'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"
