@@ -32,6 +32,8 @@ thread-stack-from-glibc-cache|src/preload/threads.c|s/\n    pthread_attr_setstac
 term-signal-no-dump|src/preload/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integration/term_signals
 hook-free-clobbers-rax|src/preload/hooks.c|s/HS_KEEPALL_THUNK\(hs_thunk_api_free,/HS_KEEPREGS_THUNK(hs_thunk_api_free,/|integration/reach_hooks
 hook-stack-unaligned|src/preload/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
+rust-default-allocator-hooked|src/preload/reach.c|s/return c\[0\] == 0xe9 && /return 0 \&\& c[0] == 0xe9 \&\& /|integration/reach_hooks
+reach-later-never-looks|src/preload/recorder.c|s/\n    hs_reach_recheck\(\);[^\n]*\n/\n/|integration/reach_hooks
 reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
 attach-stops-skip-wait|src/cli/attach.c|s/\n        if \(rc == 0\)\n            rc = at_wait_all\(s\);\n/\n/|integration/attach_exact'
 

@@ -16,10 +16,7 @@
  * its operator new/delete then free through hs_real.free, and the aligned forms need its
  * memalign hooked too.
  *
- * Rust: __rust_alloc, __rust_dealloc, __rust_realloc and __rust_alloc_zeroed get hooks of
- * their own (the same fast path: count, charge the countdown, sample when it runs out),
- * which call the original inside the guard: a global allocator over malloc (Rust's
- * default, a wrapper of System) is counted once, by the Rust hook.
+ * Rust's entry points have hooks of their own, in hooks_rust.c.
  *
  * HEAPSIFT_HOOKS=off installs nothing (reach.c still says what bypasses heapsift).
  */
@@ -124,7 +121,7 @@ const char *hs_hooks_family_name(size_t i)
     return i < HOOKS_N ? hooks_defs[i].name : NULL;
 }
 
-static bool hooks_enabled(void)
+bool hs_hooks_enabled(void)
 {
     return hs_own_entries && !(hs_opt.hooks && strcmp(hs_opt.hooks, "off") == 0);
 }
@@ -212,9 +209,7 @@ static void *hooks_own(const char *name)
     return NULL;
 }
 
-/* Whether the function at addr returns at once (after an endbr64): a free that frees
- * nothing, as a bump allocator's. Its blocks are never released, as the profiles then say. */
-static bool hooks_noop(const void *addr)
+bool hs_hooks_noop(const void *addr)
 {
     const uint8_t *c = addr;
     if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
@@ -225,10 +220,10 @@ static bool hooks_noop(const void *addr)
 int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *why, size_t whylen)
 {
     const hooks_def_t *d = &hooks_defs[i];
-    void *own = i < HOOKS_N && hooks_enabled() ? hooks_own(d->name) : NULL;
+    void *own = i < HOOKS_N && hs_hooks_enabled() ? hooks_own(d->name) : NULL;
     if (!own)
         return -ENOSYS;
-    if (strcmp(d->name, "free") == 0 && hooks_noop(addr)) {
+    if (strcmp(d->name, "free") == 0 && hs_hooks_noop(addr)) {
         hooks_free_base = base;
         return HS_HOOKS_NOOP;
     }
@@ -266,143 +261,6 @@ bool hs_hooks_hooked(const void *addr)
         if (hooks_addr[j] && hooks_addr[j] == addr)
             return true;
     return false;
-}
-
-/* ---- Rust's global allocator ------------------------------------------------------ */
-
-const char *const hs_hooks_rust_suffix[HS_RUST_N] = {
-    [HS_RUST_ALLOC] = "__rust_alloc",
-    [HS_RUST_DEALLOC] = "__rust_dealloc",
-    [HS_RUST_REALLOC] = "__rust_realloc",
-    [HS_RUST_ALLOC_ZEROED] = "__rust_alloc_zeroed",
-};
-
-/* The hooks (entered through thunks that keep the registers, as interpose.c's are). */
-HS_HIDDEN void *hs_hook_rust_alloc(size_t n, size_t align);
-HS_HIDDEN void *hs_hook_rust_alloc_zeroed(size_t n, size_t align);
-HS_HIDDEN void hs_hook_rust_dealloc(void *p, size_t n, size_t align);
-HS_HIDDEN void *hs_hook_rust_realloc(void *p, size_t old, size_t align, size_t n);
-
-static void *(*rust_alloc)(size_t, size_t);
-static void (*rust_dealloc)(void *, size_t, size_t);
-static void *(*rust_realloc)(void *, size_t, size_t, size_t);
-static void *(*rust_alloc_zeroed)(size_t, size_t);
-
-/* Charges n bytes to the thread's countdown: true while no sample is due (the Rust and
- * API hooks' form of interpose.c's interpose_charge). */
-static inline bool hooks_charge(hs_tls_t *t, size_t n)
-{
-    return (t->countdown -= (int64_t)n) > 0;
-}
-
-static void *rust_call_alloc(bool zeroed, size_t n, size_t align)
-{
-    hs_tls_t *t = &hs_tls;
-    hs_guard_enter(t);
-    void *p = zeroed ? rust_alloc_zeroed(n, align) : rust_alloc(n, align);
-    hs_guard_exit(t);
-    return p;
-}
-
-static HS_COLD void *rust_alloc_slow(bool zeroed, size_t n, size_t align)
-{
-    hs_tls_t *t = &hs_tls;
-    bool sample = hs_sample_begin(t, n);
-    void *p = rust_call_alloc(zeroed, n, align);
-    if (sample)
-        hs_sample_end(t, p, n);
-    return p;
-}
-
-HS_HIDDEN void *hs_hook_rust_alloc(size_t n, size_t align)
-{
-    hs_tls_t *t = &hs_tls;
-    t->allocs++;
-    if (HS_LIKELY(hooks_charge(t, n)))
-        return rust_call_alloc(false, n, align);
-    return rust_alloc_slow(false, n, align);
-}
-
-HS_HIDDEN void *hs_hook_rust_alloc_zeroed(size_t n, size_t align)
-{
-    hs_tls_t *t = &hs_tls;
-    t->allocs++;
-    if (HS_LIKELY(hooks_charge(t, n)))
-        return rust_call_alloc(true, n, align);
-    return rust_alloc_slow(true, n, align);
-}
-
-HS_HIDDEN void hs_hook_rust_dealloc(void *p, size_t n, size_t align)
-{
-    hs_tls_t *t = &hs_tls;
-    t->frees++;
-    if (HS_UNLIKELY(hs_livetab_maybe(p)))
-        hs_forget(p);
-    hs_guard_enter(t);
-    rust_dealloc(p, n, align);
-    hs_guard_exit(t);
-}
-
-static HS_COLD void *rust_realloc_slow(void *p, size_t old, size_t align, size_t n)
-{
-    hs_tls_t *t = &hs_tls;
-    bool sample = t->countdown <= 0 && hs_sample_begin(t, n);
-    hs_live_t e;
-    bool had = hs_livetab_maybe(p) && hs_realloc_forget(p, &e);
-    hs_guard_enter(t);
-    void *q = rust_realloc(p, old, align, n);
-    hs_guard_exit(t);
-    if (had)
-        hs_realloc_done(&e, q, n);
-    if (sample)
-        hs_sample_end(t, q, n);
-    return q;
-}
-
-HS_HIDDEN void *hs_hook_rust_realloc(void *p, size_t old, size_t align, size_t n)
-{
-    hs_tls_t *t = &hs_tls;
-    t->allocs++;
-    t->frees++;
-    if (HS_UNLIKELY(!hooks_charge(t, n) || hs_livetab_maybe(p)))
-        return rust_realloc_slow(p, old, align, n);
-    hs_guard_enter(t);
-    void *q = rust_realloc(p, old, align, n);
-    hs_guard_exit(t);
-    return q;
-}
-
-HS_KEEPREGS_THUNK(hs_thunk_rust_alloc, hs_hook_rust_alloc)
-HS_KEEPREGS_THUNK(hs_thunk_rust_alloc_zeroed, hs_hook_rust_alloc_zeroed)
-HS_KEEPALL_THUNK(hs_thunk_rust_dealloc, hs_hook_rust_dealloc)
-HS_KEEPREGS_THUNK(hs_thunk_rust_realloc, hs_hook_rust_realloc)
-
-int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen)
-{
-    static void *const hooks[HS_RUST_N] = {
-        [HS_RUST_ALLOC] = (void *)hs_thunk_rust_alloc,
-        [HS_RUST_DEALLOC] = (void *)hs_thunk_rust_dealloc,
-        [HS_RUST_REALLOC] = (void *)hs_thunk_rust_realloc,
-        [HS_RUST_ALLOC_ZEROED] = (void *)hs_thunk_rust_alloc_zeroed,
-    };
-    void **orig[HS_RUST_N] = {
-        [HS_RUST_ALLOC] = (void **)&rust_alloc,
-        [HS_RUST_DEALLOC] = (void **)&rust_dealloc,
-        [HS_RUST_REALLOC] = (void **)&rust_realloc,
-        [HS_RUST_ALLOC_ZEROED] = (void **)&rust_alloc_zeroed,
-    };
-    static bool dealloc_done; /* hooked, or does nothing */
-    if (k < 0 || k >= HS_RUST_N || !hooks_enabled())
-        return -ENOSYS;
-    if (k == HS_RUST_DEALLOC && hooks_noop(addr))
-        return dealloc_done = true, HS_HOOKS_NOOP;
-    if (k != HS_RUST_DEALLOC && !dealloc_done) {
-        snprintf(why, whylen, "__rust_dealloc is not hooked");
-        return -EPERM;
-    }
-    int rc = hs_patch_install_ex(addr, size, 0, hooks[k], orig[k], why, whylen);
-    dealloc_done |= rc == 0 && k == HS_RUST_DEALLOC;
-    return rc;
 }
 
 /* ---- an allocator's own API: jemalloc's je_ / _rjem_ (tikv-jemallocator), tcmalloc's
@@ -488,7 +346,7 @@ static inline void *api_alloc(int k, size_t n, uintptr_t a, uintptr_t b, uintptr
 {
     hs_tls_t *t = &hs_tls;
     t->allocs++;
-    if (HS_LIKELY(hooks_charge(t, n)))
+    if (HS_LIKELY(hs_hooks_charge(t, n)))
         return api_call(k, a, b, c, k != API_MALLOC);
     return api_alloc_slow(k, n, a, b, c);
 }
@@ -527,7 +385,7 @@ HS_HIDDEN int hs_hook_api_posix_memalign(void **out, size_t align, size_t n)
     int (*f)(void **, size_t, size_t) =
         API_FN(API_POSIX_MEMALIGN, int (*)(void **, size_t, size_t));
     t->allocs++;
-    bool sample = !hooks_charge(t, n) && hs_sample_begin(t, n);
+    bool sample = !hs_hooks_charge(t, n) && hs_sample_begin(t, n);
     hs_guard_enter(t);
     int rc = f(out, align, n);
     hs_guard_exit(t);
@@ -585,7 +443,7 @@ static inline void *api_realloc(int k, void *p, size_t n, uintptr_t flags)
     hs_tls_t *t = &hs_tls;
     t->allocs++;
     t->frees += p != NULL;
-    if (HS_UNLIKELY(!hooks_charge(t, n) || (p && hs_livetab_maybe(p))))
+    if (HS_UNLIKELY(!hs_hooks_charge(t, n) || (p && hs_livetab_maybe(p))))
         return api_realloc_slow(k, p, n, flags);
     return api_call(k, (uintptr_t)p, n, flags, true);
 }
@@ -620,7 +478,7 @@ int hs_hooks_api(const char *prefix, int k, void *addr, size_t size, char *why, 
         hs_thunk_api_posix_memalign, hs_thunk_api_aligned_alloc, hs_thunk_api_memalign,
         hs_thunk_api_mallocx,        hs_thunk_api_rallocx,
     };
-    if (k < 0 || k >= API_N || !hooks_enabled())
+    if (k < 0 || k >= API_N || !hs_hooks_enabled())
         return -ENOSYS;
     if (api_prefix[0] && strcmp(api_prefix, prefix) != 0) {
         snprintf(why, whylen, "the %s* API is hooked already (one allocator's API per process)",
@@ -632,7 +490,7 @@ int hs_hooks_api(const char *prefix, int k, void *addr, size_t size, char *why, 
         return -EPERM;
     }
     snprintf(api_prefix, sizeof(api_prefix), "%s", prefix);
-    if (k <= API_SDALLOCX && hooks_noop(addr))
+    if (k <= API_SDALLOCX && hs_hooks_noop(addr))
         return api_free_done = k == API_FREE || api_free_done, HS_HOOKS_NOOP;
     int rc = hs_patch_install_ex(addr, size, 0, (void *)thunks[k], &api_orig[k], why, whylen);
     api_free_done |= rc == 0 && k == API_FREE;

@@ -51,6 +51,17 @@ typedef struct {
 size_t hs_hooks_family_count(void);
 const char *hs_hooks_family_name(size_t i);
 
+/* Whether hooks may be installed (HEAPSIFT_HOOKS is not off, interpose.c is linked). */
+bool hs_hooks_enabled(void);
+/* Whether the function at addr returns at once (after an endbr64): a free that frees
+ * nothing, as a bump allocator's. Its blocks are never released, as the profiles say. */
+bool hs_hooks_noop(const void *addr);
+/* Charges n bytes to the thread's countdown: true while no sample is due (the Rust and
+ * API hooks' form of interpose.c's interpose_charge). */
+static inline bool hs_hooks_charge(hs_tls_t *t, size_t n)
+{
+    return (t->countdown -= (int64_t)n) > 0;
+}
 /* Returned instead of 0 for a free (or __rust_dealloc) that does nothing: left alone. */
 #define HS_HOOKS_NOOP 1
 
@@ -71,9 +82,15 @@ bool hs_hooks_hooked(const void *addr);
 enum { HS_RUST_ALLOC, HS_RUST_DEALLOC, HS_RUST_REALLOC, HS_RUST_ALLOC_ZEROED, HS_RUST_N };
 extern const char *const hs_hooks_rust_suffix[HS_RUST_N];
 
-/* Hooks Rust entry point k at addr (size from .symtab). As hs_hooks_family; the others
- * only once __rust_dealloc is hooked (or does nothing), so call it first. */
-int hs_hooks_rust(int k, void *addr, size_t size, char *why, size_t whylen);
+/* Rust global allocators hooked at once: the executable's and those of objects loaded
+ * later (a Rust cdylib, as a Python extension, with a #[global_allocator] of its own). */
+#define HS_RUST_INSTANCES 4
+/* A free instance for one object's four entry points, or -ENOSPC (hooks_rust.c). */
+int hs_hooks_rust_instance(void);
+/* Hooks Rust entry point k of instance inst at addr (size from .symtab). As
+ * hs_hooks_family; the others only once the instance's __rust_dealloc is hooked (or does
+ * nothing), so call it first. */
+int hs_hooks_rust(int inst, int k, void *addr, size_t size, char *why, size_t whylen);
 
 /* An allocator's own API (jemalloc's je_ or _rjem_, tcmalloc's tc_, mimalloc's mi_): the
  * index of the function named prefix+rest that can be hooked (free, dallocx, sdallocx,

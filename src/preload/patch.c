@@ -676,6 +676,14 @@ int hs_patch_install(void *target, void *hook, void **original, char *why, size_
     return hs_patch_install_ex(target, patch_symbol_size(target), 0, hook, original, why, whylen);
 }
 
+bool hs_patch_decoder(bool load)
+{
+    hs_lock(&patch_lock, HS_RANK_PATCH);
+    bool ok = load ? patch_load_decoder() : patch_zy.ok;
+    hs_unlock(&patch_lock, HS_RANK_PATCH);
+    return ok;
+}
+
 int hs_patch_remove(void *target)
 {
     int rc = -ENOENT;
@@ -755,6 +763,12 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
 int hs_patch_install(void *target, void *hook, void **original, char *why, size_t whylen)
 {
     return hs_patch_install_ex(target, 0, 0, hook, original, why, whylen);
+}
+
+bool hs_patch_decoder(bool load)
+{
+    (void)load;
+    return false;
 }
 
 int hs_patch_remove(void *target)

@@ -11,6 +11,7 @@
 #ifndef HS_PATCH_H
 #define HS_PATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,11 @@ int hs_patch_install(void *target, void *hook, void **original, char *why, size_
    0 = unknown) and HS_PATCH_* flags. */
 int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
                         char *why, size_t whylen);
+
+/* Whether the decoder is loaded; with load, loads it first if it was not tried yet (a
+   dlopen: inside the guard, never on an allocation path). Objects loaded after start are
+   patched from the sampled path, which must not dlopen: reach.c loads it at start. */
+bool hs_patch_decoder(bool load);
 
 /* Restores the original bytes at target. 0, or -ENOENT when target is not patched, or a
    negative errno from mprotect. The trampoline stays mapped (a thread may be inside it). */

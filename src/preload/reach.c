@@ -1,7 +1,7 @@
 /*
  * Reach: which allocation entry points a program's calls can reach without passing
- * through heapsift, found once at start. A preloaded library sees only the calls that
- * the dynamic linker binds to it; these it cannot see:
+ * through heapsift, found at start, and in objects loaded later (their Rust allocators). A
+ * preloaded library sees only the calls that the dynamic linker binds to it; these it cannot see:
  *   - the malloc family and operator new/delete defined by the executable or by an
  *     object ahead of libheapsift.so in the lookup scope (Chromium's own allocator, a
  *     static tcmalloc or jemalloc): dlsym(RTLD_DEFAULT) finds their definition, not ours;
@@ -15,8 +15,9 @@
  * what still bypasses heapsift, with why, is said in one line on stderr and kept for the
  * profiles' comments (and so for the headers of heapsift top and stats): a profile must
  * never be empty in silence.
- * Nothing here runs on an allocation path; it reads the loaded objects' dynamic symbol
- * tables in memory and the executable's .symtab through fdio.h.
+ * Nothing here runs on an allocation path but hs_reach_recheck (objects loaded later, on
+ * the sampled path); it reads the loaded objects' dynamic symbol tables in memory and the
+ * .symtab of the executable and of objects loaded later through fdio.h.
  */
 #define _GNU_SOURCE
 #include "reach.h"
@@ -24,6 +25,7 @@
 #include "fdio.h"
 #include "hooks.h"
 #include "log.h"
+#include "patch.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,9 +38,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REACH_MAX 768
+#define REACH_MAX 1024
 
-static char reach_line[REACH_MAX]; /* "" = nothing bypasses heapsift */
+/* "" = nothing bypasses heapsift. Written at start, then only appended to (reach_append),
+ * so a dump that reads it while an object loaded later is reported reads a whole line. */
+static char reach_line[REACH_MAX];
 
 typedef struct {
     char *buf;
@@ -67,6 +71,14 @@ static const char *reach_base(const char *path)
 
 /* ---- the malloc family ahead of heapsift: hooked in place where possible ---------- */
 
+/* Rust's allocator entry points in one object's .symtab: local symbols, found by the
+ * suffix of their mangled names; rdl is Rust's default allocator (___rdl_alloc). */
+typedef struct {
+    void *fn[HS_RUST_N];
+    size_t size[HS_RUST_N];
+    uintptr_t rdl;
+} reach_rust_t;
+
 /* What was hooked and what still bypasses heapsift, for the one line. */
 typedef struct {
     reach_list_t hooked, bypass; /* bypass: each entry with where and why */
@@ -80,9 +92,8 @@ typedef struct {
         size_t size;
     } api[48]; /* an allocator's own API functions found in .symtab */
     int napi;
-    void *rust[HS_RUST_N]; /* Rust's local entry points found in .symtab, and their sizes */
-    size_t rust_size[HS_RUST_N];
-    bool off; /* HEAPSIFT_HOOKS=off or no hooks in this build */
+    reach_rust_t rust; /* the executable's */
+    bool off;          /* HEAPSIFT_HOOKS=off or no hooks in this build */
 } reach_t;
 
 static const char *reach_label(const char *name)
@@ -223,6 +234,7 @@ typedef struct {
     const void *self_base;
     int idx;
     bool exe_imports; /* the executable imports a member of the malloc family */
+    bool dlopens;     /* an object imports dlopen: objects may come later */
 } reach_walk_t;
 
 /* For each allocator API an object imports (an undefined dynamic symbol), where the
@@ -261,6 +273,8 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
         const char *name = str + sym[i].st_name;
         if (idx == 0 && !defined && reach_family_index(name) >= 0)
             w->exe_imports = true;
+        if (!defined && (strcmp(name, "dlopen") == 0 || strcmp(name, "dlmopen") == 0))
+            w->dlopens = true;
         if (!reach_is_api(name))
             continue;
         Dl_info di;
@@ -303,27 +317,61 @@ static int reach_rust_index(const char *name)
     return -1;
 }
 
-/* A local Rust entry point: the program's own #[global_allocator] (with Rust's default
- * one they are global and forward to malloc, which interposition sees). */
-static void reach_rust_one(reach_t *r, int k, void *addr, size_t size)
+/* Whether rs is Rust's default allocator: __rust_alloc's first instruction (after an
+ * endbr64) jumps to ___rdl_alloc, which calls malloc (seen by interposition: counted once
+ * there). In a cdylib every entry point is local, whichever allocator it has. */
+static bool reach_rust_default(const reach_rust_t *rs)
 {
-    static const char what[] = "__rust_alloc (a Rust #[global_allocator] of the program's own)";
+    const uint8_t *c = rs->fn[HS_RUST_ALLOC];
+    if (!c || !rs->rdl)
+        return false;
+    if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+        c += 4;
+    int32_t rel;
+    memcpy(&rel, c + 1, sizeof(rel));
+    return c[0] == 0xe9 && (uintptr_t)(c + 5) + (uintptr_t)(intptr_t)rel == rs->rdl;
+}
+
+/* Notes name at addr in rs when it is one of Rust's allocator entry points. */
+static bool reach_rust_sym(reach_rust_t *rs, const char *name, uintptr_t addr, size_t size)
+{
+    int k = reach_rust_index(name);
+    if (k >= 0) {
+        rs->fn[k] = (void *)addr;
+        rs->size[k] = size;
+    } else if (reach_suffix(name, "___rdl_alloc"))
+        rs->rdl = addr;
+    return k >= 0;
+}
+
+/* The Rust #[global_allocator] of one object (owner: "the program's own" or a library's
+ * name) hooked as one instance, __rust_dealloc first; said in r's lists. */
+static void reach_rust_hook(reach_t *r, const reach_rust_t *rs, const char *owner)
+{
+    static const int order[] = {HS_RUST_DEALLOC, HS_RUST_ALLOC, HS_RUST_ALLOC_ZEROED,
+                                HS_RUST_REALLOC};
     char why[160] = "", msg[REACH_MAX];
-    int rc = hs_hooks_rust(k, addr, size, why, sizeof(why));
-    if (rc == 0) {
-        reach_add(&r->hooked, what);
+    if ((!rs->fn[HS_RUST_ALLOC] && !rs->fn[HS_RUST_ALLOC_ZEROED]) || reach_rust_default(rs))
         return;
+    int inst = hs_hooks_enabled() ? hs_hooks_rust_instance() : -ENOSYS, rc = inst;
+    if (inst == -ENOSPC)
+        snprintf(why, sizeof(why), "%d Rust allocators hooked already", HS_RUST_INSTANCES);
+    for (size_t i = 0; inst >= 0 && i < sizeof(order) / sizeof(order[0]); i++) {
+        int k = order[i];
+        int one = rs->fn[k] ? hs_hooks_rust(inst, k, rs->fn[k], rs->size[k], why, sizeof(why)) : 0;
+        if (one != 0 && one != HS_HOOKS_NOOP) {
+            rc = one; /* the first refusal; what was hooked before it stays hooked */
+            break;
+        }
+        rc = 0;
     }
-    if (rc == HS_HOOKS_NOOP)
-        return; /* a dealloc that frees nothing: its blocks stay, as the profiles say */
     r->off |= rc == -ENOSYS;
-    if (rc == -ENOSYS)
-        snprintf(msg, sizeof(msg), "%s", what);
+    if (rc == 0 || rc == -ENOSYS)
+        snprintf(msg, sizeof(msg), "__rust_alloc (a Rust #[global_allocator] of %s)", owner);
     else
         snprintf(msg, sizeof(msg),
-                 "%s (a Rust #[global_allocator] of the program's own; not hooked: %.200s)",
-                 hs_hooks_rust_suffix[k], why);
-    reach_add(&r->bypass, msg);
+                 "__rust_alloc (a Rust #[global_allocator] of %s; not hooked: %.200s)", owner, why);
+    reach_add(rc == 0 ? &r->hooked : &r->bypass, msg);
 }
 
 /* Keeps name for reach_api_all when it is a hookable function of an allocator's API. */
@@ -372,23 +420,11 @@ static void reach_api_all(reach_t *r)
     }
 }
 
-/* Rust's entry points, __rust_dealloc first (hs_hooks_rust). */
-static void reach_rust_all(reach_t *r)
-{
-    static const int order[] = {HS_RUST_DEALLOC, HS_RUST_ALLOC, HS_RUST_ALLOC_ZEROED,
-                                HS_RUST_REALLOC};
-    if (!r->rust[HS_RUST_ALLOC] && !r->rust[HS_RUST_ALLOC_ZEROED])
-        return;
-    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-        if (r->rust[order[i]])
-            reach_rust_one(r, order[i], r->rust[order[i]], r->rust_size[order[i]]);
-}
+/* Calls each(arg, name, value, size, local) for every function defined in the .symtab of
+ * the ELF file image f; false when it has none. */
+typedef void reach_sym_fn(void *arg, const char *name, uintptr_t value, size_t size, bool local);
 
-/* The executable's own definitions in its .symtab (loaded at base): *fam gets a bit per
- * family member it defines (bound inside it even where it exports none of them); Rust's
- * local entry points are hooked; the allocators linked in are said. */
-static bool reach_symtab_scan(reach_t *r, uint32_t *fam, uintptr_t base, const uint8_t *f,
-                              size_t size)
+static bool reach_symtab_each(const uint8_t *f, size_t size, reach_sym_fn *each, void *arg)
 {
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
     if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
@@ -406,33 +442,60 @@ static bool reach_symtab_scan(reach_t *r, uint32_t *fam, uintptr_t base, const u
         found = true;
         const Elf64_Sym *s = (const Elf64_Sym *)(f + sh[i].sh_offset);
         const char *names = (const char *)(f + strs->sh_offset);
-        for (size_t k = 0; k < sh[i].sh_size / sizeof(*s); k++) {
-            if (s[k].st_name >= strs->sh_size || s[k].st_shndx == SHN_UNDEF ||
-                ELF64_ST_TYPE(s[k].st_info) != STT_FUNC)
-                continue;
-            const char *name = names + s[k].st_name;
-            bool local = ELF64_ST_BIND(s[k].st_info) == STB_LOCAL;
-            int fi = reach_family_index(name), ri = local ? reach_rust_index(name) : -1;
-            if (fi >= 0)
-                *fam |= 1u << fi;
-            else if (ri >= 0) {
-                r->rust[ri] = (void *)(base + s[k].st_value);
-                r->rust_size[ri] = s[k].st_size;
-            } else if (local || hs_hooks_hooked((void *)(base + s[k].st_value)))
-                continue; /* an allocator's internals, or an alias of a hooked entry */
-            else if (reach_api_note(r, name, base + s[k].st_value, s[k].st_size))
-                continue; /* hookable: hooked after the scan (reach_api_all) */
-            else if (strncmp(name, "_rjem_", 6) == 0 && reach_is_api(name))
-                reach_add(&r->bypass, "_rjem_* (jemalloc linked into the executable)");
-            else if (strncmp(name, "je_", 3) == 0 && reach_is_api(name))
-                reach_add(&r->bypass, "je_* (jemalloc linked into the executable)");
-            else if (strncmp(name, "tc_", 3) == 0 && reach_is_api(name))
-                reach_add(&r->bypass, "tc_* (tcmalloc linked into the executable)");
-            else if (strncmp(name, "mi_", 3) == 0 && reach_is_api(name))
-                reach_add(&r->bypass, "mi_* (mimalloc linked into the executable)");
-        }
+        for (size_t k = 0; k < sh[i].sh_size / sizeof(*s); k++)
+            if (s[k].st_name < strs->sh_size && s[k].st_shndx != SHN_UNDEF &&
+                ELF64_ST_TYPE(s[k].st_info) == STT_FUNC)
+                each(arg, names + s[k].st_name, s[k].st_value, s[k].st_size,
+                     ELF64_ST_BIND(s[k].st_info) == STB_LOCAL);
     }
     return found;
+}
+
+typedef struct {
+    reach_t *r;
+    uint32_t fam; /* a bit per family member the executable defines */
+    uintptr_t base;
+} reach_exe_t;
+
+/* One of the executable's own definitions: family members are noted (bound inside it even
+ * where it exports none of them); Rust's local entry points and the allocators' APIs are
+ * kept for hooking; the allocators linked in are said. */
+static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t size, bool local)
+{
+    reach_exe_t *x = arg;
+    reach_t *r = x->r;
+    int fi = reach_family_index(name);
+    if (fi >= 0)
+        x->fam |= 1u << fi;
+    else if (local && reach_rust_sym(&r->rust, name, x->base + value, size))
+        return;
+    else if (local || hs_hooks_hooked((void *)(x->base + value)))
+        return; /* an allocator's internals, or an alias of a hooked entry */
+    else if (reach_api_note(r, name, x->base + value, size))
+        return; /* hookable: hooked after the scan (reach_api_all) */
+    else if (strncmp(name, "_rjem_", 6) == 0 && reach_is_api(name))
+        reach_add(&r->bypass, "_rjem_* (jemalloc linked into the executable)");
+    else if (strncmp(name, "je_", 3) == 0 && reach_is_api(name))
+        reach_add(&r->bypass, "je_* (jemalloc linked into the executable)");
+    else if (strncmp(name, "tc_", 3) == 0 && reach_is_api(name))
+        reach_add(&r->bypass, "tc_* (tcmalloc linked into the executable)");
+    else if (strncmp(name, "mi_", 3) == 0 && reach_is_api(name))
+        reach_add(&r->bypass, "mi_* (mimalloc linked into the executable)");
+}
+
+/* The file at path mapped read-only (*size its length), or MAP_FAILED. */
+static void *reach_map_file(const char *path, size_t *size)
+{
+    struct stat st;
+    int fd = hs_fd_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return MAP_FAILED;
+    void *p = MAP_FAILED;
+    if (hs_fd_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        p = hs_fd_mmap((size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    hs_fd_close(fd);
+    *size = p == MAP_FAILED ? 0 : (size_t)st.st_size;
+    return p;
 }
 
 /* The executable's path, as the dynamic linker knows it (its link map's name is ""). */
@@ -454,22 +517,15 @@ static int reach_exe_base(struct dl_phdr_info *info, size_t size, void *arg)
 /* exe_imports: the executable imports malloc or a relative (reach_object). */
 static void reach_exe_symtab(reach_t *r, bool exe_imports)
 {
-    uint32_t bits = 0;
-    uintptr_t base = 0;
-    struct stat st;
-    int fd = hs_fd_open("/proc/self/exe", O_RDONLY, 0);
-    if (fd < 0)
-        return;
-    void *p = MAP_FAILED;
-    if (hs_fd_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        p = hs_fd_mmap((size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    hs_fd_close(fd);
+    reach_exe_t x = {r, 0, 0};
+    size_t size;
+    void *p = reach_map_file("/proc/self/exe", &size);
     if (p == MAP_FAILED)
         return;
-    dl_iterate_phdr(reach_exe_base, &base);
-    bool symtab = reach_symtab_scan(r, &bits, base, p, (size_t)st.st_size);
-    munmap(p, (size_t)st.st_size);
-    reach_rust_all(r);
+    dl_iterate_phdr(reach_exe_base, &x.base);
+    bool symtab = reach_symtab_each(p, size, reach_exe_sym, &x);
+    munmap(p, size);
+    reach_rust_hook(r, &r->rust, "the program's own");
     reach_api_all(r);
     if (r->hooked.n || r->fam.n)
         return; /* exported, so found by dlsym: already hooked or said */
@@ -485,7 +541,7 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
         reach_add(&r->bypass, msg);
     }
     for (size_t i = 0; i < hs_hooks_family_count(); i++)
-        if (bits & (1u << i)) {
+        if (x.fam & (1u << i)) {
             reach_add(&r->fam, reach_label(hs_hooks_family_name(i)));
             r->fam_owner = reach_exe_name();
             if (!r->fam_why[0])
@@ -517,6 +573,155 @@ static void reach_say(reach_t *r)
         hs_log("%s", reach_line);
 }
 
+/* ---- objects loaded after start (dlopen) -----------------------------------------
+ * A library loaded later may bring a Rust #[global_allocator] of its own (a Rust cdylib,
+ * as a Python extension built with PyO3): its entry points are local, bound inside it.
+ * hs_reach_recheck, on the sampled path, sees that objects were added (dl_iterate_phdr's
+ * dlpi_adds), reads the .symtab of each new one and hooks its allocator as one more
+ * instance (hooks_rust.c). Only when the loader is between loads (_r_debug.r_state), never
+ * inside dl_iterate_phdr's callback (its lock comes after dlopen's in glibc's order), and
+ * never loading the decoder there (a dlopen inside someone's malloc): reach_later_start
+ * loads it at start when an object imports dlopen. */
+
+#define REACH_SEEN_MAX 1024
+#define REACH_NEW_MAX 8
+
+static uintptr_t reach_seen[REACH_SEEN_MAX]; /* objects looked at, by load address */
+static size_t reach_nseen;
+static unsigned long long reach_adds; /* dlpi_adds when last looked */
+static int reach_busy;                /* one thread looks at a time */
+static bool reach_later_on;           /* hooks enabled and the decoder loaded */
+static const void *reach_self_base;
+
+typedef struct {
+    size_t n;
+    uintptr_t base[REACH_NEW_MAX];
+    char name[REACH_NEW_MAX][256];
+} reach_new_t;
+
+static bool reach_seen_has(uintptr_t base)
+{
+    for (size_t i = 0; i < reach_nseen; i++)
+        if (reach_seen[i] == base)
+            return true;
+    return false;
+}
+
+static int reach_adds_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    bool has = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs);
+    *(unsigned long long *)arg = has ? info->dlpi_adds : 0;
+    return 1;
+}
+
+/* dl_iterate_phdr's callback: the objects not looked at yet (their names copied: nothing
+ * else is done under the loader's lock). */
+static int reach_collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    reach_new_t *nw = arg;
+    (void)size;
+    if (reach_seen_has(info->dlpi_addr) || nw->n == REACH_NEW_MAX)
+        return 0;
+    nw->base[nw->n] = info->dlpi_addr;
+    snprintf(nw->name[nw->n++], sizeof(nw->name[0]), "%s", info->dlpi_name ? info->dlpi_name : "");
+    return 0;
+}
+
+static void reach_later_start(const void *self_base, bool later)
+{
+    reach_self_base = self_base;
+    reach_new_t nw;
+    nw.n = 0;
+    do { /* every object loaded now is the start's business */
+        nw.n = 0;
+        dl_iterate_phdr(reach_collect, &nw);
+        for (size_t i = 0; i < nw.n && reach_nseen < REACH_SEEN_MAX; i++)
+            reach_seen[reach_nseen++] = nw.base[i];
+    } while (nw.n == REACH_NEW_MAX && reach_nseen < REACH_SEEN_MAX);
+    dl_iterate_phdr(reach_adds_of, &reach_adds);
+    if (later && hs_patch_decoder(true))
+        __atomic_store_n(&reach_later_on, true, __ATOMIC_RELEASE);
+}
+
+/* Appends text to the line: its bytes after the terminator first, then its first byte
+ * over the terminator, so a reader sees the old line or the new one. */
+static void reach_append(const char *text)
+{
+    size_t n = strlen(reach_line), k = strlen(text);
+    if (k == 0 || n + k >= sizeof(reach_line))
+        return;
+    memcpy(reach_line + n + 1, text + 1, k);
+    __atomic_store_n(&reach_line[n], text[0], __ATOMIC_RELEASE);
+}
+
+typedef struct {
+    reach_rust_t rust;
+    uintptr_t base;
+} reach_obj_t;
+
+static void reach_obj_sym(void *arg, const char *name, uintptr_t value, size_t size, bool local)
+{
+    reach_obj_t *o = arg;
+    if (local)
+        reach_rust_sym(&o->rust, name, o->base + value, size);
+}
+
+/* One object loaded after start: its Rust allocator hooked, and said. */
+static void reach_later_object(uintptr_t base, const char *path)
+{
+    char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[8] = "", line[REACH_MAX];
+    reach_t r;
+    memset(&r, 0, sizeof(r));
+    r.hooked.buf = hooked;
+    r.bypass.buf = bypass;
+    r.fam.buf = fam;
+    size_t size;
+    void *p = path[0] ? reach_map_file(path, &size) : MAP_FAILED;
+    if (p == MAP_FAILED)
+        return;
+    reach_obj_t o;
+    memset(&o, 0, sizeof(o));
+    o.base = base;
+    reach_symtab_each(p, size, reach_obj_sym, &o);
+    munmap(p, size);
+    reach_rust_hook(&r, &o.rust, reach_base(path));
+    if (!r.hooked.n && !r.bypass.n)
+        return;
+    int k = snprintf(line, sizeof(line), "%sloaded later: %s%s%s%s%s",
+                     reach_line[0] ? "; " : "reach: ", r.hooked.n ? "hooked in place: " : "",
+                     hooked, r.hooked.n && r.bypass.n ? "; " : "",
+                     r.bypass.n ? "calls bypass heapsift: " : "", bypass);
+    reach_append(line);
+    if (k > 0)
+        hs_log("reach: %s", strstr(line, "loaded later: "));
+}
+
+void hs_reach_recheck(void)
+{
+    unsigned long long adds = 0;
+    if (!__atomic_load_n(&reach_later_on, __ATOMIC_ACQUIRE) || _r_debug.r_state != RT_CONSISTENT)
+        return;
+    if (__atomic_exchange_n(&reach_busy, 1, __ATOMIC_ACQUIRE))
+        return;
+    dl_iterate_phdr(reach_adds_of, &adds);
+    if (adds != reach_adds) {
+        hs_tls_t *t = &hs_tls;
+        reach_new_t nw;
+        nw.n = 0;
+        hs_guard_enter(t); /* dladdr in the patcher may allocate */
+        dl_iterate_phdr(reach_collect, &nw);
+        for (size_t i = 0; i < nw.n && reach_nseen < REACH_SEEN_MAX; i++) {
+            reach_seen[reach_nseen++] = nw.base[i];
+            if ((const void *)nw.base[i] != reach_self_base)
+                reach_later_object(nw.base[i], nw.name[i]);
+        }
+        if (nw.n < REACH_NEW_MAX) /* else the rest next time */
+            reach_adds = adds;
+        hs_guard_exit(t);
+    }
+    __atomic_store_n(&reach_busy, 0, __ATOMIC_RELEASE);
+}
+
 void hs_reach_detect(void)
 {
     Dl_info self;
@@ -531,9 +736,10 @@ void hs_reach_detect(void)
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t); /* dlsym and dladdr may allocate */
     reach_family_scan(&r, self.dli_fbase);
-    reach_walk_t w = {&r.bypass, self.dli_fbase, 0, false};
+    reach_walk_t w = {&r.bypass, self.dli_fbase, 0, false, false};
     dl_iterate_phdr(reach_object, &w);
     reach_exe_symtab(&r, w.exe_imports);
+    reach_later_start(self.dli_fbase, w.dlopens && hs_hooks_enabled());
     hs_guard_exit(t);
     reach_say(&r);
 }

@@ -240,6 +240,7 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n)
     hs_countdown_reset(t, hs_sampler_next(t, rate));
     if (!recorder_active())
         return false;
+    hs_reach_recheck();         /* objects loaded since: their own allocators hooked (reach.c) */
     hs_unwind_dwarf_prefetch(); /* overlaps the real allocator's work (unwind_dwarf.c) */
     return true;
 }

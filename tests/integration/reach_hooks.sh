@@ -13,7 +13,9 @@
 #  - Rust (tests/programs/rust, built here with rustc, no crates): sites in a library crate
 #    under a #[global_allocator] of the program's own (a bump allocator over mmap), whose
 #    allocations reach only __rust_alloc: exact; on the default allocator, and under one of
-#    its own that forwards to System (malloc, interposed as well): counted once;
+#    its own that forwards to System (malloc, interposed as well): counted once; and Rust
+#    cdylibs loaded with dlopen after start (dlopen_rust.c): exact with an allocator of their
+#    own (two at once: two instances of the hooks), counted once on the default one;
 #  - the bad cases: a free whose prologue the patcher refuses (a loop jumps back into its
 #    first five bytes: the message names it and why, and nothing of that allocator is
 #    hooked), a stripped executable whose allocator has no name (the
@@ -112,6 +114,43 @@ exactly prefixed alloc_objects site_je_realloc flat 400
 exactly prefixed inuse_space site_je_realloc flat 60000
 
 # --- Rust ----------------------------------------------------------------------------------
+
+# Rust cdylibs loaded with dlopen after start (as Python loads a PyO3 extension): one with
+# a #[global_allocator] of its own, hooked when heapsift next looks (its sampled path);
+# two of them at once (two instances of the Rust hooks); one on Rust's default allocator,
+# counted once (through malloc).
+rust_dlopen() {
+    for l in own_lib default_lib; do
+        "$RUSTC" -O -g -L "$T" --extern bump="$T/libbump.rlib" --extern sites="$T/libsites.rlib" \
+            --crate-type=cdylib -o "$T/lib$l.so" "$R/$l.rs" 2>"$T/rustc.err" ||
+            { fail "rustc $l.rs"; show "$T/rustc.err"; return; }
+    done
+    cp "$T/libown_lib.so" "$T/libown_lib2.so"
+    for c in "own $T/libown_lib.so" "default $T/libdefault_lib.so" \
+        "two $T/libown_lib.so $T/libown_lib2.so"; do
+        set -- $c
+        name=dl_$1
+        shift
+        run $name "$BUILD/programs/dlopen_rust" "$@"
+        [ "$(grep -c ': 1000 vectors$' "$T/$name.out")" = $# ] ||
+            { fail "$name: output changed: $(cat "$T/$name.out")"; show "$T/$name.err"; }
+        v=$(most $name alloc_objects site_rust_keep)
+        [ "$v" = $(($# * 1000)) ] ||
+            { fail "$name: site_rust_keep's allocations: $v, want $(($# * 1000))"; show "$T/$name.go" 30; }
+        v=$(most $name inuse_space site_rust_keep)
+        [ "$v" = $(($# * 1000000)) ] ||
+            { fail "$name: site_rust_keep's bytes in use: $v, want $(($# * 1000000))"; show "$T/$name.go" 30; }
+    done
+    says dl_own "reach: loaded later: hooked in place: __rust_alloc (a Rust #[global_allocator] of libown_lib.so)"
+    ! grep -q 'reach:' "$T/dl_default.err" || { fail "dl_default: a reach line"; show "$T/dl_default.err"; }
+    for l in libown_lib.so libown_lib2.so; do
+        grep -qF "heapsift: reach: loaded later: hooked in place: __rust_alloc (a Rust #[global_allocator] of $l)" \
+            "$T/dl_two.err" || { fail "dl_two: $l not said hooked"; show "$T/dl_two.err"; }
+    done
+    # the profile's comments keep both (go tool pprof -raw prints them)
+    go tool pprof -raw "$T/dl_two.pb.gz" 2>/dev/null | grep -q 'loaded later: .*libown_lib.so.*loaded later: .*libown_lib2.so' ||
+        fail "dl_two: the profile's reach comment lacks the objects loaded later"
+}
 RUSTC=$(command -v rustc || true)
 if [ -n "$RUSTC" ]; then
     R=$P/rust
@@ -137,6 +176,7 @@ if [ -n "$RUSTC" ]; then
         says own_main "reach: hooked in place: __rust_alloc (a Rust #[global_allocator] of the program's own)"
         says wrap_main "reach: hooked in place: __rust_alloc (a Rust #[global_allocator] of the program's own)"
         ! grep -q 'reach:' "$T/default_main.err" || { fail "default_main: a reach line"; show "$T/default_main.err"; }
+        rust_dlopen
     fi
 else
     fail "no rustc (scripts/setup.sh installs Debian's rustc)"
