@@ -470,8 +470,10 @@ HS_KEEPREGS_THUNK(hs_thunk_api_memalign, hs_hook_api_memalign)
 HS_KEEPREGS_THUNK(hs_thunk_api_mallocx, hs_hook_api_mallocx)
 HS_KEEPREGS_THUNK(hs_thunk_api_rallocx, hs_hook_api_rallocx)
 
-int hs_hooks_api(const char *prefix, int k, void *addr, size_t size, char *why, size_t whylen)
+int hs_hooks_api(const char *prefix, const void *base, int k, void *addr, size_t size, char *why,
+                 size_t whylen)
 {
+    static const void *api_base; /* the object whose API is hooked */
     static void (*const thunks[API_N])(void) = {
         hs_thunk_api_free,           hs_thunk_api_dallocx,       hs_thunk_api_sdallocx,
         hs_thunk_api_malloc,         hs_thunk_api_calloc,        hs_thunk_api_realloc,
@@ -480,8 +482,10 @@ int hs_hooks_api(const char *prefix, int k, void *addr, size_t size, char *why, 
     };
     if (k < 0 || k >= API_N || !hs_hooks_enabled())
         return -ENOSYS;
-    if (api_prefix[0] && strcmp(api_prefix, prefix) != 0) {
-        snprintf(why, whylen, "the %s* API is hooked already (one allocator's API per process)",
+    if (api_prefix[0] && (strcmp(api_prefix, prefix) != 0 || api_base != base)) {
+        snprintf(why, whylen,
+                 "the %s* API of another object is hooked already (one allocator's API per "
+                 "process)",
                  api_prefix);
         return -EBUSY;
     }
@@ -490,6 +494,7 @@ int hs_hooks_api(const char *prefix, int k, void *addr, size_t size, char *why, 
         return -EPERM;
     }
     snprintf(api_prefix, sizeof(api_prefix), "%s", prefix);
+    api_base = base;
     if (k <= API_SDALLOCX && hs_hooks_noop(addr))
         return api_free_done = k == API_FREE || api_free_done, HS_HOOKS_NOOP;
     int rc = hs_patch_install_ex(addr, size, 0, (void *)thunks[k], &api_orig[k], why, whylen);

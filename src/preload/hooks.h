@@ -97,8 +97,10 @@ int hs_hooks_rust(int inst, int k, void *addr, size_t size, char *why, size_t wh
  * malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign, mallocx, rallocx, in
  * the order they must be tried: the frees first), or -1. */
 int hs_hooks_api_index(const char *rest);
-/* Hooks API function k of prefix at addr. As hs_hooks_family; one prefix per process,
- * and nothing before prefix+free is hooked (or does nothing). */
-int hs_hooks_api(const char *prefix, int k, void *addr, size_t size, char *why, size_t whylen);
+/* Hooks API function k of prefix at addr, in the object loaded at base. As
+ * hs_hooks_family; one prefix of one object per process (-EBUSY for another), and nothing
+ * before prefix+free is hooked (or does nothing). */
+int hs_hooks_api(const char *prefix, const void *base, int k, void *addr, size_t size, char *why,
+                 size_t whylen);
 
 #endif

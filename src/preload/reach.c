@@ -394,7 +394,7 @@ static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t 
 }
 
 /* The API functions noted, of the first prefix found, frees first (hs_hooks_api). */
-static void reach_api_all(reach_t *r)
+static void reach_api_all(reach_t *r, const void *base, const char *owner)
 {
     char why[160] = "", refused[160] = "", msg[REACH_MAX];
     int prefix = r->napi ? r->api[0].prefix : -1;
@@ -402,8 +402,8 @@ static void reach_api_all(reach_t *r)
         for (int i = 0; i < r->napi; i++) {
             if (r->api[i].k != k || r->api[i].prefix != prefix)
                 continue;
-            int rc = hs_hooks_api(reach_prefixes[prefix], k, r->api[i].addr, r->api[i].size, why,
-                                  sizeof(why));
+            int rc = hs_hooks_api(reach_prefixes[prefix], base, k, r->api[i].addr, r->api[i].size,
+                                  why, sizeof(why));
             if (rc != 0 && rc != HS_HOOKS_NOOP && !refused[0])
                 snprintf(refused, sizeof(refused), "%s", why[0] ? why : "not hooked");
             r->off |= rc == -ENOSYS;
@@ -411,10 +411,12 @@ static void reach_api_all(reach_t *r)
     if (prefix < 0)
         return;
     if (!refused[0]) {
-        snprintf(msg, sizeof(msg), "%s* (its own API)", reach_prefixes[prefix]);
+        snprintf(msg, sizeof(msg), "%s* (%s%s)", reach_prefixes[prefix], owner ? owner : "",
+                 owner ? "'s own allocator API" : "its own API");
         reach_add(&r->hooked, msg);
     } else {
-        snprintf(msg, sizeof(msg), "%s* (an allocator's own API%s%.200s)", reach_prefixes[prefix],
+        snprintf(msg, sizeof(msg), "%s* (%s%s%s%.200s)", reach_prefixes[prefix],
+                 owner ? owner : "an allocator", owner ? "'s own allocator API" : "'s own API",
                  r->off ? "" : "; not hooked: ", r->off ? "" : refused);
         reach_add(&r->bypass, msg);
     }
@@ -526,7 +528,7 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
     bool symtab = reach_symtab_each(p, size, reach_exe_sym, &x);
     munmap(p, size);
     reach_rust_hook(r, &r->rust, "the program's own");
-    reach_api_all(r);
+    reach_api_all(r, (const void *)x.base, NULL);
     if (r->hooked.n || r->fam.n)
         return; /* exported, so found by dlsym: already hooked or said */
     /* A stripped executable that imports no malloc at all, yet is dynamically linked: it
@@ -655,15 +657,21 @@ static void reach_append(const char *text)
 }
 
 typedef struct {
+    reach_t *r;
     reach_rust_t rust;
     uintptr_t base;
 } reach_obj_t;
 
+/* One function of an object loaded later: Rust's local entry points, and the exported
+ * functions of an allocator's prefixed API (a static jemalloc's je_*, kept for
+ * reach_api_all). */
 static void reach_obj_sym(void *arg, const char *name, uintptr_t value, size_t size, bool local)
 {
     reach_obj_t *o = arg;
     if (local)
         reach_rust_sym(&o->rust, name, o->base + value, size);
+    else
+        reach_api_note(o->r, name, o->base + value, size);
 }
 
 /* One object loaded after start: its Rust allocator hooked, and said. */
@@ -681,10 +689,12 @@ static void reach_later_object(uintptr_t base, const char *path)
         return;
     reach_obj_t o;
     memset(&o, 0, sizeof(o));
+    o.r = &r;
     o.base = base;
     reach_symtab_each(p, size, reach_obj_sym, &o);
     munmap(p, size);
     reach_rust_hook(&r, &o.rust, reach_base(path));
+    reach_api_all(&r, (const void *)base, reach_base(path));
     if (!r.hooked.n && !r.bypass.n)
         return;
     int k = snprintf(line, sizeof(line), "%sloaded later: %s%s%s%s%s",

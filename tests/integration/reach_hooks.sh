@@ -9,12 +9,13 @@
 #    in registers across its calls, as GCC's -fipa-ra allows): exact counts;
 #  - prefixed_alloc, which allocates only through jemalloc-style names (je_malloc,
 #    je_mallocx, je_calloc, je_realloc, je_sdallocx; its realloc keeps its result in rax
-#    across its call of je_free): exact;
+#    across its call of je_free): exact; the same built as a library and loaded with
+#    dlopen after start: exact, and a second copy said not hooked;
 #  - Rust (tests/programs/rust, built here with rustc, no crates): sites in a library crate
 #    under a #[global_allocator] of the program's own (a bump allocator over mmap), whose
 #    allocations reach only __rust_alloc: exact; on the default allocator, and under one of
 #    its own that forwards to System (malloc, interposed as well): counted once; and Rust
-#    cdylibs loaded with dlopen after start (dlopen_rust.c): exact with an allocator of their
+#    cdylibs loaded with dlopen after start (dlopen_call.c): exact with an allocator of their
 #    own (two at once: two instances of the hooks), counted once on the default one;
 #  - the bad cases: a free whose prologue the patcher refuses (a loop jumps back into its
 #    first five bytes: the message names it and why, and nothing of that allocator is
@@ -113,6 +114,24 @@ exactly prefixed inuse_space site_je_calloc flat 76800
 exactly prefixed alloc_objects site_je_realloc flat 400
 exactly prefixed inuse_space site_je_realloc flat 60000
 
+# the same as a library loaded later with dlopen: hooked when heapsift next looks; a second
+# copy (another object with the same API) is said not hooked, and runs unchanged
+cc -O2 -g -shared -fPIC -Dmain=prefixed_main -o "$T/libprefixed.so" "$P/prefixed_alloc.c"
+cp "$T/libprefixed.so" "$T/libprefixed2.so"
+run dl_prefixed "$BUILD/programs/dlopen_call" "$T/libprefixed.so@prefixed_main"
+grep -qx 'prefixed done' "$T/dl_prefixed.out" || fail "dl_prefixed: $(cat "$T/dl_prefixed.out")"
+says dl_prefixed "reach: loaded later: hooked in place: je_* (libprefixed.so's own allocator API)"
+exactly dl_prefixed alloc_objects site_je_malloc flat 1000
+exactly dl_prefixed inuse_objects site_je_malloc flat 500
+exactly dl_prefixed alloc_space site_je_mallocx flat 512000
+exactly dl_prefixed inuse_space site_je_realloc flat 60000
+run dl_prefixed2 "$BUILD/programs/dlopen_call" "$T/libprefixed.so@prefixed_main" \
+    "$T/libprefixed2.so@prefixed_main"
+[ "$(grep -cx 'prefixed done' "$T/dl_prefixed2.out")" = 2 ] || fail "dl_prefixed2: $(cat "$T/dl_prefixed2.out")"
+grep -qF "reach: loaded later: calls bypass heapsift: je_* (libprefixed2.so's own allocator API; not hooked: the je_* API of another object is hooked already" \
+    "$T/dl_prefixed2.err" || { fail "dl_prefixed2: the second object is not said not hooked"; show "$T/dl_prefixed2.err"; }
+exactly dl_prefixed2 alloc_objects site_je_malloc flat 1000
+
 # --- Rust ----------------------------------------------------------------------------------
 
 # Rust cdylibs loaded with dlopen after start (as Python loads a PyO3 extension): one with
@@ -131,7 +150,7 @@ rust_dlopen() {
         set -- $c
         name=dl_$1
         shift
-        run $name "$BUILD/programs/dlopen_rust" "$@"
+        run $name "$BUILD/programs/dlopen_call" "$@"
         [ "$(grep -c ': 1000 vectors$' "$T/$name.out")" = $# ] ||
             { fail "$name: output changed: $(cat "$T/$name.out")"; show "$T/$name.err"; }
         v=$(most $name alloc_objects site_rust_keep)
