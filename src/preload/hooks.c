@@ -75,6 +75,18 @@ HOOKS_GUARDED(10, void *, new_array, (size_t n), (n))
 /* The order matters: free first (an allocator whose frees heapsift cannot see would
  * leave every sample live: nothing of its object is hooked then), memalign before the
  * aligned news; the indexes of the guarded wrappers above are these rows'. */
+/* What operator new's slot holds once hooked: the judge (x86-64, below), or the guarded
+ * call. */
+#if defined(__x86_64__)
+void hs_thunk_judge_new_plain(void) HS_HIDDEN;
+void hs_thunk_judge_new_array(void) HS_HIDDEN;
+#define HOOKS_NEW_PLAIN_SLOT ((void *)hs_thunk_judge_new_plain)
+#define HOOKS_NEW_ARRAY_SLOT ((void *)hs_thunk_judge_new_array)
+#else
+#define HOOKS_NEW_PLAIN_SLOT ((void *)hooks_guarded_new_plain)
+#define HOOKS_NEW_ARRAY_SLOT ((void *)hooks_guarded_new_array)
+#endif
+
 static const hooks_def_t hooks_defs[] = {
     {"free", SLOT(free), NULL, NEED_NONE},
     {"malloc", SLOT(malloc), NULL, NEED_FREE},
@@ -85,8 +97,8 @@ static const hooks_def_t hooks_defs[] = {
     {"memalign", SLOT(memalign), (void *)hooks_guarded_memalign, NEED_FREE},
     {"valloc", SLOT(valloc), (void *)hooks_guarded_valloc, NEED_FREE},
     {"pvalloc", SLOT(pvalloc), (void *)hooks_guarded_pvalloc, NEED_FREE},
-    {"_Znwm", SLOT(new_plain), (void *)hooks_guarded_new_plain, NEED_FREE},
-    {"_Znam", SLOT(new_array), (void *)hooks_guarded_new_array, NEED_FREE},
+    {"_Znwm", SLOT(new_plain), HOOKS_NEW_PLAIN_SLOT, NEED_FREE},
+    {"_Znam", SLOT(new_array), HOOKS_NEW_ARRAY_SLOT, NEED_FREE},
     {"_ZdlPv", 0, NULL, NEED_FREE},
     {"_ZdaPv", 0, NULL, NEED_FREE},
     {"_ZdlPvm", SLOT(sized_delete), NULL, NEED_FREE},
@@ -153,46 +165,120 @@ HS_HIDDEN void *hs_hook_malloc_slow(size_t n)
 HS_KEEPREGS_THUNK(hs_thunk_malloc_slow, hs_hook_malloc_slow)
 HS_KEEPALL_THUNK(hs_thunk_free_slow, hs_slow_free)
 
-/* malloc: count, charge the countdown (its flags decide, as interpose_charge), then the
- * original (hs_real.malloc, its trampoline) or the sampled path. */
-void hs_fast_malloc(void) HS_HIDDEN;
-__asm__(".text\n.p2align 4\n.globl hs_fast_malloc\n.hidden hs_fast_malloc\n"
-        ".type hs_fast_malloc, @function\nhs_fast_malloc:\n.cfi_startproc\n"
-        "movq hs_tls@gottpoff(%rip), %rax\n"
-        "addq $1, %fs:8(%rax)\n"
-        "subq %rdi, %fs:(%rax)\n"
-        "jle 1f\n"
-        "jmp *hs_real(%rip)\n"
-        "1: jmp hs_thunk_malloc_slow\n"
-        ".cfi_endproc\n.size hs_fast_malloc, .-hs_fast_malloc\n");
+/* HOOKS_FAST_ALLOC(name, slot, slow): malloc's fast path: count, charge the countdown (its
+ * flags decide, as interpose_charge), then the original (hs_real at offset slot: its
+ * trampoline) or the sampled path (slow, a thunk). */
+#define HOOKS_FAST_ALLOC(name, slot, slow)                                                         \
+    void name(void) HS_HIDDEN;                                                                     \
+    __asm__(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name                 \
+            ", @function\n" #name ":\n.cfi_startproc\n"                                            \
+            "movq hs_tls@gottpoff(%rip), %rax\n"                                                   \
+            "addq $1, %fs:8(%rax)\n"                                                               \
+            "subq %rdi, %fs:(%rax)\n"                                                              \
+            "jle 1f\n"                                                                             \
+            "jmp *hs_real+" #slot "(%rip)\n"                                                       \
+            "1: jmp " #slow "\n"                                                                   \
+            ".cfi_endproc\n.size " #name ", .-" #name "\n");
 
-/* free: count, test p's bit in the live filter (hs_filter_maybe: the 32-bit Fibonacci
- * hash scaled to the filter's size), then the original (hs_real.free) or hs_slow_free,
- * which takes the count back for NULL (its bit is pinned set). */
-void hs_fast_free(void) HS_HIDDEN;
-__asm__(".text\n.p2align 4\n.globl hs_fast_free\n.hidden hs_fast_free\n"
-        ".type hs_fast_free, @function\nhs_fast_free:\n.cfi_startproc\n"
-        "push %rax\n.cfi_adjust_cfa_offset 8\n"
-        "push %rcx\n.cfi_adjust_cfa_offset 8\n"
-        "push %rdx\n.cfi_adjust_cfa_offset 8\n"
-        "movq hs_tls@gottpoff(%rip), %rax\n"
-        "addq $1, %fs:16(%rax)\n"
-        "movq hs_filter_words(%rip), %rcx\n"
-        "movq -8(%rcx), %rdx\n"
-        "imull $0x9E3779B1, %edi, %eax\n"
-        "imulq %rdx, %rax\n"
-        "shrq $32, %rax\n"
-        "movq %rax, %rdx\n"
-        "shrq $5, %rdx\n"
-        "movl (%rcx,%rdx,4), %edx\n"
-        "btl %eax, %edx\n"
-        "pop %rdx\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rcx\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rax\n.cfi_adjust_cfa_offset -8\n"
-        "jc 1f\n"
-        "jmp *hs_real+8(%rip)\n"
-        "1: jmp hs_thunk_free_slow\n"
-        ".cfi_endproc\n.size hs_fast_free, .-hs_fast_free\n");
+/* HOOKS_FAST_FREE(name, slot): free's fast path: count, test p's bit in the live filter
+ * (hs_filter_maybe: the 32-bit Fibonacci hash scaled to the filter's size), then the
+ * original (hs_real at offset slot) or hs_slow_free, which takes the count back for NULL
+ * (its bit is pinned set). */
+#define HOOKS_FAST_FREE(name, slot)                                                                \
+    void name(void) HS_HIDDEN;                                                                     \
+    __asm__(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name                 \
+            ", @function\n" #name ":\n.cfi_startproc\n"                                            \
+            "push %rax\n.cfi_adjust_cfa_offset 8\n"                                                \
+            "push %rcx\n.cfi_adjust_cfa_offset 8\n"                                                \
+            "push %rdx\n.cfi_adjust_cfa_offset 8\n"                                                \
+            "movq hs_tls@gottpoff(%rip), %rax\n"                                                   \
+            "addq $1, %fs:16(%rax)\n"                                                              \
+            "movq hs_filter_words(%rip), %rcx\n"                                                   \
+            "movq -8(%rcx), %rdx\n"                                                                \
+            "imull $0x9E3779B1, %edi, %eax\n"                                                      \
+            "imulq %rdx, %rax\n"                                                                   \
+            "shrq $32, %rax\n"                                                                     \
+            "movq %rax, %rdx\n"                                                                    \
+            "shrq $5, %rdx\n"                                                                      \
+            "movl (%rcx,%rdx,4), %edx\n"                                                           \
+            "btl %eax, %edx\n"                                                                     \
+            "pop %rdx\n.cfi_adjust_cfa_offset -8\n"                                                \
+            "pop %rcx\n.cfi_adjust_cfa_offset -8\n"                                                \
+            "pop %rax\n.cfi_adjust_cfa_offset -8\n"                                                \
+            "jc 1f\n"                                                                              \
+            "jmp *hs_real+" #slot "(%rip)\n"                                                       \
+            "1: jmp hs_thunk_free_slow\n"                                                          \
+            ".cfi_endproc\n.size " #name ", .-" #name "\n");
+
+HOOKS_FAST_ALLOC(hs_fast_malloc, 0, hs_thunk_malloc_slow)
+HOOKS_FAST_FREE(hs_fast_free, 8)
+
+/* Operator new and new[]: malloc's fast path over hs_real.new_plain (new_array), which
+ * holds the judge until the first call: that call runs the original inside the guard and
+ * looks whether it came back through malloc (a program's operator new over its own
+ * malloc: its blocks would be counted twice), as bootstrap.c judges an interposed one.
+ * If not, the slot becomes the bare trampoline; else the guarded call, through a thunk.
+ * The deletes: free's fast path over hs_real.sized_delete (sized_delete_array: the
+ * trampolines), or over hs_real.free for the others (as interposition's). */
+HS_HIDDEN void *hs_hook_new_plain_slow(size_t n);
+HS_HIDDEN void *hs_hook_new_plain_slow(size_t n)
+{
+    return hs_slow_new(HS_NEW_PLAIN, 0, n);
+}
+HS_HIDDEN void *hs_hook_new_array_slow(size_t n);
+HS_HIDDEN void *hs_hook_new_array_slow(size_t n)
+{
+    return hs_slow_new(HS_NEW_ARRAY, 0, n);
+}
+HS_KEEPREGS_THUNK(hs_thunk_new_plain_slow, hs_hook_new_plain_slow)
+HS_KEEPREGS_THUNK(hs_thunk_new_array_slow, hs_hook_new_array_slow)
+HOOKS_FAST_ALLOC(hs_fast_new_plain, 96, hs_thunk_new_plain_slow)
+HOOKS_FAST_ALLOC(hs_fast_new_array, 104, hs_thunk_new_array_slow)
+HOOKS_FAST_FREE(hs_fast_sized_delete, 80)
+HOOKS_FAST_FREE(hs_fast_sized_delete_array, 88)
+_Static_assert(offsetof(hs_real_t, sized_delete) == 80 &&
+                   offsetof(hs_real_t, sized_delete_array) == 88 &&
+                   offsetof(hs_real_t, new_plain) == 96 && offsetof(hs_real_t, new_array) == 104,
+               "the operator new/delete fast paths' hs_real offsets");
+
+HS_HIDDEN void *hs_hook_guarded_new_plain(size_t n);
+HS_HIDDEN void *hs_hook_guarded_new_plain(size_t n)
+{
+    return hooks_guarded_new_plain(n);
+}
+HS_HIDDEN void *hs_hook_guarded_new_array(size_t n);
+HS_HIDDEN void *hs_hook_guarded_new_array(size_t n)
+{
+    return hooks_guarded_new_array(n);
+}
+HS_KEEPREGS_THUNK(hs_thunk_guarded_new_plain, hs_hook_guarded_new_plain)
+HS_KEEPREGS_THUNK(hs_thunk_guarded_new_array, hs_hook_guarded_new_array)
+
+/* The first call of hooked operator new i (slot its hs_real slot): judged, see above. */
+static void *hooks_judge_new(size_t i, void *(**slot)(size_t), void (*guarded)(void), size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    uint64_t before = t->allocs;
+    void *p = ((void *(*)(size_t))hooks_orig[i])(n);
+    bool own = t->allocs == before;
+    hs_guard_exit(t);
+    __atomic_store_n(slot, own ? (void *(*)(size_t))hooks_orig[i] : (void *(*)(size_t))guarded,
+                     __ATOMIC_RELEASE);
+    return p;
+}
+HS_HIDDEN void *hs_hook_judge_new_plain(size_t n);
+HS_HIDDEN void *hs_hook_judge_new_plain(size_t n)
+{
+    return hooks_judge_new(9, &hs_real.new_plain, hs_thunk_guarded_new_plain, n);
+}
+HS_HIDDEN void *hs_hook_judge_new_array(size_t n);
+HS_HIDDEN void *hs_hook_judge_new_array(size_t n)
+{
+    return hooks_judge_new(10, &hs_real.new_array, hs_thunk_guarded_new_array, n);
+}
+HS_KEEPREGS_THUNK(hs_thunk_judge_new_plain, hs_hook_judge_new_plain)
+HS_KEEPREGS_THUNK(hs_thunk_judge_new_array, hs_hook_judge_new_array)
 #endif
 
 static void *hooks_own(const char *name)
@@ -200,8 +286,16 @@ static void *hooks_own(const char *name)
 #if defined(__x86_64__)
     if (strcmp(name, "malloc") == 0)
         return (void *)hs_fast_malloc;
-    if (strcmp(name, "free") == 0)
+    if (strcmp(name, "free") == 0 || strcmp(name, "_ZdlPv") == 0 || strcmp(name, "_ZdaPv") == 0)
         return (void *)hs_fast_free;
+    if (strcmp(name, "_Znwm") == 0)
+        return (void *)hs_fast_new_plain;
+    if (strcmp(name, "_Znam") == 0)
+        return (void *)hs_fast_new_array;
+    if (strcmp(name, "_ZdlPvm") == 0)
+        return (void *)hs_fast_sized_delete;
+    if (strcmp(name, "_ZdaPvm") == 0)
+        return (void *)hs_fast_sized_delete_array;
 #endif
     for (const hs_own_entry_t *e = hs_own_entries; e && e->name; e++)
         if (strcmp(e->name, name) == 0)

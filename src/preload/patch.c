@@ -10,7 +10,8 @@
  * What a patch looks like (the near case):
  *
  *   target:  [endbr64]          kept, so an indirect call still lands on an ENDBR (CET)
- *   at:      jmp rel32 stub     5 bytes over the first whole instructions (span >= 5)
+ *   at:      jmp rel32 stub     5 bytes over the first whole instructions (span >= 5;
+ *                               or a jmp/ret and the alignment padding after it)
  *   slot (one 128-byte slot of a trampoline page mapped within +-2 GB of target):
  *     +0     jmp [rip+2]; int3 int3; .quad hook           the stub: reaches any hook
  *     +16    endbr64; <relocated prologue>; jmp at+span   the trampoline = *original
@@ -280,6 +281,25 @@ static int patch_classify(const uint8_t *fn, const uint8_t *a, const ZydisDecode
     return 0;
 }
 
+/* Whether [from, to) lies in the alignment padding after a function's last instruction:
+ * every instruction from there to the next 16-byte boundary is a nop or int3 (what
+ * compilers and assemblers fill the gap with), and to does not pass that boundary. A
+ * malloc that only jumps to its body (jmp rel8, 2 bytes) can then take the 5-byte jump. */
+static bool patch_padding(const uint8_t *from, const uint8_t *to, uintptr_t map_end)
+{
+    const uint8_t *end = (const uint8_t *)(((uintptr_t)from + 15) & ~(uintptr_t)15);
+    if (to > end || (uintptr_t)end > map_end)
+        return false;
+    for (const uint8_t *a = from; a < end;) {
+        ZydisDecodedInstruction in;
+        if (!patch_decode(a, (uintptr_t)(end - a), &in) ||
+            (in.mnemonic != ZYDIS_MNEMONIC_NOP && in.mnemonic != ZYDIS_MNEMONIC_INT3))
+            return false;
+        a += in.length;
+    }
+    return true;
+}
+
 /* Decodes whole instructions from plan->at until need bytes are covered. */
 static int patch_plan(const uint8_t *fn, uint8_t *at, size_t need, uintptr_t map_end,
                       patch_plan_t *plan, char *why, size_t whylen)
@@ -305,6 +325,10 @@ static int patch_plan(const uint8_t *fn, uint8_t *at, size_t need, uintptr_t map
         plan->n++;
         bool ends =
             in.meta.category == ZYDIS_CATEGORY_RET || in.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+        if (ends && plan->span < need && patch_padding(at + plan->span, at + need, map_end)) {
+            plan->span = need; /* the rest is padding: overwritten, never run */
+            break;
+        }
         if (ends && plan->span < need) {
             PATCH_WHY("too short: %s at +%ld ends the code before the %zu bytes the jump "
                       "needs",

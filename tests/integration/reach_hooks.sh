@@ -7,6 +7,8 @@
 #    sites_exact.sh, sites_sampled.sh and cxx.sh on those builds (HS_SITES_PROG);
 #  - own_malloc (its executable defines malloc, free, calloc and realloc; main keeps values
 #    in registers across its calls, as GCC's -fipa-ra allows): exact counts;
+#  - own_new (its executable defines malloc, free and operator new/delete, new over that
+#    malloc or, -DOWN_NEW_DIRECT, not): each block counted once, exact;
 #  - prefixed_alloc, which allocates only through jemalloc-style names (je_malloc,
 #    je_mallocx, je_calloc, je_realloc, je_sdallocx; its realloc keeps its result in rax
 #    across its call of je_free): exact; the same built as a library and loaded with
@@ -102,6 +104,23 @@ grep -qx 'done 3000' "$T/own.out" || fail "own_malloc: output changed: $(cat "$T
 says own "reach: hooked in place: free, malloc, calloc, realloc (defined by own_malloc)"
 exactly own alloc_objects main flat 3000
 exactly own inuse_space main flat 3000000
+
+# --- an executable's own malloc and operator new/delete: new over that malloc is counted
+# once (judged at its first call, then called inside the guard); new that takes its memory
+# itself, as tcmalloc's, runs the fast path -------------------------------------------------
+c++ -O2 -g -DOWN_NEW_DIRECT -o "$T/own_new_direct" "$P/own_new.cc"
+for w in own_new own_new_direct; do
+    exe=$BUILD/programs/own_new
+    [ $w = own_new_direct ] && exe=$T/own_new_direct
+    run $w "$exe"
+    grep -qx 'own_new done' "$T/$w.out" || fail "$w: output changed: $(cat "$T/$w.out")"
+    says $w "reach: hooked in place: free, malloc, calloc, realloc, operator new/delete (defined by $(basename "$exe"))"
+    exactly $w alloc_objects site_new_plain flat 1000
+    exactly $w inuse_objects site_new_plain flat 500
+    exactly $w alloc_space site_new_plain flat 2000000
+    exactly $w alloc_objects site_new_array flat 700
+    exactly $w inuse_space site_new_array flat 700000
+done
 
 # --- an allocator's own prefixed API (je_malloc, je_mallocx, je_sdallocx, ...) ------------
 run prefixed "$BUILD/programs/prefixed_alloc"

@@ -54,9 +54,14 @@ __asm__(
     /* a loop back to +2, inside the patched bytes: refused. Returns a << b (b >= 1). */
     PT_FN(pt_backjump, "    mov %edi, %eax\n1:  add %eax, %eax\n    dec %esi\n    jnz 1b\n"
                        "    ret")
-    PT_FN(pt_ret, "    ret")
-    /* 8 bytes then ret: too short for the 14-byte form */
-    PT_FN(pt_short14, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    ret")
+    /* ret, then code (no padding to take the jump): too short */
+    PT_FN(pt_ret, "    ret\n    mov %edi, %eax\n    ret")
+    /* 3 bytes and the alignment padding after them: patched over the padding. Returns a. */
+    PT_FN(pt_retpad, "    mov %edi, %eax\n    ret")
+    /* a 2-byte jump over padding to the body, as a malloc that tail-calls it. Returns 3a. */
+    PT_FN(pt_tailjmp, "    jmp 1f\n    .p2align 4\n1:  lea (%rdi,%rdi,2), %eax\n    ret")
+    /* 8 bytes then ret, then code: too short for the 14-byte form */
+    PT_FN(pt_short14, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    ret\n    ud2")
     /* 14 bytes with a RIP-relative load: a far trampoline cannot reach pt_data */
     PT_FN(pt_ripfar, "    mov pt_data(%rip), %eax\n    add %edi, %eax\n    add $1, %eax\n"
                      "    add $2, %eax\n    ret")
@@ -94,6 +99,8 @@ PT_DECL(pt_call)
 PT_DECL(pt_callfirst)
 PT_DECL(pt_backjump)
 PT_DECL(pt_ret)
+PT_DECL(pt_retpad)
+PT_DECL(pt_tailjmp)
 PT_DECL(pt_short14)
 PT_DECL(pt_ripfar)
 PT_DECL(pt_ud2)
@@ -203,6 +210,8 @@ static void pt_test_shapes(void)
     pt_roundtrip("pt_jrcxz", pt_jrcxz, PT_SIZE(pt_jrcxz), 0);
     pt_roundtrip("pt_call", pt_call, PT_SIZE(pt_call), 0);
     pt_roundtrip("pt_callfirst", pt_callfirst, PT_SIZE(pt_callfirst), 0);
+    pt_roundtrip("pt_retpad", pt_retpad, PT_SIZE(pt_retpad), 0);
+    pt_roundtrip("pt_tailjmp", pt_tailjmp, PT_SIZE(pt_tailjmp), 0);
     /* again: the same slot is reused, the results hold */
     pt_roundtrip("pt_chromium again", pt_chromium, PT_SIZE(pt_chromium), 0);
     /* the 14-byte absolute jump at the entry, trampoline anywhere */
