@@ -134,7 +134,7 @@ static int dump_dl_gen_of(struct dl_phdr_info *info, size_t size, void *data)
 static unsigned long long dump_dl_gen(void)
 {
     unsigned long long g = 0;
-    return dl_iterate_phdr(dump_dl_gen_of, &g) == 1 ? g : 0;
+    return hs_reach_dl_iterate(dump_dl_gen_of, &g) == 1 ? g : 0; /* fork-safe (reach.h) */
 }
 
 /* Copies the tables: per-stack cumulative counts and the aggregated live set. */

@@ -32,6 +32,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -594,6 +595,14 @@ static unsigned long long reach_adds; /* dlpi_adds when last looked */
 static int reach_busy;                /* one thread looks at a time */
 static bool reach_later_on;           /* hooks enabled and the decoder loaded */
 static const void *reach_self_base;
+/* The last object of the loader's list at the last look: while its l_next stays NULL,
+ * nothing was loaded since (read without the loader's lock, which a thread of the program
+ * may hold; a fork while heapsift held it would leave the child's for ever held). If it
+ * was unloaded, its link_map is freed memory: what is read there only starts a look, and
+ * every REACH_EVERY-th call looks anyway. */
+static struct link_map *reach_tail;
+static unsigned reach_calls;
+#define REACH_EVERY 4096
 
 typedef struct {
     size_t n;
@@ -609,10 +618,16 @@ static bool reach_seen_has(uintptr_t base)
     return false;
 }
 
+/* dl_iterate_phdr's callback, under the loader's list lock: its count of objects added,
+ * and the last object of its list now (stable while the lock is held). */
 static int reach_adds_of(struct dl_phdr_info *info, size_t size, void *arg)
 {
     bool has = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs);
     *(unsigned long long *)arg = has ? info->dlpi_adds : 0;
+    struct link_map *m = _r_debug.r_map;
+    for (int n = 0; m && m->l_next && n < 100000; n++)
+        m = m->l_next;
+    __atomic_store_n(&reach_tail, m, __ATOMIC_RELAXED);
     return 1;
 }
 
@@ -711,6 +726,10 @@ void hs_reach_recheck(void)
     unsigned long long adds = 0;
     if (!__atomic_load_n(&reach_later_on, __ATOMIC_ACQUIRE) || _r_debug.r_state != RT_CONSISTENT)
         return;
+    struct link_map *tail = __atomic_load_n(&reach_tail, __ATOMIC_RELAXED);
+    if (tail && !__atomic_load_n(&tail->l_next, __ATOMIC_RELAXED) &&
+        __atomic_add_fetch(&reach_calls, 1, __ATOMIC_RELAXED) % REACH_EVERY != 0)
+        return; /* nothing loaded since the last look */
     if (__atomic_exchange_n(&reach_busy, 1, __ATOMIC_ACQUIRE))
         return;
     dl_iterate_phdr(reach_adds_of, &adds);
@@ -730,6 +749,28 @@ void hs_reach_recheck(void)
         hs_guard_exit(t);
     }
     __atomic_store_n(&reach_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Fork: no thread of heapsift's may be inside dl_iterate_phdr when the process forks
+ * (glibc does not reset that lock in the child), so the forking thread waits for a look
+ * in progress, and no other starts until the fork is done. */
+void hs_reach_fork_prepare(void)
+{
+    while (__atomic_exchange_n(&reach_busy, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+void hs_reach_fork_release(void)
+{
+    __atomic_store_n(&reach_busy, 0, __ATOMIC_RELEASE);
+}
+
+int hs_reach_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    hs_reach_fork_prepare();
+    int rc = dl_iterate_phdr(cb, arg);
+    hs_reach_fork_release();
+    return rc;
 }
 
 void hs_reach_detect(void)

@@ -5,14 +5,26 @@
 #ifndef HS_REACH_H
 #define HS_REACH_H
 
+#include <stddef.h>
+
 /* Finds them, hooks what hooks.c can, and says what it found and did in one line on
  * stderr. Once, from the constructor, while one thread runs. */
 void hs_reach_detect(void);
 
 /* Objects loaded since the last look (dlopen): their Rust #[global_allocator] hooked, and
  * said on stderr and appended to the line. From the sampled path (no heapsift lock held,
- * outside the guard); cheap when nothing was loaded (one dl_iterate_phdr step). */
+ * outside the guard); cheap when nothing was loaded (one load, no lock). */
 void hs_reach_recheck(void);
+
+/* Fork handlers (recorder.c): prepare waits for a look at loaded objects in progress and
+ * holds off others; release, in the parent and the child, lets them run again. */
+void hs_reach_fork_prepare(void);
+void hs_reach_fork_release(void);
+
+/* dl_iterate_phdr for heapsift's other callers (dumps), held off by a fork in progress
+ * and holding it off, as a look at new objects does. */
+struct dl_phdr_info;
+int hs_reach_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 
 /* The line for the profiles' comments ("reach: ..."), or NULL when nothing bypasses. */
 const char *hs_reach_comment(void);

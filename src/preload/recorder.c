@@ -88,6 +88,7 @@ static int recorder_find_self(struct dl_phdr_info *info, size_t size, void *data
  * own that is held only while it changes. */
 static void recorder_fork_prepare(void)
 {
+    hs_reach_fork_prepare(); /* first: a look at new objects may take the patcher's lock */
     hs_trackers_lock();
     hs_stacktab_lock();
     hs_livetab_lock_all();
@@ -108,6 +109,7 @@ static void recorder_fork_parent(void)
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
     hs_trackers_unlock();
+    hs_reach_fork_release();
 }
 
 /* The trigger thread is restarted last, once every table is usable again. */
@@ -120,6 +122,7 @@ static void recorder_fork_child(void)
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
     hs_trackers_unlock();
+    hs_reach_fork_release();
     hs_dump_after_fork();
     hs_orphan_after_fork();
     hs_iothread_after_fork();
