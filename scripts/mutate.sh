@@ -33,7 +33,7 @@ term-signal-no-dump|src/preload/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integ
 hook-free-clobbers-rax|src/preload/hooks.c|s/HS_KEEPALL_THUNK\(hs_thunk_api_free,/HS_KEEPREGS_THUNK(hs_thunk_api_free,/|integration/reach_hooks
 hook-stack-unaligned|src/preload/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
 reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
-attach-stops-skip-wait|src/cli/attach.c|s/\n        if \(rc == 0\)\n            rc = at_wait_all\(s\);\n/\n/|integration/attach_exact'
+attach-stops-skip-wait|src/cli/ptrace_inject.c|s/\n        if \(rc == 0\)\n            rc = inject_wait_all\(s\);\n/\n/|integration/attach_exact'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -1,15 +1,9 @@
 /*
  * `heapsift attach [options] [--seconds N] PID` and `heapsift detach PID`: profile a
- * process that is already running. This file owns the ptrace side (the library's is
- * src/preload/attach.c; docs/attach.md tells the whole story):
- *   - stop: PTRACE_SEIZE + PTRACE_INTERRUPT every thread of /proc/PID/task, until a pass
- *     finds no new one; a signal that arrives meanwhile is kept and delivered at detach;
- *   - remote calls (x86-64) on one stopped thread: registers and the stack bytes used
- *     saved, arguments in registers and strings on the stack below the red zone, a
- *     return address of 0, and the SIGSEGV at pc 0 that ends the call; then everything
- *     restored. Each call has a time limit: a stopped thread may hold the allocator's or
- *     the loader's lock, so when it expires the other threads are let go and the call is
- *     waited for;
+ * process that is already running. This file owns the verbs and what they call in the
+ * target (the library's side is src/preload/attach.c; stopping threads and remote calls
+ * are ptrace_inject.c's; docs/attach.md tells the whole story):
+ *   - checks before anything is stopped (the process, its libc, its mount namespace);
  *   - attach: dlopen (found in the target's libc: /proc/PID/maps + the file's dynamic
  *     symbols) of libheapsift.so through a symlink in a fresh /tmp/heapsift-attach-XXXXXX
  *     (the library's constructors see that path and start nothing), then
@@ -21,9 +15,8 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "ptrace_inject.h"
 
-#include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -33,34 +26,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Exit statuses, as the help says. */
 enum { AT_OK = 0, AT_USAGE = 1, AT_TARGET = 2, AT_FAIL = 3 };
 
-#define AT_CALL_MS 5000 /* a remote call's limit before the other threads are let go */
-#define AT_MAX_THREADS 4096
 #define AT_PCS_MAX 1024 /* pcs passed to init (threads past it are not moved) */
-
-typedef struct {
-    pid_t tid;
-    int sig; /* a signal that stopped it meanwhile, delivered at detach */
-    bool seized;
-    bool stopped; /* its PTRACE_INTERRUPT stop was waited for */
-} at_thread_t;
-
-typedef struct {
-    pid_t pid;
-    at_thread_t *t;
-    size_t n;
-    bool died; /* the target exited meanwhile */
-} at_sess_t;
 
 static volatile sig_atomic_t at_interrupted;
 
@@ -68,385 +41,6 @@ static void at_on_signal(int sig)
 {
     (void)sig;
     at_interrupted = 1;
-}
-
-static int64_t at_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- stopping and resuming threads ---------------------------------------------------- */
-
-static at_thread_t *at_find(at_sess_t *s, pid_t tid)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->t[i].tid == tid)
-            return &s->t[i];
-    return NULL;
-}
-
-/* Waits (up to ms) for tid's next stop; 1 stopped (*st), 0 timed out, -1 gone. */
-static int at_wait(pid_t tid, int *st, int ms)
-{
-    int64_t end = at_now_ms() + ms;
-    for (;;) {
-        pid_t r = waitpid(tid, st, __WALL | WNOHANG);
-        if (r == tid)
-            return WIFSTOPPED(*st) ? 1 : -1;
-        if (r < 0 && errno != EINTR)
-            return -1;
-        if (at_now_ms() >= end)
-            return 0;
-        struct timespec d = {0, 200000};
-        nanosleep(&d, NULL);
-    }
-}
-
-/* Waits for the stop PTRACE_INTERRUPT asked for, keeping any signal that comes first. */
-static int at_wait_interrupt(at_thread_t *t)
-{
-    for (int round = 0; round < 64; round++) {
-        int st;
-        int r = at_wait(t->tid, &st, 2000);
-        if (r <= 0)
-            return r < 0 ? -ESRCH : -ETIMEDOUT;
-        if ((st >> 16) == PTRACE_EVENT_STOP)
-            return 0;
-        int sig = WSTOPSIG(st);
-        if (sig != SIGTRAP)
-            t->sig = sig; /* suppressed now, delivered at detach */
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
-    }
-    return -EAGAIN;
-}
-
-static void at_detach_one(at_thread_t *t)
-{
-    if (!t->seized)
-        return;
-    ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->sig);
-    t->seized = false;
-}
-
-static void at_detach_all(at_sess_t *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        at_detach_one(&s->t[i]);
-}
-
-/* Seizes one thread and asks it to stop (PTRACE_INTERRUPT), without waiting: the stops
- * of all threads then overlap (one at a time, 16 busy threads on 2 CPUs took 8 ms each).
- * 0, -ESRCH (gone), or a refusal's errno (EPERM). */
-static int at_seize_one(at_sess_t *s, pid_t tid)
-{
-    if (s->n == AT_MAX_THREADS)
-        return -E2BIG;
-    at_thread_t *t = &s->t[s->n];
-    memset(t, 0, sizeof(*t));
-    t->tid = tid;
-    if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0)
-        return errno == ESRCH ? -ESRCH : -errno;
-    t->seized = true;
-    s->n++;
-    if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) {
-        t->stopped = true; /* gone: nothing to wait for */
-        return -ESRCH;
-    }
-    return 0;
-}
-
-/* Waits for the stops asked of every seized thread. 0, or an error of at_wait_interrupt. */
-static int at_wait_all(at_sess_t *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        at_thread_t *t = &s->t[i];
-        if (t->stopped)
-            continue;
-        t->stopped = true;
-        int rc = at_wait_interrupt(t);
-        if (rc == -ESRCH)
-            t->seized = false; /* it exited: nothing to detach */
-        else if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* Stops every thread (one = the thread-group leader only), until no new one appears. */
-static int at_stop(at_sess_t *s, bool one)
-{
-    char dir[64];
-    snprintf(dir, sizeof(dir), "/proc/%d/task", (int)s->pid);
-    for (bool fresh = true; fresh;) {
-        fresh = false;
-        DIR *d = opendir(dir);
-        if (!d)
-            return -ESRCH;
-        struct dirent *e;
-        int rc = 0;
-        while (rc == 0 && (e = readdir(d)) != NULL) {
-            pid_t tid = (pid_t)atoi(e->d_name);
-            if (tid <= 0 || at_find(s, tid) || (one && tid != s->pid))
-                continue;
-            rc = at_seize_one(s, tid);
-            if (rc == -ESRCH)
-                rc = 0; /* a thread that ended meanwhile */
-            fresh = true;
-        }
-        closedir(d);
-        if (rc == 0)
-            rc = at_wait_all(s);
-        if (rc != 0)
-            return rc;
-    }
-    for (size_t i = 0; i < s->n; i++)
-        if (s->t[i].seized)
-            return 0;
-    return -ESRCH;
-}
-
-/* ---- the target's memory, maps and symbols -------------------------------------------- */
-
-static int at_mem(pid_t pid, uintptr_t addr, void *buf, size_t n, bool write)
-{
-    struct iovec local = {buf, n}, remote = {(void *)addr, n};
-    ssize_t k = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
-                      : process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    return k == (ssize_t)n ? 0 : -EIO;
-}
-
-/* The first mapping (offset 0) of a file whose base name starts with prefix: its start and
- * path. */
-static bool at_map_find(pid_t pid, const char *prefix, uintptr_t *base, char *path, size_t cap)
-{
-    char name[64], line[PATH_MAX + 128];
-    snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(name, "r");
-    bool found = false;
-    if (!f)
-        return false;
-    while (!found && fgets(line, sizeof(line), f)) {
-        unsigned long lo, off;
-        int pos = 0;
-        if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &lo, &off, &pos) < 2 || pos == 0)
-            continue;
-        char *p = line + pos;
-        p[strcspn(p, "\n")] = '\0';
-        const char *b = strrchr(p, '/');
-        if (off != 0 || !b || strncmp(b + 1, prefix, strlen(prefix)) != 0)
-            continue;
-        if (strstr(p, " (deleted)"))
-            continue;
-        *base = lo;
-        snprintf(path, cap, "%s", p);
-        found = true;
-    }
-    fclose(f);
-    return found;
-}
-
-static bool at_pread(int fd, void *buf, size_t n, uint64_t off)
-{
-    return pread(fd, buf, n, (off_t)off) == (ssize_t)n;
-}
-
-/* The value of the dynamic symbol name in ELF file path (a definition, its default
- * version preferred): true when found. */
-static bool at_elf_sym(const char *path, const char *name, uint64_t *value)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    Elf64_Ehdr eh;
-    bool found = false;
-    if (fd < 0)
-        return false;
-    Elf64_Shdr *sh = NULL;
-    char *str = NULL;
-    if (!at_pread(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0)
-        goto out;
-    sh = calloc(eh.e_shnum, sizeof(*sh));
-    if (!sh || !at_pread(fd, sh, eh.e_shnum * sizeof(*sh), eh.e_shoff))
-        goto out;
-    for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum)
-            continue;
-        const Elf64_Shdr *ss = &sh[sh[i].sh_link];
-        free(str);
-        str = malloc(ss->sh_size + 1);
-        if (!str || !at_pread(fd, str, ss->sh_size, ss->sh_offset))
-            goto out;
-        str[ss->sh_size] = '\0';
-        size_t nsym = sh[i].sh_size / sizeof(Elf64_Sym);
-        uint16_t ver = 0;
-        const Elf64_Shdr *vs = NULL;
-        for (unsigned k = 0; k < eh.e_shnum; k++)
-            if (sh[k].sh_type == SHT_GNU_versym)
-                vs = &sh[k];
-        for (size_t k = 0; k < nsym; k++) {
-            Elf64_Sym sym;
-            if (!at_pread(fd, &sym, sizeof(sym), sh[i].sh_offset + k * sizeof(sym)))
-                break;
-            if (sym.st_shndx == SHN_UNDEF || sym.st_name >= ss->sh_size ||
-                strcmp(str + sym.st_name, name) != 0)
-                continue;
-            if (vs && at_pread(fd, &ver, sizeof(ver), vs->sh_offset + k * sizeof(ver)) &&
-                (ver & 0x8000) && found)
-                continue; /* a hidden (non-default) version: only if nothing better */
-            *value = sym.st_value;
-            found = true;
-            if (!(ver & 0x8000))
-                break;
-        }
-    }
-out:
-    free(str);
-    free(sh);
-    close(fd);
-    return found;
-}
-
-/* The address in pid of function name exported by the mapped file whose base name starts
- * with prefix. */
-static bool at_remote_sym(pid_t pid, const char *prefix, const char *name, uintptr_t *addr)
-{
-    char path[PATH_MAX], full[PATH_MAX + 32];
-    uintptr_t base;
-    uint64_t v;
-    if (!at_map_find(pid, prefix, &base, path, sizeof(path)))
-        return false;
-    snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
-    if (!at_elf_sym(full, name, &v))
-        return false;
-    *addr = base + v; /* shared objects: p_vaddr of the first PT_LOAD is 0 */
-    return true;
-}
-
-/* ---- remote calls --------------------------------------------------------------------- */
-
-typedef struct {
-    uintptr_t fn;
-    uint64_t a[6];
-    int na;
-    const void *data; /* copied onto the target's stack; its address is data_addr */
-    size_t len;
-    uintptr_t data_addr;
-    void *back; /* the data's bytes after the call, read back (len bytes) */
-    uint64_t ret;
-} at_call_t;
-
-/* Lets every seized thread but keep go (detached, their signals delivered). */
-static void at_release_others(at_sess_t *s, const at_thread_t *keep)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (&s->t[i] != keep)
-            at_detach_one(&s->t[i]);
-}
-
-/* Runs the call's function to its return (the SIGSEGV at pc 0). 0, or -ESRCH (the
- * target died), -EFAULT (it faulted elsewhere: a crash in the call). */
-static int at_run_call(at_sess_t *s, at_thread_t *t, struct user_regs_struct *r)
-{
-    int64_t start = at_now_ms();
-    bool released = false;
-    if (ptrace(PTRACE_CONT, t->tid, 0, 0) != 0)
-        return -ESRCH;
-    for (;;) {
-        int st;
-        int w = at_wait(t->tid, &st, 1000);
-        if (w < 0)
-            return -ESRCH;
-        if (w == 0) {
-            int64_t waited = at_now_ms() - start;
-            if (!released && waited >= AT_CALL_MS) {
-                fprintf(stderr,
-                        "heapsift: the call in thread %d has not returned after %d s: another "
-                        "thread may hold a lock it needs; letting the other threads run\n",
-                        (int)t->tid, AT_CALL_MS / 1000);
-                at_release_others(s, t);
-                released = true;
-            } else if (released && waited % 10000 < 1000) {
-                fprintf(stderr, "heapsift: still waiting for thread %d (%lld s)\n", (int)t->tid,
-                        (long long)(waited / 1000));
-            }
-            continue;
-        }
-        int sig = WSTOPSIG(st);
-        if ((st >> 16) == 0 && sig == SIGSEGV && ptrace(PTRACE_GETREGS, t->tid, 0, r) == 0 &&
-            r->rip == 0)
-            return 0;
-        if ((st >> 16) == 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL))
-            return -EFAULT;
-        if ((st >> 16) == 0 && sig != SIGTRAP)
-            t->sig = sig; /* for the program: delivered at detach */
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
-    }
-}
-
-/* Calls c->fn in thread t with the registers and the stack bytes it uses restored after. */
-static int at_call(at_sess_t *s, at_thread_t *t, at_call_t *c)
-{
-    struct user_regs_struct saved, r;
-    struct user_fpregs_struct fp;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &saved) != 0 ||
-        ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) != 0)
-        return -ESRCH;
-    /* Below the red zone: the data, then 16-byte aligned room, then the return address,
-     * so that rsp % 16 == 8 at the function's entry as after a call. */
-    uintptr_t data = (saved.rsp - 256 - c->len) & ~(uintptr_t)15;
-    uintptr_t sp = data - 64;
-    size_t span = saved.rsp - 128 - (sp - 8);
-    uint8_t *orig = malloc(span);
-    if (!orig)
-        return -ENOMEM;
-    int rc = at_mem(s->pid, sp - 8, orig, span, false);
-    uint64_t zero = 0;
-    if (rc == 0 && c->len)
-        rc = at_mem(s->pid, data, (void *)c->data, c->len, true);
-    if (rc == 0)
-        rc = at_mem(s->pid, sp - 8, &zero, sizeof(zero), true);
-    if (rc != 0) {
-        free(orig);
-        return -EFAULT;
-    }
-    c->data_addr = data;
-    r = saved;
-    unsigned long long *regs[6] = {&r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9};
-    for (int i = 0; i < c->na; i++)
-        *regs[i] = c->a[i];
-    r.rip = c->fn;
-    r.rsp = sp - 8;
-    r.rax = 0;
-    r.orig_rax = (uint64_t)-1; /* no syscall restart over our call */
-    rc = ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0 ? at_run_call(s, t, &r) : -ESRCH;
-    if (rc == 0) {
-        c->ret = r.rax;
-        if (c->back && c->len)
-            at_mem(s->pid, data, c->back, c->len, false);
-    }
-    if (rc != -ESRCH) {
-        at_mem(s->pid, sp - 8, orig, span, true);
-        ptrace(PTRACE_SETREGS, t->tid, 0, &saved);
-        ptrace(PTRACE_SETFPREGS, t->tid, 0, &fp);
-    }
-    free(orig);
-    return rc;
-}
-
-/* The thread to call on: the leader if seized, else the first seized one. */
-static at_thread_t *at_pick(at_sess_t *s)
-{
-    at_thread_t *first = NULL;
-    for (size_t i = 0; i < s->n; i++) {
-        if (!s->t[i].seized)
-            continue;
-        if (s->t[i].tid == s->pid)
-            return &s->t[i];
-        if (!first)
-            first = &s->t[i];
-    }
-    return first;
 }
 
 /* ---- checks before anything is stopped ------------------------------------------------ */
@@ -489,7 +83,7 @@ static int at_check_target(pid_t pid, const char *lib)
     char exe[64], p[PATH_MAX];
     uintptr_t base;
     snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-    if (hs_run_is_static(exe) || !at_map_find(pid, "libc.so", &base, p, sizeof(p))) {
+    if (hs_run_is_static(exe) || !hs_inject_map_find(pid, "libc.so", &base, p, sizeof(p))) {
         hs_cli_error("attach: process %d is statically linked or has no glibc (no libc.so "
                      "mapped): a library cannot be loaded into it",
                      (int)pid);
@@ -527,25 +121,22 @@ typedef struct {
 } at_init_t;
 
 /* dlopen(link, RTLD_NOW) in the target; 0 or an exit status (said). */
-static int at_load(at_sess_t *s, at_thread_t *t, const char *link)
+static int at_load(hs_inject_sess_t *s, hs_inject_thread_t *t, const char *link)
 {
     uintptr_t dlopen_fn = 0, dlerror_fn = 0;
-    if (!at_remote_sym(s->pid, "libc.so", "dlopen", &dlopen_fn) &&
-        !at_remote_sym(s->pid, "libdl.so", "dlopen", &dlopen_fn) &&
-        !at_remote_sym(s->pid, "libc.so", "__libc_dlopen_mode", &dlopen_fn)) {
+    if (!hs_inject_remote_sym(s->pid, "libc.so", "dlopen", &dlopen_fn) &&
+        !hs_inject_remote_sym(s->pid, "libdl.so", "dlopen", &dlopen_fn) &&
+        !hs_inject_remote_sym(s->pid, "libc.so", "__libc_dlopen_mode", &dlopen_fn)) {
         hs_cli_error("attach: no dlopen in process %d (its libc exports none and libdl is not "
                      "loaded)",
                      (int)s->pid);
         return AT_TARGET;
     }
-    at_call_t c = {.fn = dlopen_fn, .na = 2, .data = link, .len = strlen(link) + 1};
+    hs_inject_call_t c = {.fn = dlopen_fn, .na = 2, .data = link, .len = strlen(link) + 1};
     c.a[1] = 2; /* RTLD_NOW */
-    /* the path's address is known only once placed: a first call computes it */
-    struct user_regs_struct r;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0)
+    if (!hs_inject_data_addr(t, c.len, &c.a[0]))
         return at_refused(s->pid, -ESRCH);
-    c.a[0] = (r.rsp - 256 - c.len) & ~(uint64_t)15;
-    int rc = at_call(s, t, &c);
+    int rc = hs_inject_call(s, t, &c);
     if (rc != 0) {
         hs_cli_error("attach: the call of dlopen in process %d failed: %s", (int)s->pid,
                      rc == -EFAULT ? "it faulted" : strerror(-rc));
@@ -554,13 +145,13 @@ static int at_load(at_sess_t *s, at_thread_t *t, const char *link)
     if (c.ret != 0)
         return AT_OK;
     char why[256] = "";
-    at_call_t e = {0};
-    if ((at_remote_sym(s->pid, "libc.so", "dlerror", &dlerror_fn) ||
-         at_remote_sym(s->pid, "libdl.so", "dlerror", &dlerror_fn))) {
+    hs_inject_call_t e = {0};
+    if ((hs_inject_remote_sym(s->pid, "libc.so", "dlerror", &dlerror_fn) ||
+         hs_inject_remote_sym(s->pid, "libdl.so", "dlerror", &dlerror_fn))) {
         e.fn = dlerror_fn;
-        if (at_call(s, t, &e) == 0 && e.ret)
+        if (hs_inject_call(s, t, &e) == 0 && e.ret)
             for (size_t k = sizeof(why) - 1; k > 16; k /= 2)
-                if (at_mem(s->pid, e.ret, why, k, false) == 0) {
+                if (hs_inject_mem(s->pid, e.ret, why, k, false) == 0) {
                     why[k] = '\0';
                     break;
                 }
@@ -572,10 +163,10 @@ static int at_load(at_sess_t *s, at_thread_t *t, const char *link)
 
 /* Calls heapsift_attach_init with the stopped threads' pcs, and moves each thread the
  * library says is inside bytes it patched. 0 or an exit status (said). */
-static int at_init(at_sess_t *s, at_thread_t *t, at_init_t *in)
+static int at_init(hs_inject_sess_t *s, hs_inject_thread_t *t, at_init_t *in)
 {
     uintptr_t fn;
-    if (!at_remote_sym(s->pid, "libheapsift", "heapsift_attach_init", &fn)) {
+    if (!hs_inject_remote_sym(s->pid, "libheapsift", "heapsift_attach_init", &fn)) {
         hs_cli_error("attach: libheapsift.so is loaded in process %d but has no "
                      "heapsift_attach_init (an older library?)",
                      (int)s->pid);
@@ -590,23 +181,20 @@ static int at_init(at_sess_t *s, at_thread_t *t, at_init_t *in)
         goto out;
     memcpy(buf, in->optfile, strlen(in->optfile));
     for (size_t i = 0; i < np; i++) {
-        struct user_regs_struct r;
         uint64_t pc = 0;
-        if (s->t[i].seized && ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &r) == 0)
-            pc = r.rip;
+        hs_inject_get_pc(&s->t[i], &pc);
         memcpy(buf + plen + i * 8, &pc, 8);
     }
-    struct user_regs_struct r;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0)
+    uint64_t data;
+    if (!hs_inject_data_addr(t, len, &data))
         goto out;
-    uint64_t data = (r.rsp - 256 - len) & ~(uint64_t)15;
-    at_call_t c = {.fn = fn, .na = 5, .data = buf, .len = len, .back = back};
+    hs_inject_call_t c = {.fn = fn, .na = 5, .data = buf, .len = len, .back = back};
     c.a[0] = data;
     c.a[1] = data + plen;
     c.a[2] = np;
     c.a[3] = data + plen + np * 8;
     c.a[4] = sizeof(in->msg);
-    int crc = at_call(s, t, &c);
+    int crc = hs_inject_call(s, t, &c);
     if (crc != 0) {
         hs_cli_error("attach: the call of heapsift_attach_init in process %d failed: %s",
                      (int)s->pid, crc == -EFAULT ? "it faulted" : strerror(-crc));
@@ -618,10 +206,8 @@ static int at_init(at_sess_t *s, at_thread_t *t, at_init_t *in)
     for (size_t i = 0; i < np; i++) {
         uint64_t to;
         memcpy(&to, back + plen + i * 8, 8);
-        if (to && s->t[i].seized && ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &r) == 0) {
-            r.rip = to; /* stopped inside bytes just patched: the same instruction, relocated */
-            ptrace(PTRACE_SETREGS, s->t[i].tid, 0, &r);
-        }
+        if (to) /* stopped inside bytes just patched: the same instruction, relocated */
+            hs_inject_set_pc(&s->t[i], to);
     }
     int lrc = (int)(int64_t)c.ret;
     if (lrc == 0) {
@@ -636,42 +222,20 @@ out:
     return rc;
 }
 
-static int at_sess_open(at_sess_t *s, pid_t pid, bool one)
-{
-    memset(s, 0, sizeof(*s));
-    s->pid = pid;
-    s->t = calloc(AT_MAX_THREADS, sizeof(*s->t));
-    if (!s->t)
-        return -ENOMEM;
-    int rc = at_stop(s, one);
-    if (rc != 0)
-        at_detach_all(s);
-    return rc;
-}
-
-static void at_sess_close(at_sess_t *s)
-{
-    at_detach_all(s);
-    free(s->t);
-    s->t = NULL;
-}
-
 /* Every thread stopped, the library loaded and initialised, every thread let go. */
 static int at_attach(pid_t pid, at_init_t *in)
 {
-    at_sess_t s;
-    int64_t t0 = at_now_ms();
-    int rc = at_sess_open(&s, pid, false);
-    if (rc != 0) {
-        free(s.t);
+    hs_inject_sess_t s;
+    int64_t t0 = hs_inject_now_ms();
+    int rc = hs_inject_open(&s, pid, false);
+    if (rc != 0)
         return at_refused(pid, rc);
-    }
-    at_thread_t *t = at_pick(&s);
+    hs_inject_thread_t *t = hs_inject_pick(&s);
     rc = t ? at_load(&s, t, in->link) : at_refused(pid, -ESRCH);
     if (rc == AT_OK)
         rc = at_init(&s, t, in);
-    int64_t paused = at_now_ms() - t0;
-    at_sess_close(&s);
+    int64_t paused = hs_inject_now_ms() - t0;
+    hs_inject_close(&s);
     if (rc == AT_OK)
         fprintf(stderr, "heapsift: attached to process %d (%zu threads stopped for %lld ms)%s%s\n",
                 (int)pid, s.n, (long long)paused, in->msg[0] ? "; " : "", in->msg);
@@ -683,34 +247,30 @@ static int at_attach(pid_t pid, at_init_t *in)
 static int at_finish(pid_t pid, const char *verb)
 {
     uintptr_t fn;
-    if (!at_remote_sym(pid, "libheapsift", "heapsift_attach_finish", &fn)) {
+    if (!hs_inject_remote_sym(pid, "libheapsift", "heapsift_attach_finish", &fn)) {
         hs_cli_error("%s: process %d is not attached (no libheapsift.so loaded by heapsift "
                      "attach)",
                      verb, (int)pid);
         return AT_TARGET;
     }
-    at_sess_t s;
-    int rc = at_sess_open(&s, pid, true);
-    if (rc != 0) {
-        free(s.t);
+    hs_inject_sess_t s;
+    int rc = hs_inject_open(&s, pid, true);
+    if (rc != 0)
         return at_refused(pid, rc);
-    }
     char path[PATH_MAX] = "", back[PATH_MAX] = "";
-    at_call_t c = {.fn = fn, .na = 2, .data = path, .len = sizeof(path), .back = back};
-    at_thread_t *t = at_pick(&s);
-    struct user_regs_struct r;
+    hs_inject_call_t c = {.fn = fn, .na = 2, .data = path, .len = sizeof(path), .back = back};
+    hs_inject_thread_t *t = hs_inject_pick(&s);
     rc = AT_FAIL;
-    if (t && ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0) {
-        c.a[0] = (r.rsp - 256 - c.len) & ~(uint64_t)15;
+    if (t && hs_inject_data_addr(t, c.len, &c.a[0])) {
         c.a[1] = sizeof(path);
-        int crc = at_call(&s, t, &c);
+        int crc = hs_inject_call(&s, t, &c);
         if (crc != 0)
             hs_cli_error("%s: the call of heapsift_attach_finish in process %d failed: %s", verb,
                          (int)pid, crc == -EFAULT ? "it faulted" : strerror(-crc));
         else
             rc = AT_OK;
     }
-    at_sess_close(&s);
+    hs_inject_close(&s);
     if (rc != AT_OK)
         return rc;
     back[sizeof(back) - 1] = '\0';
@@ -952,9 +512,9 @@ int hs_cmd_attach(int argc, char **argv)
                     (int)pid, (int)pid);
         return rc;
     }
-    int64_t end = at_now_ms() + (int64_t)(seconds * 1000);
-    while (!at_interrupted && at_now_ms() < end) {
-        int64_t left = end - at_now_ms();
+    int64_t end = hs_inject_now_ms() + (int64_t)(seconds * 1000);
+    while (!at_interrupted && hs_inject_now_ms() < end) {
+        int64_t left = end - hs_inject_now_ms();
         struct timespec d = {0, 0};
         d.tv_nsec = (left > 200 ? 200 : left) * 1000000;
         nanosleep(&d, NULL);

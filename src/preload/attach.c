@@ -1,10 +1,10 @@
 /*
- * Attach: the library's side of `heapsift attach PID` (src/cli/attach.c owns ptrace). The
- * injector dlopens libheapsift.so into a running process through a symlink in a directory
- * of its own (/tmp/heapsift-attach-XXXXXX/libheapsift.so.0), so the constructors, seeing
- * that path, start nothing (hs_attach_hold) and the target's environment is never read
- * nor touched. It then calls, on one of the target's threads with every other thread
- * stopped:
+ * Attach: the library's side of `heapsift attach PID` (src/cli/attach.c and
+ * ptrace_inject.c own ptrace). The injector dlopens libheapsift.so into a running process
+ * through a symlink in a directory of its own (/tmp/heapsift-attach-XXXXXX/libheapsift.so.0),
+ * so the constructors, seeing that path, start nothing (hs_attach_hold) and the target's
+ * environment is never read nor touched. It then calls, on one of the target's threads
+ * with every other thread stopped:
  *   - heapsift_attach_init(optfile, ...): the options from the file (the HEAPSIFT_* names
  *     and values of the environment, one NAME=VALUE a line, read by options.c's one
  *     table), hs_init, the hooks (reach.c patches libc's or the program's malloc family
