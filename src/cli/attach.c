@@ -14,6 +14,7 @@
  * what was seized, and SIGINT/SIGTERM of the command only end a wait.
  */
 #define _GNU_SOURCE
+#include "attach_check.h"
 #include "cli.h"
 #include "ptrace_inject.h"
 
@@ -29,9 +30,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Exit statuses, as the help says. */
-enum { AT_OK = 0, AT_USAGE = 1, AT_TARGET = 2, AT_FAIL = 3 };
 
 #define AT_PCS_MAX 1024 /* pcs passed to init (threads past it are not moved) */
 
@@ -51,21 +49,21 @@ static int at_parse_pid(const char *verb, const char *arg, pid_t *pid)
     long v = strtol(arg, &end, 10);
     if (*arg == '\0' || *end || v <= 0 || v > INT_MAX) {
         hs_cli_error("%s: '%s' is not a process id", verb, arg);
-        return AT_USAGE;
+        return HS_AT_USAGE;
     }
     *pid = (pid_t)v;
     char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/exe", (int)v);
+    snprintf(path, sizeof(path), "/proc/%d", (int)v); /* a zombie has no exe */
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT) {
         hs_cli_error("%s: no process %ld", verb, v);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
     if (*pid == getpid()) {
         hs_cli_error("%s: %ld is this command", verb, v);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
-    return AT_OK;
+    return HS_AT_OK;
 }
 
 /* The file at path is the same one the target sees at path (its mount namespace). */
@@ -87,29 +85,42 @@ static int at_check_target(pid_t pid, const char *lib)
         hs_cli_error("attach: process %d is statically linked or has no glibc (no libc.so "
                      "mapped): a library cannot be loaded into it",
                      (int)pid);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
     if (!at_same_file(pid, lib) || !at_same_file(pid, "/tmp")) {
         hs_cli_error("attach: process %d is in another mount namespace: %s or /tmp is not "
                      "the same file there (copying the library in is not done yet)",
                      (int)pid, lib);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
-    return AT_OK;
+    return HS_AT_OK;
 }
 
-static int at_refused(pid_t pid, int rc)
+/* The seccomp filter of pid named when it may explain a failure: why is the failure's
+ * text (errno strings of EPERM and ENOSYS, what a filter returns, make it certain). */
+static void at_seccomp_note(const hs_inject_sess_t *s, const char *why, char *note, size_t cap)
 {
-    if (rc == -EPERM)
-        hs_cli_error("attach: ptrace refused for process %d: another tracer (a debugger, "
-                     "strace), another user's process, or Yama's ptrace_scope "
-                     "(/proc/sys/kernel/yama/ptrace_scope)",
-                     (int)pid);
-    else if (rc == -ESRCH)
-        hs_cli_error("attach: process %d exited during the attach", (int)pid);
-    else
-        hs_cli_error("attach: cannot stop process %d: %s", (int)pid, strerror(-rc));
-    return rc == -ESRCH ? AT_TARGET : AT_FAIL;
+    note[0] = '\0';
+    if (hs_attach_seccomp(s->pid) != 2)
+        return;
+    bool sure =
+        s->sigsys || (why && (strstr(why, strerror(EPERM)) || strstr(why, strerror(ENOSYS))));
+    snprintf(note, cap, " (process %d runs under a seccomp filter, which %s a system call of it)",
+             (int)s->pid, sure ? "refused" : "may have refused");
+}
+
+/* A remote call of what that did not return: said, and the exit status. */
+static int at_call_failed(const hs_inject_sess_t *s, const char *what, int crc, const char *verb)
+{
+    char during[96], note[160];
+    if (crc == -ESRCH) {
+        snprintf(during, sizeof(during), "during the call of %s", what);
+        return hs_attach_died(s->pid, s->status, during);
+    }
+    at_seccomp_note(s, strerror(-crc), note, sizeof(note));
+    hs_cli_error("%s: the call of %s in process %d failed: %s%s", verb, what, (int)s->pid,
+                 crc == -EFAULT ? "it faulted" : strerror(-crc), note);
+    return HS_AT_FAIL;
 }
 
 /* ---- attach and finish ---------------------------------------------------------------- */
@@ -130,20 +141,17 @@ static int at_load(hs_inject_sess_t *s, hs_inject_thread_t *t, const char *link)
         hs_cli_error("attach: no dlopen in process %d (its libc exports none and libdl is not "
                      "loaded)",
                      (int)s->pid);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
     hs_inject_call_t c = {.fn = dlopen_fn, .na = 2, .data = link, .len = strlen(link) + 1};
     c.a[1] = 2; /* RTLD_NOW */
     if (!hs_inject_data_addr(t, c.len, &c.a[0]))
-        return at_refused(s->pid, -ESRCH);
+        return hs_attach_died(s->pid, -1, "before the call of dlopen");
     int rc = hs_inject_call(s, t, &c);
-    if (rc != 0) {
-        hs_cli_error("attach: the call of dlopen in process %d failed: %s", (int)s->pid,
-                     rc == -EFAULT ? "it faulted" : strerror(-rc));
-        return rc == -ESRCH ? AT_TARGET : AT_FAIL;
-    }
+    if (rc != 0)
+        return at_call_failed(s, "dlopen", rc, "attach");
     if (c.ret != 0)
-        return AT_OK;
+        return HS_AT_OK;
     char why[256] = "";
     hs_inject_call_t e = {0};
     if ((hs_inject_remote_sym(s->pid, "libc.so", "dlerror", &dlerror_fn) ||
@@ -156,9 +164,11 @@ static int at_load(hs_inject_sess_t *s, hs_inject_thread_t *t, const char *link)
                     break;
                 }
     }
-    hs_cli_error("attach: dlopen of %s in process %d failed: %s", link, (int)s->pid,
-                 why[0] ? why : "no reason given");
-    return AT_FAIL;
+    char note[160];
+    at_seccomp_note(s, why, note, sizeof(note));
+    hs_cli_error("attach: dlopen of %s in process %d failed: %s%s", link, (int)s->pid,
+                 why[0] ? why : "no reason given", note);
+    return HS_AT_FAIL;
 }
 
 /* Calls heapsift_attach_init with the stopped threads' pcs, and moves each thread the
@@ -170,13 +180,13 @@ static int at_init(hs_inject_sess_t *s, hs_inject_thread_t *t, at_init_t *in)
         hs_cli_error("attach: libheapsift.so is loaded in process %d but has no "
                      "heapsift_attach_init (an older library?)",
                      (int)s->pid);
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
     size_t plen = (strlen(in->optfile) + 8) & ~(size_t)7;
     size_t np = s->n < AT_PCS_MAX ? s->n : AT_PCS_MAX;
     size_t len = plen + np * 8 + sizeof(in->msg);
     uint8_t *buf = calloc(1, len), *back = calloc(1, len);
-    int rc = AT_FAIL;
+    int rc = HS_AT_FAIL;
     if (!buf || !back)
         goto out;
     memcpy(buf, in->optfile, strlen(in->optfile));
@@ -196,9 +206,7 @@ static int at_init(hs_inject_sess_t *s, hs_inject_thread_t *t, at_init_t *in)
     c.a[4] = sizeof(in->msg);
     int crc = hs_inject_call(s, t, &c);
     if (crc != 0) {
-        hs_cli_error("attach: the call of heapsift_attach_init in process %d failed: %s",
-                     (int)s->pid, crc == -EFAULT ? "it faulted" : strerror(-crc));
-        rc = crc == -ESRCH ? AT_TARGET : AT_FAIL;
+        rc = at_call_failed(s, "heapsift_attach_init", crc, "attach");
         goto out;
     }
     memcpy(in->msg, back + plen + np * 8, sizeof(in->msg));
@@ -211,10 +219,13 @@ static int at_init(hs_inject_sess_t *s, hs_inject_thread_t *t, at_init_t *in)
     }
     int lrc = (int)(int64_t)c.ret;
     if (lrc == 0) {
-        rc = AT_OK;
+        rc = HS_AT_OK;
     } else {
-        hs_cli_error("attach: process %d: %s", (int)s->pid, in->msg[0] ? in->msg : strerror(-lrc));
-        rc = lrc == -EALREADY || lrc == -EBUSY ? AT_TARGET : AT_FAIL;
+        char note[160];
+        at_seccomp_note(s, strerror(-lrc), note, sizeof(note));
+        hs_cli_error("attach: process %d: %s%s", (int)s->pid, in->msg[0] ? in->msg : strerror(-lrc),
+                     note);
+        rc = lrc == -EALREADY || lrc == -EBUSY ? HS_AT_TARGET : HS_AT_FAIL;
     }
 out:
     free(buf);
@@ -229,14 +240,14 @@ static int at_attach(pid_t pid, at_init_t *in)
     int64_t t0 = hs_inject_now_ms();
     int rc = hs_inject_open(&s, pid, false);
     if (rc != 0)
-        return at_refused(pid, rc);
+        return hs_attach_refused(pid, rc, "attach");
     hs_inject_thread_t *t = hs_inject_pick(&s);
-    rc = t ? at_load(&s, t, in->link) : at_refused(pid, -ESRCH);
-    if (rc == AT_OK)
+    rc = t ? at_load(&s, t, in->link) : hs_attach_refused(pid, -ESRCH, "attach");
+    if (rc == HS_AT_OK)
         rc = at_init(&s, t, in);
     int64_t paused = hs_inject_now_ms() - t0;
     hs_inject_close(&s);
-    if (rc == AT_OK)
+    if (rc == HS_AT_OK)
         fprintf(stderr, "heapsift: attached to process %d (%zu threads stopped for %lld ms)%s%s\n",
                 (int)pid, s.n, (long long)paused, in->msg[0] ? "; " : "", in->msg);
     return rc;
@@ -251,44 +262,40 @@ static int at_finish(pid_t pid, const char *verb)
         hs_cli_error("%s: process %d is not attached (no libheapsift.so loaded by heapsift "
                      "attach)",
                      verb, (int)pid);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
     hs_inject_sess_t s;
     int rc = hs_inject_open(&s, pid, true);
     if (rc != 0)
-        return at_refused(pid, rc);
+        return hs_attach_refused(pid, rc, verb);
     char path[PATH_MAX] = "", back[PATH_MAX] = "";
     hs_inject_call_t c = {.fn = fn, .na = 2, .data = path, .len = sizeof(path), .back = back};
     hs_inject_thread_t *t = hs_inject_pick(&s);
-    rc = AT_FAIL;
+    rc = HS_AT_FAIL;
     if (t && hs_inject_data_addr(t, c.len, &c.a[0])) {
         c.a[1] = sizeof(path);
         int crc = hs_inject_call(&s, t, &c);
-        if (crc != 0)
-            hs_cli_error("%s: the call of heapsift_attach_finish in process %d failed: %s", verb,
-                         (int)pid, crc == -EFAULT ? "it faulted" : strerror(-crc));
-        else
-            rc = AT_OK;
+        rc = crc ? at_call_failed(&s, "heapsift_attach_finish", crc, verb) : HS_AT_OK;
     }
     hs_inject_close(&s);
-    if (rc != AT_OK)
+    if (rc != HS_AT_OK)
         return rc;
     back[sizeof(back) - 1] = '\0';
     int lrc = (int)(int64_t)c.ret;
     if (lrc == -ENOENT) {
         hs_cli_error("%s: process %d is not attached (heapsift detach ran already?)", verb,
                      (int)pid);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
     if (lrc != 0 || !back[0]) {
         hs_cli_error("%s: process %d: the profile could not be written (%s); heapsift is "
                      "inert in it now",
                      verb, (int)pid, strerror(-lrc));
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
     printf("heapsift: wrote %s\n", back);
     fprintf(stderr, "heapsift: detached from process %d; heapsift is inert in it\n", (int)pid);
-    return AT_OK;
+    return HS_AT_OK;
 }
 
 /* ---- the verbs ------------------------------------------------------------------------ */
@@ -320,10 +327,12 @@ static void at_usage(FILE *f)
             "profile for N seconds, then write and detach", "    --lib PATH",
             "the libheapsift.so to load", "-h, --help", "show this help");
     fprintf(f, "\nExit status: 0 attached (or detached); 1 usage or a bad option value; 2 the\n"
-               "target cannot be attached (no such process, statically linked or no glibc,\n"
-               "another mount namespace, profiled already, not attached for detach); 3 ptrace\n"
-               "refused (another tracer, another user, Yama) or the injection failed. The\n"
-               "target is left running in every case.\n");
+               "target cannot be attached (no such process, a zombie, statically linked or\n"
+               "no glibc, seccomp strict mode, another mount namespace, profiled already,\n"
+               "not attached for detach), or it ended during the attach; 3 ptrace refused\n"
+               "(another tracer, another user, Yama's ptrace_scope, not dumpable), a seccomp\n"
+               "filter refused a system call of the injection, or the injection failed.\n"
+               "Each case has its own message. The target is left running in every case.\n");
 }
 
 /* Parses attach's options into the environment; the index of PID, or -1 help, -2 bad. */
@@ -395,19 +404,19 @@ static int at_prepare(const char *lib, char *dir, size_t cap, at_init_t *in, cha
     const hs_run_opt_t *o = hs_run_opts(&n);
     if (!realpath(lib, real)) {
         hs_cli_error("attach: %s: %s", lib, strerror(errno));
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
     snprintf(dir, cap, "/tmp/heapsift-attach-XXXXXX");
     if (!mkdtemp(dir) || chmod(dir, 0755) != 0) {
         hs_cli_error("attach: cannot make a directory in /tmp: %s", strerror(errno));
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
     snprintf(link, PATH_MAX, "%s/libheapsift.so.0", dir);
     snprintf(optfile, PATH_MAX, "%s/options", dir);
     FILE *f = NULL;
     if (symlink(real, link) != 0 || !(f = fopen(optfile, "w"))) {
         hs_cli_error("attach: cannot write in %s: %s", dir, strerror(errno));
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
     for (size_t i = 0; i < n; i++) {
         const char *v = getenv(o[i].env);
@@ -419,11 +428,11 @@ static int at_prepare(const char *lib, char *dir, size_t cap, at_init_t *in, cha
     }
     if (fclose(f) != 0 || chmod(optfile, 0644) != 0) {
         hs_cli_error("attach: cannot write %s: %s", optfile, strerror(errno));
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
     in->link = link;
     in->optfile = optfile;
-    return AT_OK;
+    return HS_AT_OK;
 }
 
 static void at_cleanup(const char *dir, const char *link, const char *optfile)
@@ -476,22 +485,24 @@ int hs_cmd_attach(int argc, char **argv)
     int first = at_parse(argc, argv, &given, &seconds);
     if (first == -1) {
         at_usage(stdout);
-        return AT_OK;
+        return HS_AT_OK;
     }
     if (first == -2)
-        return AT_USAGE;
+        return HS_AT_USAGE;
     if (first != argc - 1) {
         hs_cli_error("attach: %s (see heapsift attach --help)",
                      first >= argc ? "no process id given" : "one process id expected");
-        return AT_USAGE;
+        return HS_AT_USAGE;
     }
     int rc = at_parse_pid("attach", argv[first], &pid);
-    if (rc != AT_OK)
+    if (rc == HS_AT_OK)
+        rc = hs_attach_check_access(pid, "attach");
+    if (rc != HS_AT_OK)
         return rc;
     const char *lib = hs_run_find_lib(given, libbuf, sizeof(libbuf));
     if (access(lib, R_OK) != 0) {
         hs_cli_error("attach: %s: %s (give the library with --lib)", lib, strerror(errno));
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
     rc = at_check_options(lib);
     if (rc == 0)
@@ -504,8 +515,8 @@ int hs_cmd_attach(int argc, char **argv)
     if (rc == 0)
         rc = at_attach(pid, &in);
     at_cleanup(dir, link, optfile);
-    if (rc != AT_OK || seconds <= 0) {
-        if (rc == AT_OK)
+    if (rc != HS_AT_OK || seconds <= 0) {
+        if (rc == HS_AT_OK)
             fprintf(stderr,
                     "heapsift: profiling process %d; `heapsift detach %d` writes the "
                     "profile and ends it\n",
@@ -522,7 +533,7 @@ int hs_cmd_attach(int argc, char **argv)
             hs_cli_error("attach: process %d exited before the %g seconds ended (its exit "
                          "profile was written to the -o pattern)",
                          (int)pid, seconds);
-            return AT_TARGET;
+            return HS_AT_TARGET;
         }
     }
     return at_finish(pid, "attach");
@@ -539,14 +550,16 @@ int hs_cmd_detach(int argc, char **argv)
         if (c != 'h')
             return hs_cli_bad_option("detach", c, argv);
         at_usage(stdout);
-        return AT_OK;
+        return HS_AT_OK;
     }
     if (optind != argc - 1) {
         hs_cli_error("detach: one process id expected (see heapsift detach --help)");
-        return AT_USAGE;
+        return HS_AT_USAGE;
     }
     int rc = at_parse_pid("detach", argv[optind], &pid);
-    if (rc != AT_OK)
+    if (rc == HS_AT_OK)
+        rc = hs_attach_check_access(pid, "detach");
+    if (rc != HS_AT_OK)
         return rc;
     at_catch_signals();
     return at_finish(pid, "detach");

@@ -53,7 +53,8 @@ static hs_inject_thread_t *inject_find(hs_inject_sess_t *s, pid_t tid)
     return NULL;
 }
 
-/* Waits (up to ms) for tid's next stop; 1 stopped (*st), 0 timed out, -1 gone. */
+/* Waits (up to ms) for tid's next stop; 1 stopped (*st), 0 timed out, -1 exited (*st its
+ * wait status), -2 gone without a status. */
 static int inject_wait(pid_t tid, int *st, int ms)
 {
     int64_t end = hs_inject_now_ms() + ms;
@@ -62,7 +63,7 @@ static int inject_wait(pid_t tid, int *st, int ms)
         if (r == tid)
             return WIFSTOPPED(*st) ? 1 : -1;
         if (r < 0 && errno != EINTR)
-            return -1;
+            return -2;
         if (hs_inject_now_ms() >= end)
             return 0;
         struct timespec d = {0, 200000};
@@ -70,14 +71,65 @@ static int inject_wait(pid_t tid, int *st, int ms)
     }
 }
 
+/* The thread has exited (a zombie, or gone): a thread-group leader's exit is reported only
+ * once its other traced threads are reaped, so a wait for it alone would not end. */
+static bool inject_thread_gone(pid_t pid, pid_t tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return true;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return true;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* The target is dying: reaps every seized thread's exit (they were killed with the group),
+ * keeping the leader's wait status for the message. */
+static void inject_reap(hs_inject_sess_t *s)
+{
+    s->died = true;
+    for (int round = 0; round < 200; round++) {
+        bool left = false;
+        for (size_t i = 0; i < s->n; i++) {
+            hs_inject_thread_t *t = &s->t[i];
+            int st;
+            if (!t->seized)
+                continue;
+            pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
+            if (r == t->tid && WIFSTOPPED(st)) {
+                ptrace(PTRACE_CONT, t->tid, 0, 0); /* on its way out */
+                left = true;
+            } else if (r == t->tid || r < 0) {
+                t->seized = false;
+                if (r == t->tid && t->tid == s->pid)
+                    s->status = st;
+            } else {
+                left = true;
+            }
+        }
+        if (!left)
+            return;
+        struct timespec d = {0, 10000000};
+        nanosleep(&d, NULL);
+    }
+}
+
 /* Waits for the stop PTRACE_INTERRUPT asked for, keeping any signal that comes first. */
-static int inject_wait_interrupt(hs_inject_thread_t *t)
+static int inject_wait_interrupt(const hs_inject_sess_t *s, hs_inject_thread_t *t)
 {
     for (int round = 0; round < 64; round++) {
         int st;
         int r = inject_wait(t->tid, &st, 2000);
-        if (r <= 0)
-            return r < 0 ? -ESRCH : -ETIMEDOUT;
+        if (r < 0 || (r == 0 && inject_thread_gone(s->pid, t->tid)))
+            return -ESRCH;
+        if (r == 0)
+            return -ETIMEDOUT;
         if ((st >> 16) == PTRACE_EVENT_STOP)
             return 0;
         int sig = WSTOPSIG(st);
@@ -131,7 +183,7 @@ static int inject_wait_all(hs_inject_sess_t *s)
         if (t->stopped)
             continue;
         t->stopped = true;
-        int rc = inject_wait_interrupt(t);
+        int rc = inject_wait_interrupt(s, t);
         if (rc == -ESRCH)
             t->seized = false; /* it exited: nothing to detach */
         else if (rc != 0)
@@ -295,6 +347,18 @@ static void inject_release_others(hs_inject_sess_t *s, const hs_inject_thread_t 
             inject_detach_one(&s->t[i]);
 }
 
+/* SECCOMP_RET_TRAP: the system call was skipped, rax rolled back to its number, SIGSYS
+ * sent. The signal is ours, not the program's: dropped, and the call sees -ENOSYS. */
+static void inject_sigsys(hs_inject_sess_t *s, hs_inject_thread_t *t)
+{
+    struct user_regs_struct r;
+    s->sigsys++;
+    if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0) {
+        r.rax = (uint64_t)-ENOSYS;
+        ptrace(PTRACE_SETREGS, t->tid, 0, &r);
+    }
+}
+
 /* Runs the call's function to its return (the SIGSEGV at pc 0). 0, or -ESRCH (the
  * target died), -EFAULT (it faulted elsewhere: a crash in the call). */
 static int inject_run_call(hs_inject_sess_t *s, hs_inject_thread_t *t, struct user_regs_struct *r)
@@ -306,8 +370,14 @@ static int inject_run_call(hs_inject_sess_t *s, hs_inject_thread_t *t, struct us
     for (;;) {
         int st;
         int w = inject_wait(t->tid, &st, 1000);
+        if (w == -1 && t->tid == s->pid)
+            s->status = st;
         if (w < 0)
+            t->seized = false; /* its exit was reaped */
+        if (w < 0 || (w == 0 && inject_thread_gone(s->pid, t->tid))) {
+            inject_reap(s);
             return -ESRCH;
+        }
         if (w == 0) {
             int64_t waited = hs_inject_now_ms() - start;
             if (!released && waited >= INJECT_CALL_MS) {
@@ -329,7 +399,9 @@ static int inject_run_call(hs_inject_sess_t *s, hs_inject_thread_t *t, struct us
             return 0;
         if ((st >> 16) == 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL))
             return -EFAULT;
-        if ((st >> 16) == 0 && sig != SIGTRAP)
+        if ((st >> 16) == 0 && sig == SIGSYS)
+            inject_sigsys(s, t); /* a seccomp filter trapped a system call of ours */
+        else if ((st >> 16) == 0 && sig != SIGTRAP)
             t->sig = sig; /* for the program: delivered at detach */
         ptrace(PTRACE_CONT, t->tid, 0, 0);
     }
@@ -402,6 +474,7 @@ int hs_inject_open(hs_inject_sess_t *s, pid_t pid, bool one)
 {
     memset(s, 0, sizeof(*s));
     s->pid = pid;
+    s->status = -1;
     s->t = calloc(INJECT_MAX_THREADS, sizeof(*s->t));
     if (!s->t)
         return -ENOMEM;

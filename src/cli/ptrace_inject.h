@@ -25,7 +25,9 @@ typedef struct {
     pid_t pid;
     hs_inject_thread_t *t;
     size_t n;
-    bool died; /* the target exited meanwhile */
+    bool died;  /* the target exited during a call */
+    int status; /* then the leader's wait status, when it was seen; else -1 */
+    int sigsys; /* SIGSYS stops during calls (a seccomp filter's SECCOMP_RET_TRAP), dropped */
 } hs_inject_sess_t;
 
 /* A call of fn(a[0..na-1]) in the target. data (len bytes) is copied onto the target's
