@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "attach_check.h"
+#include "attach_files.h"
 #include "cli.h"
 #include "ptrace_inject.h"
 
@@ -66,17 +67,7 @@ static int at_parse_pid(const char *verb, const char *arg, pid_t *pid)
     return HS_AT_OK;
 }
 
-/* The file at path is the same one the target sees at path (its mount namespace). */
-static bool at_same_file(pid_t pid, const char *path)
-{
-    char there[PATH_MAX + 32];
-    struct stat a, b;
-    snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, path);
-    return stat(path, &a) == 0 && stat(there, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
-}
-
-static int at_check_target(pid_t pid, const char *lib)
+static int at_check_target(pid_t pid)
 {
     char exe[64], p[PATH_MAX];
     uintptr_t base;
@@ -85,12 +76,6 @@ static int at_check_target(pid_t pid, const char *lib)
         hs_cli_error("attach: process %d is statically linked or has no glibc (no libc.so "
                      "mapped): a library cannot be loaded into it",
                      (int)pid);
-        return HS_AT_TARGET;
-    }
-    if (!at_same_file(pid, lib) || !at_same_file(pid, "/tmp")) {
-        hs_cli_error("attach: process %d is in another mount namespace: %s or /tmp is not "
-                     "the same file there (copying the library in is not done yet)",
-                     (int)pid, lib);
         return HS_AT_TARGET;
     }
     return HS_AT_OK;
@@ -253,6 +238,20 @@ static int at_attach(pid_t pid, at_init_t *in)
     return rc;
 }
 
+/* The profile's path as the target wrote it, and where it is seen from here when the
+ * target sees another filesystem. */
+static void at_print_wrote(pid_t pid, const char *path)
+{
+    char there[PATH_MAX + 64];
+    struct stat a, b;
+    snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, path);
+    if (path[0] == '/' && stat(there, &b) == 0 &&
+        (stat(path, &a) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+        printf("heapsift: wrote %s (in process %d's filesystem)\n", there, (int)pid);
+    else
+        printf("heapsift: wrote %s\n", path);
+}
+
 /* heapsift_attach_finish on one stopped thread (the leader: the others run on; removing a
  * patch is safe under running threads, and the dump needs heapsift's own threads). */
 static int at_finish(pid_t pid, const char *verb)
@@ -293,7 +292,7 @@ static int at_finish(pid_t pid, const char *verb)
                      verb, (int)pid, strerror(-lrc));
         return HS_AT_FAIL;
     }
-    printf("heapsift: wrote %s\n", back);
+    at_print_wrote(pid, back);
     fprintf(stderr, "heapsift: detached from process %d; heapsift is inert in it\n", (int)pid);
     return HS_AT_OK;
 }
@@ -328,11 +327,12 @@ static void at_usage(FILE *f)
             "the libheapsift.so to load", "-h, --help", "show this help");
     fprintf(f, "\nExit status: 0 attached (or detached); 1 usage or a bad option value; 2 the\n"
                "target cannot be attached (no such process, a zombie, statically linked or\n"
-               "no glibc, seccomp strict mode, another mount namespace, profiled already,\n"
-               "not attached for detach), or it ended during the attach; 3 ptrace refused\n"
-               "(another tracer, another user, Yama's ptrace_scope, not dumpable), a seccomp\n"
-               "filter refused a system call of the injection, or the injection failed.\n"
-               "Each case has its own message. The target is left running in every case.\n");
+               "no glibc, seccomp strict mode, another filesystem the library cannot be\n"
+               "copied into, profiled already, not attached for detach), or it ended during\n"
+               "the attach; 3 ptrace refused (another tracer, another user, Yama's\n"
+               "ptrace_scope, not dumpable), a seccomp filter refused a system call of the\n"
+               "injection, or the injection failed. Each case has its own message. The\n"
+               "target is left running in every case.\n");
 }
 
 /* Parses attach's options into the environment; the index of PID, or -1 help, -2 bad. */
@@ -394,56 +394,6 @@ out:
     return first;
 }
 
-/* The per-attach directory: the symlink the target dlopens and the options file, from
- * this environment's HEAPSIFT_* variables. 0 or an exit status (said). */
-static int at_prepare(const char *lib, char *dir, size_t cap, at_init_t *in, char *link,
-                      char *optfile)
-{
-    char real[PATH_MAX];
-    size_t n;
-    const hs_run_opt_t *o = hs_run_opts(&n);
-    if (!realpath(lib, real)) {
-        hs_cli_error("attach: %s: %s", lib, strerror(errno));
-        return HS_AT_FAIL;
-    }
-    snprintf(dir, cap, "/tmp/heapsift-attach-XXXXXX");
-    if (!mkdtemp(dir) || chmod(dir, 0755) != 0) {
-        hs_cli_error("attach: cannot make a directory in /tmp: %s", strerror(errno));
-        return HS_AT_FAIL;
-    }
-    snprintf(link, PATH_MAX, "%s/libheapsift.so.0", dir);
-    snprintf(optfile, PATH_MAX, "%s/options", dir);
-    FILE *f = NULL;
-    if (symlink(real, link) != 0 || !(f = fopen(optfile, "w"))) {
-        hs_cli_error("attach: cannot write in %s: %s", dir, strerror(errno));
-        return HS_AT_FAIL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *v = getenv(o[i].env);
-        bool seen = false;
-        for (size_t k = 0; k < i; k++)
-            seen |= strcmp(o[k].env, o[i].env) == 0;
-        if (v && !seen && !strchr(v, '\n'))
-            fprintf(f, "%s=%s\n", o[i].env, v);
-    }
-    if (fclose(f) != 0 || chmod(optfile, 0644) != 0) {
-        hs_cli_error("attach: cannot write %s: %s", optfile, strerror(errno));
-        return HS_AT_FAIL;
-    }
-    in->link = link;
-    in->optfile = optfile;
-    return HS_AT_OK;
-}
-
-static void at_cleanup(const char *dir, const char *link, const char *optfile)
-{
-    if (!dir[0])
-        return;
-    unlink(link);
-    unlink(optfile);
-    rmdir(dir);
-}
-
 static void at_catch_signals(void)
 {
     struct sigaction sa;
@@ -455,16 +405,20 @@ static void at_catch_signals(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-/* The options' checks before the target is touched: the library reads them (probe). */
-static int at_check_options(const char *lib)
+/* The options' checks before the target is touched: the library reads them (probe). When
+ * the target sees another filesystem (!shared), paths are the target's: the default -o is
+ * its /tmp, and the directories are not checked here. */
+static int at_check_options(const char *lib, bool shared)
 {
     char cwd[PATH_MAX], out[PATH_MAX + 32];
+    if (!getenv("HEAPSIFT_OUT") && !shared)
+        setenv("HEAPSIFT_OUT", "/tmp/heapsift.%p.pb.gz", 1);
     if (!getenv("HEAPSIFT_OUT") && getcwd(cwd, sizeof(cwd))) {
         snprintf(out, sizeof(out), "%s/heapsift.%%p.pb.gz", cwd);
         setenv("HEAPSIFT_OUT", out, 1);
     }
-    int rc = hs_run_check_dir("HEAPSIFT_OUT", "profiles");
-    if (rc == 0)
+    int rc = shared ? hs_run_check_dir("HEAPSIFT_OUT", "profiles") : 0;
+    if (rc == 0 && shared)
         rc = hs_run_check_dir("HEAPSIFT_HTTP_PORTFILE", "the port file");
     if (rc == 0) {
         setenv("LD_PRELOAD", lib, 1); /* for the probe's shell only */
@@ -478,7 +432,8 @@ int hs_cmd_attach(int argc, char **argv)
 {
     const char *given = NULL;
     double seconds = 0;
-    char libbuf[PATH_MAX], dir[64] = "", link[PATH_MAX], optfile[PATH_MAX];
+    char libbuf[PATH_MAX];
+    static hs_attach_files_t files; /* large: not on the stack */
     pid_t pid;
     if (!getenv("HEAPSIFT_VERBOSE"))
         setenv("HEAPSIFT_VERBOSE", "0", 1); /* the target's stderr is not ours: said here */
@@ -504,17 +459,26 @@ int hs_cmd_attach(int argc, char **argv)
         hs_cli_error("attach: %s: %s (give the library with --lib)", lib, strerror(errno));
         return HS_AT_FAIL;
     }
-    rc = at_check_options(lib);
+    rc = at_check_target(pid);
+    bool shared = hs_attach_files_shared(pid, lib);
     if (rc == 0)
-        rc = at_check_target(pid, lib);
+        rc = at_check_options(lib, shared);
     at_init_t in;
     memset(&in, 0, sizeof(in));
     if (rc == 0)
-        rc = at_prepare(lib, dir, sizeof(dir), &in, link, optfile);
+        rc = hs_attach_files_make(pid, lib, shared, &files);
+    in.link = files.lib;
+    in.optfile = files.opt;
     at_catch_signals();
     if (rc == 0)
         rc = at_attach(pid, &in);
-    at_cleanup(dir, link, optfile);
+    hs_attach_files_remove(&files);
+    if (rc == HS_AT_OK && !shared)
+        fprintf(stderr,
+                "heapsift: process %d sees another filesystem (a mount namespace or a chroot): "
+                "the library it loaded is a copy at %s there (here /proc/%d/root%s), which "
+                "stays; -o names a path there\n",
+                (int)pid, in.link, (int)pid, in.link);
     if (rc != HS_AT_OK || seconds <= 0) {
         if (rc == HS_AT_OK)
             fprintf(stderr,
