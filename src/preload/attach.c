@@ -181,6 +181,7 @@ static int attach_again(char *msg, size_t msglen)
         return rc;
     }
     attach_stamp();
+    hs_triggers_resume();
     heapsift_set_active(1);
     attach_say(msg, msglen,
                "re-attached: the library was loaded already; -o and --rate apply, the other "
@@ -265,6 +266,7 @@ HS_EXPORT int heapsift_attach_finish(char *path, size_t cap)
     if (rc == 0 && path && cap)
         hs_dump_last_path(path, cap);
     heapsift_set_active(0);
+    hs_triggers_pause(); /* no thread of heapsift's left (the HTTP endpoint's stays) */
     int rc2 = hs_patch_remove_all();
     attach_forget_all();
     __atomic_store_n(&hs_state, HS_STATE_OFF, __ATOMIC_RELEASE);
