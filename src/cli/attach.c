@@ -32,7 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AT_PCS_MAX 1024 /* pcs passed to init (threads past it are not moved) */
+#define AT_PCS_MAX 1024           /* pcs passed to init (threads past it are not moved) */
+#define AT_REPORT_MAX (64u << 20) /* a leak report read back at detach */
 
 static volatile sig_atomic_t at_interrupted;
 
@@ -252,6 +253,25 @@ static void at_print_wrote(pid_t pid, const char *path)
         printf("heapsift: wrote %s\n", path);
 }
 
+/* The leak report heapsift_attach_finish kept (--leaks), read from the target and printed
+ * on stderr as `run` prints it on the program's. */
+static void at_print_leaks(pid_t pid, uint64_t addr, uint64_t len)
+{
+    if (!addr || !len)
+        return;
+    if (len > AT_REPORT_MAX) {
+        hs_cli_error("detach: the leak report in process %d is too long (%llu bytes)", (int)pid,
+                     (unsigned long long)len);
+        return;
+    }
+    char *text = malloc(len);
+    if (text && hs_inject_mem(pid, (uintptr_t)addr, text, len, false) == 0)
+        fwrite(text, 1, len, stderr);
+    else
+        hs_cli_error("detach: cannot read the leak report in process %d", (int)pid);
+    free(text);
+}
+
 /* heapsift_attach_finish on one stopped thread (the leader: the others run on; removing a
  * patch is safe under running threads, and the dump needs heapsift's own threads). */
 static int at_finish(pid_t pid, const char *verb)
@@ -267,19 +287,23 @@ static int at_finish(pid_t pid, const char *verb)
     int rc = hs_inject_open(&s, pid, true);
     if (rc != 0)
         return hs_attach_refused(pid, rc, verb);
-    char path[PATH_MAX] = "", back[PATH_MAX] = "";
-    hs_inject_call_t c = {.fn = fn, .na = 2, .data = path, .len = sizeof(path), .back = back};
+    /* the path's room, then report[2] (the leak report's address and length) */
+    char path[PATH_MAX + 16] = "", back[PATH_MAX + 16] = "";
+    hs_inject_call_t c = {.fn = fn, .na = 3, .data = path, .len = sizeof(path), .back = back};
     hs_inject_thread_t *t = hs_inject_pick(&s);
     rc = HS_AT_FAIL;
     if (t && hs_inject_data_addr(t, c.len, &c.a[0])) {
-        c.a[1] = sizeof(path);
+        c.a[1] = PATH_MAX;
+        c.a[2] = c.a[0] + PATH_MAX;
         int crc = hs_inject_call(&s, t, &c);
         rc = crc ? at_call_failed(&s, "heapsift_attach_finish", crc, verb) : HS_AT_OK;
     }
     hs_inject_close(&s);
     if (rc != HS_AT_OK)
         return rc;
-    back[sizeof(back) - 1] = '\0';
+    uint64_t report[2];
+    memcpy(report, back + PATH_MAX, sizeof(report));
+    back[PATH_MAX - 1] = '\0';
     int lrc = (int)(int64_t)c.ret;
     if (lrc == -ENOENT) {
         hs_cli_error("%s: process %d is not attached (heapsift detach ran already?)", verb,
@@ -293,6 +317,7 @@ static int at_finish(pid_t pid, const char *verb)
         return HS_AT_FAIL;
     }
     at_print_wrote(pid, back);
+    at_print_leaks(pid, report[0], report[1]);
     fprintf(stderr, "heapsift: detached from process %d; heapsift is inert in it\n", (int)pid);
     return HS_AT_OK;
 }

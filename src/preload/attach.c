@@ -26,6 +26,7 @@
 #include "core.h"
 #include "dump.h"
 #include "http.h"
+#include "leaks.h"
 #include "livetab.h"
 #include "log.h"
 #include "options.h"
@@ -51,7 +52,7 @@
 
 HS_EXPORT int heapsift_attach_init(const char *optfile, uintptr_t *pcs, size_t npcs, char *msg,
                                    size_t msglen);
-HS_EXPORT int heapsift_attach_finish(char *path, size_t cap);
+HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report);
 
 static int attach_mode = -1; /* 1: loaded by the injector; 0: not; -1: not known yet */
 static int attach_began;     /* heapsift_attach_init has run: hs_init may proceed */
@@ -251,18 +252,37 @@ static void attach_forget_all(void)
  * Called by the injector (`heapsift detach`, or the end of `attach --seconds`) on one
  * stopped thread; the other threads may run (removing a patch is safe under running
  * threads: patch.c). Writes the profile to the -o pattern (path gets where), then turns
- * sampling off and makes the hooks inert. 0, -ENOENT (not attached), or the dump's error
- * (the hooks are removed all the same).
+ * sampling off and makes the hooks inert. With HEAPSIFT_LEAKS, the reachability scan runs
+ * first and the leak report of that profile (blocks allocated since the attach and live
+ * now) is kept in a buffer: report[0] gets its address, report[1] its length (0 and 0
+ * without one), for the command to read; it stays until the next detach. 0, -ENOENT (not
+ * attached), or the dump's error (the hooks are removed all the same).
  */
-HS_EXPORT int heapsift_attach_finish(char *path, size_t cap)
+HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report)
 {
     if (path && cap)
         path[0] = '\0';
+    if (report)
+        report[0] = report[1] = 0;
     if (!attach_on)
         return -ENOENT;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
+    bool leaks = hs_leaks_on();
+    if (leaks) {
+        hs_leaks_scan_fresh();
+        hs_leaks_capture_begin();
+    }
     int rc = hs_dump_ex(NULL, "heap", HS_DUMP_FINAL); /* -o names the file as given */
+    if (leaks) {
+        size_t len;
+        const char *text = hs_leaks_capture_end(&len);
+        hs_leaks_scan_forget();
+        if (report && text) {
+            report[0] = (uint64_t)(uintptr_t)text;
+            report[1] = len;
+        }
+    }
     if (rc == 0 && path && cap)
         hs_dump_last_path(path, cap);
     heapsift_set_active(0);
