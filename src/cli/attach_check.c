@@ -137,9 +137,18 @@ int hs_attach_check_access(pid_t pid, const char *verb)
     char state[64] = "";
     unsigned uid;
     at_status_field(pid, "State", state, sizeof(state));
-    if (state[0] == 'Z' || state[0] == 'X') {
+    /* the leader's state: Z with other threads alive is a main thread that called
+     * pthread_exit, not a process that has exited */
+    long threads = at_status_long(pid, "Threads", 1);
+    if ((state[0] == 'Z' || state[0] == 'X') && threads <= 1) {
         hs_cli_error("%s: process %d has exited (a zombie its parent has not reaped)", verb,
                      (int)pid);
+        return HS_AT_TARGET;
+    }
+    if (state[0] == 'Z' || state[0] == 'X') {
+        hs_cli_error("%s: process %d's main thread has ended (pthread_exit) while its other "
+                     "threads run: its /proc/PID/maps is empty, so it cannot be attached",
+                     verb, (int)pid);
         return HS_AT_TARGET;
     }
     long tracer = at_status_long(pid, "TracerPid", 0);

@@ -625,6 +625,7 @@ int hs_triggers_resume(void)
     if (!__atomic_load_n(&trig_paused, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&trig_running, __ATOMIC_ACQUIRE))
         return 0;
+    hs_thread_wait_gone(__atomic_load_n(&trig_tid, __ATOMIC_ACQUIRE)); /* off its stack */
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
     __atomic_store_n(&trig_paused, 0, __ATOMIC_RELEASE);

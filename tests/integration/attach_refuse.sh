@@ -3,7 +3,8 @@
 # status, and are left running: a statically linked program (2), a process id that does
 # not exist (2), a zombie (2), a process already traced by another tracer (3, strace -p:
 # the tracer named), another user's process (3, heapsift run as nobody through setpriv),
-# a process that loaded libheapsift.so itself (2, heapsift run); detach of a process
+# a process that loaded libheapsift.so itself (2, heapsift run), a main thread that
+# called pthread_exit while another runs (2); detach of a process
 # never attached (2); a bad option value (1). Yama's ptrace_scope is told only when the
 # machine has Yama at 1 or more (a note says so otherwise). Seccomp: attach_seccomp.sh;
 # a target that dies during the attach: attach_dies.sh.
@@ -91,6 +92,25 @@ else
     fail "zombie: no zombie made"
 fi
 kill "$ZPARENT" 2>/dev/null || true
+
+# a main thread that called pthread_exit while another thread runs
+printf '%s\n' '#include <pthread.h>' '#include <unistd.h>' \
+    'static void *w(void *a) { (void)a; sleep(30); return NULL; }' \
+    'int main(void) { pthread_t t; pthread_create(&t, NULL, w, NULL); pthread_exit(NULL); }' >"$T/pex.c"
+if cc -pthread -o "$T/pex" "$T/pex.c" 2>/dev/null; then
+    "$T/pex" & XPID=$!
+    i=0
+    until grep -q '^State:[[:space:]]*Z' "/proc/$XPID/status" 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 500 ] || break
+        sleep 0.01
+    done
+    at_expect 2 "process $XPID's main thread has ended \\(pthread_exit\\) while its other threads run" \
+        pthread_exit -- attach "$XPID"
+    kill "$XPID" 2>/dev/null || true
+    wait "$XPID" 2>/dev/null || true
+else
+    echo "note: cannot build a threaded program with cc: the pthread_exit case is skipped"
+fi
 
 # a process that preloads the library itself
 rm -rf "$T/d" "$T/out" "$T/status"
