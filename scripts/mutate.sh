@@ -33,7 +33,9 @@ term-signal-no-dump|src/preload/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integ
 hook-free-clobbers-rax|src/preload/hooks.c|s/HS_KEEPALL_THUNK\(hs_thunk_api_free,/HS_KEEPREGS_THUNK(hs_thunk_api_free,/|integration/reach_hooks
 hook-stack-unaligned|src/preload/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
 reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
-attach-stops-skip-wait|src/cli/ptrace_inject.c|s/\n        if \(rc == 0\)\n            rc = inject_wait_all\(s\);\n/\n/|integration/attach_exact'
+attach-stops-skip-wait|src/cli/ptrace_inject.c|s/\n        if \(rc == 0\)\n            rc = inject_wait_all\(s\);\n/\n/|integration/attach_exact
+attach-sigsys-reaches-program|src/cli/ptrace_inject.c|s/if \(\(st >> 16\) == 0 && sig == SIGSYS\)\n(\s*)inject_sigsys\(s, t\);/if (0)\n$1inject_sigsys(s, t);/|integration/attach_seccomp
+detach-keeps-trigger-thread|src/preload/attach.c|s/\n    hs_triggers_pause\(\);[^\n]*\n/\n/|integration/attach_threads'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"
