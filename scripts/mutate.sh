@@ -36,7 +36,9 @@ rust-default-allocator-hooked|src/preload/reach.c|s/return c\[0\] == 0xe9 && /re
 reach-later-never-looks|src/preload/recorder.c|s/\n    hs_reach_recheck\(\);[^\n]*\n/\n/|integration/reach_hooks
 new-judge-always-own|src/preload/hooks.c|s/bool own = t->allocs == before;/bool own = true;/|integration/reach_hooks
 reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
-attach-stops-skip-wait|src/cli/attach.c|s/\n        if \(rc == 0\)\n            rc = at_wait_all\(s\);\n/\n/|integration/attach_exact'
+attach-stops-skip-wait|src/cli/ptrace_inject.c|s/\n        if \(rc == 0\)\n            rc = inject_wait_all\(s\);\n/\n/|integration/attach_exact
+attach-sigsys-reaches-program|src/cli/ptrace_inject.c|s/if \(\(st >> 16\) == 0 && sig == SIGSYS\)\n(\s*)inject_sigsys\(s, t\);/if (0)\n$1inject_sigsys(s, t);/|integration/attach_seccomp
+detach-keeps-trigger-thread|src/preload/attach.c|s/\n    hs_triggers_pause\(\);[^\n]*\n/\n/|integration/attach_threads'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -1,15 +1,9 @@
 /*
  * `heapsift attach [options] [--seconds N] PID` and `heapsift detach PID`: profile a
- * process that is already running. This file owns the ptrace side (the library's is
- * src/preload/attach.c; docs/attach.md tells the whole story):
- *   - stop: PTRACE_SEIZE + PTRACE_INTERRUPT every thread of /proc/PID/task, until a pass
- *     finds no new one; a signal that arrives meanwhile is kept and delivered at detach;
- *   - remote calls (x86-64) on one stopped thread: registers and the stack bytes used
- *     saved, arguments in registers and strings on the stack below the red zone, a
- *     return address of 0, and the SIGSEGV at pc 0 that ends the call; then everything
- *     restored. Each call has a time limit: a stopped thread may hold the allocator's or
- *     the loader's lock, so when it expires the other threads are let go and the call is
- *     waited for;
+ * process that is already running. This file owns the verbs and what they call in the
+ * target (the library's side is src/preload/attach.c; stopping threads and remote calls
+ * are ptrace_inject.c's; docs/attach.md tells the whole story):
+ *   - checks before anything is stopped (the process, its libc, its mount namespace);
  *   - attach: dlopen (found in the target's libc: /proc/PID/maps + the file's dynamic
  *     symbols) of libheapsift.so through a symlink in a fresh /tmp/heapsift-attach-XXXXXX
  *     (the library's constructors see that path and start nothing), then
@@ -20,10 +14,11 @@
  * what was seized, and SIGINT/SIGTERM of the command only end a wait.
  */
 #define _GNU_SOURCE
+#include "attach_check.h"
+#include "attach_files.h"
 #include "cli.h"
+#include "ptrace_inject.h"
 
-#include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -33,34 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Exit statuses, as the help says. */
-enum { AT_OK = 0, AT_USAGE = 1, AT_TARGET = 2, AT_FAIL = 3 };
-
-#define AT_CALL_MS 5000 /* a remote call's limit before the other threads are let go */
-#define AT_MAX_THREADS 4096
-#define AT_PCS_MAX 1024 /* pcs passed to init (threads past it are not moved) */
-
-typedef struct {
-    pid_t tid;
-    int sig; /* a signal that stopped it meanwhile, delivered at detach */
-    bool seized;
-    bool stopped; /* its PTRACE_INTERRUPT stop was waited for */
-} at_thread_t;
-
-typedef struct {
-    pid_t pid;
-    at_thread_t *t;
-    size_t n;
-    bool died; /* the target exited meanwhile */
-} at_sess_t;
+#define AT_PCS_MAX 1024           /* pcs passed to init (threads past it are not moved) */
+#define AT_REPORT_MAX (64u << 20) /* a leak report read back at detach */
 
 static volatile sig_atomic_t at_interrupted;
 
@@ -68,385 +41,6 @@ static void at_on_signal(int sig)
 {
     (void)sig;
     at_interrupted = 1;
-}
-
-static int64_t at_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- stopping and resuming threads ---------------------------------------------------- */
-
-static at_thread_t *at_find(at_sess_t *s, pid_t tid)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->t[i].tid == tid)
-            return &s->t[i];
-    return NULL;
-}
-
-/* Waits (up to ms) for tid's next stop; 1 stopped (*st), 0 timed out, -1 gone. */
-static int at_wait(pid_t tid, int *st, int ms)
-{
-    int64_t end = at_now_ms() + ms;
-    for (;;) {
-        pid_t r = waitpid(tid, st, __WALL | WNOHANG);
-        if (r == tid)
-            return WIFSTOPPED(*st) ? 1 : -1;
-        if (r < 0 && errno != EINTR)
-            return -1;
-        if (at_now_ms() >= end)
-            return 0;
-        struct timespec d = {0, 200000};
-        nanosleep(&d, NULL);
-    }
-}
-
-/* Waits for the stop PTRACE_INTERRUPT asked for, keeping any signal that comes first. */
-static int at_wait_interrupt(at_thread_t *t)
-{
-    for (int round = 0; round < 64; round++) {
-        int st;
-        int r = at_wait(t->tid, &st, 2000);
-        if (r <= 0)
-            return r < 0 ? -ESRCH : -ETIMEDOUT;
-        if ((st >> 16) == PTRACE_EVENT_STOP)
-            return 0;
-        int sig = WSTOPSIG(st);
-        if (sig != SIGTRAP)
-            t->sig = sig; /* suppressed now, delivered at detach */
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
-    }
-    return -EAGAIN;
-}
-
-static void at_detach_one(at_thread_t *t)
-{
-    if (!t->seized)
-        return;
-    ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)t->sig);
-    t->seized = false;
-}
-
-static void at_detach_all(at_sess_t *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        at_detach_one(&s->t[i]);
-}
-
-/* Seizes one thread and asks it to stop (PTRACE_INTERRUPT), without waiting: the stops
- * of all threads then overlap (one at a time, 16 busy threads on 2 CPUs took 8 ms each).
- * 0, -ESRCH (gone), or a refusal's errno (EPERM). */
-static int at_seize_one(at_sess_t *s, pid_t tid)
-{
-    if (s->n == AT_MAX_THREADS)
-        return -E2BIG;
-    at_thread_t *t = &s->t[s->n];
-    memset(t, 0, sizeof(*t));
-    t->tid = tid;
-    if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0)
-        return errno == ESRCH ? -ESRCH : -errno;
-    t->seized = true;
-    s->n++;
-    if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) {
-        t->stopped = true; /* gone: nothing to wait for */
-        return -ESRCH;
-    }
-    return 0;
-}
-
-/* Waits for the stops asked of every seized thread. 0, or an error of at_wait_interrupt. */
-static int at_wait_all(at_sess_t *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        at_thread_t *t = &s->t[i];
-        if (t->stopped)
-            continue;
-        t->stopped = true;
-        int rc = at_wait_interrupt(t);
-        if (rc == -ESRCH)
-            t->seized = false; /* it exited: nothing to detach */
-        else if (rc != 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* Stops every thread (one = the thread-group leader only), until no new one appears. */
-static int at_stop(at_sess_t *s, bool one)
-{
-    char dir[64];
-    snprintf(dir, sizeof(dir), "/proc/%d/task", (int)s->pid);
-    for (bool fresh = true; fresh;) {
-        fresh = false;
-        DIR *d = opendir(dir);
-        if (!d)
-            return -ESRCH;
-        struct dirent *e;
-        int rc = 0;
-        while (rc == 0 && (e = readdir(d)) != NULL) {
-            pid_t tid = (pid_t)atoi(e->d_name);
-            if (tid <= 0 || at_find(s, tid) || (one && tid != s->pid))
-                continue;
-            rc = at_seize_one(s, tid);
-            if (rc == -ESRCH)
-                rc = 0; /* a thread that ended meanwhile */
-            fresh = true;
-        }
-        closedir(d);
-        if (rc == 0)
-            rc = at_wait_all(s);
-        if (rc != 0)
-            return rc;
-    }
-    for (size_t i = 0; i < s->n; i++)
-        if (s->t[i].seized)
-            return 0;
-    return -ESRCH;
-}
-
-/* ---- the target's memory, maps and symbols -------------------------------------------- */
-
-static int at_mem(pid_t pid, uintptr_t addr, void *buf, size_t n, bool write)
-{
-    struct iovec local = {buf, n}, remote = {(void *)addr, n};
-    ssize_t k = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
-                      : process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    return k == (ssize_t)n ? 0 : -EIO;
-}
-
-/* The first mapping (offset 0) of a file whose base name starts with prefix: its start and
- * path. */
-static bool at_map_find(pid_t pid, const char *prefix, uintptr_t *base, char *path, size_t cap)
-{
-    char name[64], line[PATH_MAX + 128];
-    snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(name, "r");
-    bool found = false;
-    if (!f)
-        return false;
-    while (!found && fgets(line, sizeof(line), f)) {
-        unsigned long lo, off;
-        int pos = 0;
-        if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &lo, &off, &pos) < 2 || pos == 0)
-            continue;
-        char *p = line + pos;
-        p[strcspn(p, "\n")] = '\0';
-        const char *b = strrchr(p, '/');
-        if (off != 0 || !b || strncmp(b + 1, prefix, strlen(prefix)) != 0)
-            continue;
-        if (strstr(p, " (deleted)"))
-            continue;
-        *base = lo;
-        snprintf(path, cap, "%s", p);
-        found = true;
-    }
-    fclose(f);
-    return found;
-}
-
-static bool at_pread(int fd, void *buf, size_t n, uint64_t off)
-{
-    return pread(fd, buf, n, (off_t)off) == (ssize_t)n;
-}
-
-/* The value of the dynamic symbol name in ELF file path (a definition, its default
- * version preferred): true when found. */
-static bool at_elf_sym(const char *path, const char *name, uint64_t *value)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    Elf64_Ehdr eh;
-    bool found = false;
-    if (fd < 0)
-        return false;
-    Elf64_Shdr *sh = NULL;
-    char *str = NULL;
-    if (!at_pread(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0)
-        goto out;
-    sh = calloc(eh.e_shnum, sizeof(*sh));
-    if (!sh || !at_pread(fd, sh, eh.e_shnum * sizeof(*sh), eh.e_shoff))
-        goto out;
-    for (unsigned i = 0; i < eh.e_shnum && !found; i++) {
-        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh.e_shnum)
-            continue;
-        const Elf64_Shdr *ss = &sh[sh[i].sh_link];
-        free(str);
-        str = malloc(ss->sh_size + 1);
-        if (!str || !at_pread(fd, str, ss->sh_size, ss->sh_offset))
-            goto out;
-        str[ss->sh_size] = '\0';
-        size_t nsym = sh[i].sh_size / sizeof(Elf64_Sym);
-        uint16_t ver = 0;
-        const Elf64_Shdr *vs = NULL;
-        for (unsigned k = 0; k < eh.e_shnum; k++)
-            if (sh[k].sh_type == SHT_GNU_versym)
-                vs = &sh[k];
-        for (size_t k = 0; k < nsym; k++) {
-            Elf64_Sym sym;
-            if (!at_pread(fd, &sym, sizeof(sym), sh[i].sh_offset + k * sizeof(sym)))
-                break;
-            if (sym.st_shndx == SHN_UNDEF || sym.st_name >= ss->sh_size ||
-                strcmp(str + sym.st_name, name) != 0)
-                continue;
-            if (vs && at_pread(fd, &ver, sizeof(ver), vs->sh_offset + k * sizeof(ver)) &&
-                (ver & 0x8000) && found)
-                continue; /* a hidden (non-default) version: only if nothing better */
-            *value = sym.st_value;
-            found = true;
-            if (!(ver & 0x8000))
-                break;
-        }
-    }
-out:
-    free(str);
-    free(sh);
-    close(fd);
-    return found;
-}
-
-/* The address in pid of function name exported by the mapped file whose base name starts
- * with prefix. */
-static bool at_remote_sym(pid_t pid, const char *prefix, const char *name, uintptr_t *addr)
-{
-    char path[PATH_MAX], full[PATH_MAX + 32];
-    uintptr_t base;
-    uint64_t v;
-    if (!at_map_find(pid, prefix, &base, path, sizeof(path)))
-        return false;
-    snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
-    if (!at_elf_sym(full, name, &v))
-        return false;
-    *addr = base + v; /* shared objects: p_vaddr of the first PT_LOAD is 0 */
-    return true;
-}
-
-/* ---- remote calls --------------------------------------------------------------------- */
-
-typedef struct {
-    uintptr_t fn;
-    uint64_t a[6];
-    int na;
-    const void *data; /* copied onto the target's stack; its address is data_addr */
-    size_t len;
-    uintptr_t data_addr;
-    void *back; /* the data's bytes after the call, read back (len bytes) */
-    uint64_t ret;
-} at_call_t;
-
-/* Lets every seized thread but keep go (detached, their signals delivered). */
-static void at_release_others(at_sess_t *s, const at_thread_t *keep)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (&s->t[i] != keep)
-            at_detach_one(&s->t[i]);
-}
-
-/* Runs the call's function to its return (the SIGSEGV at pc 0). 0, or -ESRCH (the
- * target died), -EFAULT (it faulted elsewhere: a crash in the call). */
-static int at_run_call(at_sess_t *s, at_thread_t *t, struct user_regs_struct *r)
-{
-    int64_t start = at_now_ms();
-    bool released = false;
-    if (ptrace(PTRACE_CONT, t->tid, 0, 0) != 0)
-        return -ESRCH;
-    for (;;) {
-        int st;
-        int w = at_wait(t->tid, &st, 1000);
-        if (w < 0)
-            return -ESRCH;
-        if (w == 0) {
-            int64_t waited = at_now_ms() - start;
-            if (!released && waited >= AT_CALL_MS) {
-                fprintf(stderr,
-                        "heapsift: the call in thread %d has not returned after %d s: another "
-                        "thread may hold a lock it needs; letting the other threads run\n",
-                        (int)t->tid, AT_CALL_MS / 1000);
-                at_release_others(s, t);
-                released = true;
-            } else if (released && waited % 10000 < 1000) {
-                fprintf(stderr, "heapsift: still waiting for thread %d (%lld s)\n", (int)t->tid,
-                        (long long)(waited / 1000));
-            }
-            continue;
-        }
-        int sig = WSTOPSIG(st);
-        if ((st >> 16) == 0 && sig == SIGSEGV && ptrace(PTRACE_GETREGS, t->tid, 0, r) == 0 &&
-            r->rip == 0)
-            return 0;
-        if ((st >> 16) == 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL))
-            return -EFAULT;
-        if ((st >> 16) == 0 && sig != SIGTRAP)
-            t->sig = sig; /* for the program: delivered at detach */
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
-    }
-}
-
-/* Calls c->fn in thread t with the registers and the stack bytes it uses restored after. */
-static int at_call(at_sess_t *s, at_thread_t *t, at_call_t *c)
-{
-    struct user_regs_struct saved, r;
-    struct user_fpregs_struct fp;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &saved) != 0 ||
-        ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) != 0)
-        return -ESRCH;
-    /* Below the red zone: the data, then 16-byte aligned room, then the return address,
-     * so that rsp % 16 == 8 at the function's entry as after a call. */
-    uintptr_t data = (saved.rsp - 256 - c->len) & ~(uintptr_t)15;
-    uintptr_t sp = data - 64;
-    size_t span = saved.rsp - 128 - (sp - 8);
-    uint8_t *orig = malloc(span);
-    if (!orig)
-        return -ENOMEM;
-    int rc = at_mem(s->pid, sp - 8, orig, span, false);
-    uint64_t zero = 0;
-    if (rc == 0 && c->len)
-        rc = at_mem(s->pid, data, (void *)c->data, c->len, true);
-    if (rc == 0)
-        rc = at_mem(s->pid, sp - 8, &zero, sizeof(zero), true);
-    if (rc != 0) {
-        free(orig);
-        return -EFAULT;
-    }
-    c->data_addr = data;
-    r = saved;
-    unsigned long long *regs[6] = {&r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9};
-    for (int i = 0; i < c->na; i++)
-        *regs[i] = c->a[i];
-    r.rip = c->fn;
-    r.rsp = sp - 8;
-    r.rax = 0;
-    r.orig_rax = (uint64_t)-1; /* no syscall restart over our call */
-    rc = ptrace(PTRACE_SETREGS, t->tid, 0, &r) == 0 ? at_run_call(s, t, &r) : -ESRCH;
-    if (rc == 0) {
-        c->ret = r.rax;
-        if (c->back && c->len)
-            at_mem(s->pid, data, c->back, c->len, false);
-    }
-    if (rc != -ESRCH) {
-        at_mem(s->pid, sp - 8, orig, span, true);
-        ptrace(PTRACE_SETREGS, t->tid, 0, &saved);
-        ptrace(PTRACE_SETFPREGS, t->tid, 0, &fp);
-    }
-    free(orig);
-    return rc;
-}
-
-/* The thread to call on: the leader if seized, else the first seized one. */
-static at_thread_t *at_pick(at_sess_t *s)
-{
-    at_thread_t *first = NULL;
-    for (size_t i = 0; i < s->n; i++) {
-        if (!s->t[i].seized)
-            continue;
-        if (s->t[i].tid == s->pid)
-            return &s->t[i];
-        if (!first)
-            first = &s->t[i];
-    }
-    return first;
 }
 
 /* ---- checks before anything is stopped ------------------------------------------------ */
@@ -457,65 +51,62 @@ static int at_parse_pid(const char *verb, const char *arg, pid_t *pid)
     long v = strtol(arg, &end, 10);
     if (*arg == '\0' || *end || v <= 0 || v > INT_MAX) {
         hs_cli_error("%s: '%s' is not a process id", verb, arg);
-        return AT_USAGE;
+        return HS_AT_USAGE;
     }
     *pid = (pid_t)v;
     char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/exe", (int)v);
+    snprintf(path, sizeof(path), "/proc/%d", (int)v); /* a zombie has no exe */
     struct stat st;
     if (stat(path, &st) != 0 && errno == ENOENT) {
         hs_cli_error("%s: no process %ld", verb, v);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
     if (*pid == getpid()) {
         hs_cli_error("%s: %ld is this command", verb, v);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
-    return AT_OK;
+    return HS_AT_OK;
 }
 
-/* The file at path is the same one the target sees at path (its mount namespace). */
-static bool at_same_file(pid_t pid, const char *path)
-{
-    char there[PATH_MAX + 32];
-    struct stat a, b;
-    snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, path);
-    return stat(path, &a) == 0 && stat(there, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
-}
-
-static int at_check_target(pid_t pid, const char *lib)
+static int at_check_target(pid_t pid)
 {
     char exe[64], p[PATH_MAX];
     uintptr_t base;
     snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-    if (hs_run_is_static(exe) || !at_map_find(pid, "libc.so", &base, p, sizeof(p))) {
+    if (hs_run_is_static(exe) || !hs_inject_map_find(pid, "libc.so", &base, p, sizeof(p))) {
         hs_cli_error("attach: process %d is statically linked or has no glibc (no libc.so "
                      "mapped): a library cannot be loaded into it",
                      (int)pid);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
-    if (!at_same_file(pid, lib) || !at_same_file(pid, "/tmp")) {
-        hs_cli_error("attach: process %d is in another mount namespace: %s or /tmp is not "
-                     "the same file there (copying the library in is not done yet)",
-                     (int)pid, lib);
-        return AT_TARGET;
-    }
-    return AT_OK;
+    return HS_AT_OK;
 }
 
-static int at_refused(pid_t pid, int rc)
+/* The seccomp filter of pid named when it may explain a failure: why is the failure's
+ * text (errno strings of EPERM and ENOSYS, what a filter returns, make it certain). */
+static void at_seccomp_note(const hs_inject_sess_t *s, const char *why, char *note, size_t cap)
 {
-    if (rc == -EPERM)
-        hs_cli_error("attach: ptrace refused for process %d: another tracer (a debugger, "
-                     "strace), another user's process, or Yama's ptrace_scope "
-                     "(/proc/sys/kernel/yama/ptrace_scope)",
-                     (int)pid);
-    else if (rc == -ESRCH)
-        hs_cli_error("attach: process %d exited during the attach", (int)pid);
-    else
-        hs_cli_error("attach: cannot stop process %d: %s", (int)pid, strerror(-rc));
-    return rc == -ESRCH ? AT_TARGET : AT_FAIL;
+    note[0] = '\0';
+    if (hs_attach_seccomp(s->pid) != 2)
+        return;
+    bool sure =
+        s->sigsys || (why && (strstr(why, strerror(EPERM)) || strstr(why, strerror(ENOSYS))));
+    snprintf(note, cap, " (process %d runs under a seccomp filter, which %s a system call of it)",
+             (int)s->pid, sure ? "refused" : "may have refused");
+}
+
+/* A remote call of what that did not return: said, and the exit status. */
+static int at_call_failed(const hs_inject_sess_t *s, const char *what, int crc, const char *verb)
+{
+    char during[96], note[160];
+    if (crc == -ESRCH) {
+        snprintf(during, sizeof(during), "during the call of %s", what);
+        return hs_attach_died(s->pid, s->status, during);
+    }
+    at_seccomp_note(s, strerror(-crc), note, sizeof(note));
+    hs_cli_error("%s: the call of %s in process %d failed: %s%s", verb, what, (int)s->pid,
+                 crc == -EFAULT ? "it faulted" : strerror(-crc), note);
+    return HS_AT_FAIL;
 }
 
 /* ---- attach and finish ---------------------------------------------------------------- */
@@ -527,90 +118,81 @@ typedef struct {
 } at_init_t;
 
 /* dlopen(link, RTLD_NOW) in the target; 0 or an exit status (said). */
-static int at_load(at_sess_t *s, at_thread_t *t, const char *link)
+static int at_load(hs_inject_sess_t *s, hs_inject_thread_t *t, const char *link)
 {
     uintptr_t dlopen_fn = 0, dlerror_fn = 0;
-    if (!at_remote_sym(s->pid, "libc.so", "dlopen", &dlopen_fn) &&
-        !at_remote_sym(s->pid, "libdl.so", "dlopen", &dlopen_fn) &&
-        !at_remote_sym(s->pid, "libc.so", "__libc_dlopen_mode", &dlopen_fn)) {
+    if (!hs_inject_remote_sym(s->pid, "libc.so", "dlopen", &dlopen_fn) &&
+        !hs_inject_remote_sym(s->pid, "libdl.so", "dlopen", &dlopen_fn) &&
+        !hs_inject_remote_sym(s->pid, "libc.so", "__libc_dlopen_mode", &dlopen_fn)) {
         hs_cli_error("attach: no dlopen in process %d (its libc exports none and libdl is not "
                      "loaded)",
                      (int)s->pid);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
-    at_call_t c = {.fn = dlopen_fn, .na = 2, .data = link, .len = strlen(link) + 1};
+    hs_inject_call_t c = {.fn = dlopen_fn, .na = 2, .data = link, .len = strlen(link) + 1};
     c.a[1] = 2; /* RTLD_NOW */
-    /* the path's address is known only once placed: a first call computes it */
-    struct user_regs_struct r;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0)
-        return at_refused(s->pid, -ESRCH);
-    c.a[0] = (r.rsp - 256 - c.len) & ~(uint64_t)15;
-    int rc = at_call(s, t, &c);
-    if (rc != 0) {
-        hs_cli_error("attach: the call of dlopen in process %d failed: %s", (int)s->pid,
-                     rc == -EFAULT ? "it faulted" : strerror(-rc));
-        return rc == -ESRCH ? AT_TARGET : AT_FAIL;
-    }
+    if (!hs_inject_data_addr(t, c.len, &c.a[0]))
+        return hs_attach_died(s->pid, -1, "before the call of dlopen");
+    int rc = hs_inject_call(s, t, &c);
+    if (rc != 0)
+        return at_call_failed(s, "dlopen", rc, "attach");
     if (c.ret != 0)
-        return AT_OK;
+        return HS_AT_OK;
     char why[256] = "";
-    at_call_t e = {0};
-    if ((at_remote_sym(s->pid, "libc.so", "dlerror", &dlerror_fn) ||
-         at_remote_sym(s->pid, "libdl.so", "dlerror", &dlerror_fn))) {
+    hs_inject_call_t e = {0};
+    if ((hs_inject_remote_sym(s->pid, "libc.so", "dlerror", &dlerror_fn) ||
+         hs_inject_remote_sym(s->pid, "libdl.so", "dlerror", &dlerror_fn))) {
         e.fn = dlerror_fn;
-        if (at_call(s, t, &e) == 0 && e.ret)
+        if (hs_inject_call(s, t, &e) == 0 && e.ret)
             for (size_t k = sizeof(why) - 1; k > 16; k /= 2)
-                if (at_mem(s->pid, e.ret, why, k, false) == 0) {
+                if (hs_inject_mem(s->pid, e.ret, why, k, false) == 0) {
                     why[k] = '\0';
                     break;
                 }
     }
-    hs_cli_error("attach: dlopen of %s in process %d failed: %s", link, (int)s->pid,
-                 why[0] ? why : "no reason given");
-    return AT_FAIL;
+    char note[160];
+    at_seccomp_note(s, why, note, sizeof(note));
+    hs_cli_error("attach: dlopen of %s in process %d failed: %s%s", link, (int)s->pid,
+                 why[0] ? why : "no reason given", note);
+    return HS_AT_FAIL;
 }
 
 /* Calls heapsift_attach_init with the stopped threads' pcs, and moves each thread the
  * library says is inside bytes it patched. 0 or an exit status (said). */
-static int at_init(at_sess_t *s, at_thread_t *t, at_init_t *in)
+static int at_init(hs_inject_sess_t *s, hs_inject_thread_t *t, at_init_t *in)
 {
     uintptr_t fn;
-    if (!at_remote_sym(s->pid, "libheapsift", "heapsift_attach_init", &fn)) {
+    if (!hs_inject_remote_sym(s->pid, "libheapsift", "heapsift_attach_init", &fn)) {
         hs_cli_error("attach: libheapsift.so is loaded in process %d but has no "
                      "heapsift_attach_init (an older library?)",
                      (int)s->pid);
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
     size_t plen = (strlen(in->optfile) + 8) & ~(size_t)7;
     size_t np = s->n < AT_PCS_MAX ? s->n : AT_PCS_MAX;
     size_t len = plen + np * 8 + sizeof(in->msg);
     uint8_t *buf = calloc(1, len), *back = calloc(1, len);
-    int rc = AT_FAIL;
+    int rc = HS_AT_FAIL;
     if (!buf || !back)
         goto out;
     memcpy(buf, in->optfile, strlen(in->optfile));
     for (size_t i = 0; i < np; i++) {
-        struct user_regs_struct r;
         uint64_t pc = 0;
-        if (s->t[i].seized && ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &r) == 0)
-            pc = r.rip;
+        hs_inject_get_pc(&s->t[i], &pc);
         memcpy(buf + plen + i * 8, &pc, 8);
     }
-    struct user_regs_struct r;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) != 0)
+    uint64_t data;
+    if (!hs_inject_data_addr(t, len, &data))
         goto out;
-    uint64_t data = (r.rsp - 256 - len) & ~(uint64_t)15;
-    at_call_t c = {.fn = fn, .na = 5, .data = buf, .len = len, .back = back};
+    hs_inject_call_t c = {.fn = fn, .na = 5, .data = buf, .len = len, .back = back};
     c.a[0] = data;
     c.a[1] = data + plen;
     c.a[2] = np;
     c.a[3] = data + plen + np * 8;
     c.a[4] = sizeof(in->msg);
-    int crc = at_call(s, t, &c);
+    int crc = hs_inject_call(s, t, &c);
     if (crc != 0) {
-        hs_cli_error("attach: the call of heapsift_attach_init in process %d failed: %s",
-                     (int)s->pid, crc == -EFAULT ? "it faulted" : strerror(-crc));
-        rc = crc == -ESRCH ? AT_TARGET : AT_FAIL;
+        rc = at_call_failed(s, "heapsift_attach_init", crc, "attach");
         goto out;
     }
     memcpy(in->msg, back + plen + np * 8, sizeof(in->msg));
@@ -618,17 +200,18 @@ static int at_init(at_sess_t *s, at_thread_t *t, at_init_t *in)
     for (size_t i = 0; i < np; i++) {
         uint64_t to;
         memcpy(&to, back + plen + i * 8, 8);
-        if (to && s->t[i].seized && ptrace(PTRACE_GETREGS, s->t[i].tid, 0, &r) == 0) {
-            r.rip = to; /* stopped inside bytes just patched: the same instruction, relocated */
-            ptrace(PTRACE_SETREGS, s->t[i].tid, 0, &r);
-        }
+        if (to) /* stopped inside bytes just patched: the same instruction, relocated */
+            hs_inject_set_pc(&s->t[i], to);
     }
     int lrc = (int)(int64_t)c.ret;
     if (lrc == 0) {
-        rc = AT_OK;
+        rc = HS_AT_OK;
     } else {
-        hs_cli_error("attach: process %d: %s", (int)s->pid, in->msg[0] ? in->msg : strerror(-lrc));
-        rc = lrc == -EALREADY || lrc == -EBUSY ? AT_TARGET : AT_FAIL;
+        char note[160];
+        at_seccomp_note(s, strerror(-lrc), note, sizeof(note));
+        hs_cli_error("attach: process %d: %s%s", (int)s->pid, in->msg[0] ? in->msg : strerror(-lrc),
+                     note);
+        rc = lrc == -EALREADY || lrc == -EBUSY ? HS_AT_TARGET : HS_AT_FAIL;
     }
 out:
     free(buf);
@@ -636,46 +219,57 @@ out:
     return rc;
 }
 
-static int at_sess_open(at_sess_t *s, pid_t pid, bool one)
-{
-    memset(s, 0, sizeof(*s));
-    s->pid = pid;
-    s->t = calloc(AT_MAX_THREADS, sizeof(*s->t));
-    if (!s->t)
-        return -ENOMEM;
-    int rc = at_stop(s, one);
-    if (rc != 0)
-        at_detach_all(s);
-    return rc;
-}
-
-static void at_sess_close(at_sess_t *s)
-{
-    at_detach_all(s);
-    free(s->t);
-    s->t = NULL;
-}
-
 /* Every thread stopped, the library loaded and initialised, every thread let go. */
 static int at_attach(pid_t pid, at_init_t *in)
 {
-    at_sess_t s;
-    int64_t t0 = at_now_ms();
-    int rc = at_sess_open(&s, pid, false);
-    if (rc != 0) {
-        free(s.t);
-        return at_refused(pid, rc);
-    }
-    at_thread_t *t = at_pick(&s);
-    rc = t ? at_load(&s, t, in->link) : at_refused(pid, -ESRCH);
-    if (rc == AT_OK)
+    hs_inject_sess_t s;
+    int64_t t0 = hs_inject_now_ms();
+    int rc = hs_inject_open(&s, pid, false);
+    if (rc != 0)
+        return hs_attach_refused(pid, rc, "attach");
+    hs_inject_thread_t *t = hs_inject_pick(&s);
+    rc = t ? at_load(&s, t, in->link) : hs_attach_refused(pid, -ESRCH, "attach");
+    if (rc == HS_AT_OK)
         rc = at_init(&s, t, in);
-    int64_t paused = at_now_ms() - t0;
-    at_sess_close(&s);
-    if (rc == AT_OK)
+    int64_t paused = hs_inject_now_ms() - t0;
+    hs_inject_close(&s);
+    if (rc == HS_AT_OK)
         fprintf(stderr, "heapsift: attached to process %d (%zu threads stopped for %lld ms)%s%s\n",
                 (int)pid, s.n, (long long)paused, in->msg[0] ? "; " : "", in->msg);
     return rc;
+}
+
+/* The profile's path as the target wrote it, and where it is seen from here when the
+ * target sees another filesystem. */
+static void at_print_wrote(pid_t pid, const char *path)
+{
+    char there[PATH_MAX + 64];
+    struct stat a, b;
+    snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, path);
+    if (path[0] == '/' && stat(there, &b) == 0 &&
+        (stat(path, &a) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+        printf("heapsift: wrote %s (in process %d's filesystem)\n", there, (int)pid);
+    else
+        printf("heapsift: wrote %s\n", path);
+}
+
+/* The leak report heapsift_attach_finish kept (--leaks), read from the target and printed
+ * on stderr as `run` prints it on the program's. */
+static void at_print_leaks(pid_t pid, uint64_t addr, uint64_t len)
+{
+    if (!addr || !len)
+        return;
+    if (len > AT_REPORT_MAX) {
+        hs_cli_error("detach: the leak report in process %d is too long (%llu bytes)", (int)pid,
+                     (unsigned long long)len);
+        return;
+    }
+    char *text = malloc(len);
+    if (text && hs_inject_mem(pid, (uintptr_t)addr, text, len, false) == 0)
+        fwrite(text, 1, len, stderr);
+    else
+        hs_cli_error("detach: cannot read the leak report in process %d", (int)pid);
+    free(text);
 }
 
 /* heapsift_attach_finish on one stopped thread (the leader: the others run on; removing a
@@ -683,52 +277,49 @@ static int at_attach(pid_t pid, at_init_t *in)
 static int at_finish(pid_t pid, const char *verb)
 {
     uintptr_t fn;
-    if (!at_remote_sym(pid, "libheapsift", "heapsift_attach_finish", &fn)) {
+    if (!hs_inject_remote_sym(pid, "libheapsift", "heapsift_attach_finish", &fn)) {
         hs_cli_error("%s: process %d is not attached (no libheapsift.so loaded by heapsift "
                      "attach)",
                      verb, (int)pid);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
-    at_sess_t s;
-    int rc = at_sess_open(&s, pid, true);
-    if (rc != 0) {
-        free(s.t);
-        return at_refused(pid, rc);
+    hs_inject_sess_t s;
+    int rc = hs_inject_open(&s, pid, true);
+    if (rc != 0)
+        return hs_attach_refused(pid, rc, verb);
+    /* the path's room, then report[2] (the leak report's address and length) */
+    char path[PATH_MAX + 16] = "", back[PATH_MAX + 16] = "";
+    hs_inject_call_t c = {.fn = fn, .na = 3, .data = path, .len = sizeof(path), .back = back};
+    hs_inject_thread_t *t = hs_inject_pick(&s);
+    rc = HS_AT_FAIL;
+    if (t && hs_inject_data_addr(t, c.len, &c.a[0])) {
+        c.a[1] = PATH_MAX;
+        c.a[2] = c.a[0] + PATH_MAX;
+        int crc = hs_inject_call(&s, t, &c);
+        rc = crc ? at_call_failed(&s, "heapsift_attach_finish", crc, verb) : HS_AT_OK;
     }
-    char path[PATH_MAX] = "", back[PATH_MAX] = "";
-    at_call_t c = {.fn = fn, .na = 2, .data = path, .len = sizeof(path), .back = back};
-    at_thread_t *t = at_pick(&s);
-    struct user_regs_struct r;
-    rc = AT_FAIL;
-    if (t && ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0) {
-        c.a[0] = (r.rsp - 256 - c.len) & ~(uint64_t)15;
-        c.a[1] = sizeof(path);
-        int crc = at_call(&s, t, &c);
-        if (crc != 0)
-            hs_cli_error("%s: the call of heapsift_attach_finish in process %d failed: %s", verb,
-                         (int)pid, crc == -EFAULT ? "it faulted" : strerror(-crc));
-        else
-            rc = AT_OK;
-    }
-    at_sess_close(&s);
-    if (rc != AT_OK)
+    hs_inject_close(&s);
+    if (rc != HS_AT_OK)
         return rc;
-    back[sizeof(back) - 1] = '\0';
+    uint64_t report[2];
+    memcpy(report, back + PATH_MAX, sizeof(report));
+    back[PATH_MAX - 1] = '\0';
     int lrc = (int)(int64_t)c.ret;
     if (lrc == -ENOENT) {
         hs_cli_error("%s: process %d is not attached (heapsift detach ran already?)", verb,
                      (int)pid);
-        return AT_TARGET;
+        return HS_AT_TARGET;
     }
     if (lrc != 0 || !back[0]) {
         hs_cli_error("%s: process %d: the profile could not be written (%s); heapsift is "
                      "inert in it now",
                      verb, (int)pid, strerror(-lrc));
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
-    printf("heapsift: wrote %s\n", back);
+    at_print_wrote(pid, back);
+    at_print_leaks(pid, report[0], report[1]);
     fprintf(stderr, "heapsift: detached from process %d; heapsift is inert in it\n", (int)pid);
-    return AT_OK;
+    return HS_AT_OK;
 }
 
 /* ---- the verbs ------------------------------------------------------------------------ */
@@ -760,9 +351,12 @@ static void at_usage(FILE *f)
             "profile for N seconds, then write and detach", "    --lib PATH",
             "the libheapsift.so to load", "-h, --help", "show this help");
     fprintf(f, "\nExit status: 0 attached (or detached); 1 usage or a bad option value; 2 the\n"
-               "target cannot be attached (no such process, statically linked or no glibc,\n"
-               "another mount namespace, profiled already, not attached for detach); 3 ptrace\n"
-               "refused (another tracer, another user, Yama) or the injection failed. The\n"
+               "target cannot be attached (no such process, a zombie, statically linked or\n"
+               "no glibc, seccomp strict mode, another filesystem the library cannot be\n"
+               "copied into, profiled already, not attached for detach), or it ended during\n"
+               "the attach; 3 ptrace refused (another tracer, another user, Yama's\n"
+               "ptrace_scope, not dumpable), a seccomp filter refused a system call of the\n"
+               "injection, or the injection failed. Each case has its own message. The\n"
                "target is left running in every case.\n");
 }
 
@@ -825,56 +419,6 @@ out:
     return first;
 }
 
-/* The per-attach directory: the symlink the target dlopens and the options file, from
- * this environment's HEAPSIFT_* variables. 0 or an exit status (said). */
-static int at_prepare(const char *lib, char *dir, size_t cap, at_init_t *in, char *link,
-                      char *optfile)
-{
-    char real[PATH_MAX];
-    size_t n;
-    const hs_run_opt_t *o = hs_run_opts(&n);
-    if (!realpath(lib, real)) {
-        hs_cli_error("attach: %s: %s", lib, strerror(errno));
-        return AT_FAIL;
-    }
-    snprintf(dir, cap, "/tmp/heapsift-attach-XXXXXX");
-    if (!mkdtemp(dir) || chmod(dir, 0755) != 0) {
-        hs_cli_error("attach: cannot make a directory in /tmp: %s", strerror(errno));
-        return AT_FAIL;
-    }
-    snprintf(link, PATH_MAX, "%s/libheapsift.so.0", dir);
-    snprintf(optfile, PATH_MAX, "%s/options", dir);
-    FILE *f = NULL;
-    if (symlink(real, link) != 0 || !(f = fopen(optfile, "w"))) {
-        hs_cli_error("attach: cannot write in %s: %s", dir, strerror(errno));
-        return AT_FAIL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *v = getenv(o[i].env);
-        bool seen = false;
-        for (size_t k = 0; k < i; k++)
-            seen |= strcmp(o[k].env, o[i].env) == 0;
-        if (v && !seen && !strchr(v, '\n'))
-            fprintf(f, "%s=%s\n", o[i].env, v);
-    }
-    if (fclose(f) != 0 || chmod(optfile, 0644) != 0) {
-        hs_cli_error("attach: cannot write %s: %s", optfile, strerror(errno));
-        return AT_FAIL;
-    }
-    in->link = link;
-    in->optfile = optfile;
-    return AT_OK;
-}
-
-static void at_cleanup(const char *dir, const char *link, const char *optfile)
-{
-    if (!dir[0])
-        return;
-    unlink(link);
-    unlink(optfile);
-    rmdir(dir);
-}
-
 static void at_catch_signals(void)
 {
     struct sigaction sa;
@@ -886,16 +430,20 @@ static void at_catch_signals(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-/* The options' checks before the target is touched: the library reads them (probe). */
-static int at_check_options(const char *lib)
+/* The options' checks before the target is touched: the library reads them (probe). When
+ * the target sees another filesystem (!shared), paths are the target's: the default -o is
+ * its /tmp, and the directories are not checked here. */
+static int at_check_options(const char *lib, bool shared)
 {
     char cwd[PATH_MAX], out[PATH_MAX + 32];
+    if (!getenv("HEAPSIFT_OUT") && !shared)
+        setenv("HEAPSIFT_OUT", "/tmp/heapsift.%p.pb.gz", 1);
     if (!getenv("HEAPSIFT_OUT") && getcwd(cwd, sizeof(cwd))) {
         snprintf(out, sizeof(out), "%s/heapsift.%%p.pb.gz", cwd);
         setenv("HEAPSIFT_OUT", out, 1);
     }
-    int rc = hs_run_check_dir("HEAPSIFT_OUT", "profiles");
-    if (rc == 0)
+    int rc = shared ? hs_run_check_dir("HEAPSIFT_OUT", "profiles") : 0;
+    if (rc == 0 && shared)
         rc = hs_run_check_dir("HEAPSIFT_HTTP_PORTFILE", "the port file");
     if (rc == 0) {
         setenv("LD_PRELOAD", lib, 1); /* for the probe's shell only */
@@ -909,52 +457,64 @@ int hs_cmd_attach(int argc, char **argv)
 {
     const char *given = NULL;
     double seconds = 0;
-    char libbuf[PATH_MAX], dir[64] = "", link[PATH_MAX], optfile[PATH_MAX];
+    char libbuf[PATH_MAX];
+    static hs_attach_files_t files; /* large: not on the stack */
     pid_t pid;
     if (!getenv("HEAPSIFT_VERBOSE"))
         setenv("HEAPSIFT_VERBOSE", "0", 1); /* the target's stderr is not ours: said here */
     int first = at_parse(argc, argv, &given, &seconds);
     if (first == -1) {
         at_usage(stdout);
-        return AT_OK;
+        return HS_AT_OK;
     }
     if (first == -2)
-        return AT_USAGE;
+        return HS_AT_USAGE;
     if (first != argc - 1) {
         hs_cli_error("attach: %s (see heapsift attach --help)",
                      first >= argc ? "no process id given" : "one process id expected");
-        return AT_USAGE;
+        return HS_AT_USAGE;
     }
     int rc = at_parse_pid("attach", argv[first], &pid);
-    if (rc != AT_OK)
+    if (rc == HS_AT_OK)
+        rc = hs_attach_check_access(pid, "attach");
+    if (rc != HS_AT_OK)
         return rc;
     const char *lib = hs_run_find_lib(given, libbuf, sizeof(libbuf));
     if (access(lib, R_OK) != 0) {
         hs_cli_error("attach: %s: %s (give the library with --lib)", lib, strerror(errno));
-        return AT_FAIL;
+        return HS_AT_FAIL;
     }
-    rc = at_check_options(lib);
+    rc = at_check_target(pid);
+    bool shared = hs_attach_files_shared(pid, lib);
     if (rc == 0)
-        rc = at_check_target(pid, lib);
+        rc = at_check_options(lib, shared);
     at_init_t in;
     memset(&in, 0, sizeof(in));
     if (rc == 0)
-        rc = at_prepare(lib, dir, sizeof(dir), &in, link, optfile);
+        rc = hs_attach_files_make(pid, lib, shared, &files);
+    in.link = files.lib;
+    in.optfile = files.opt;
     at_catch_signals();
     if (rc == 0)
         rc = at_attach(pid, &in);
-    at_cleanup(dir, link, optfile);
-    if (rc != AT_OK || seconds <= 0) {
-        if (rc == AT_OK)
+    hs_attach_files_remove(&files);
+    if (rc == HS_AT_OK && !shared)
+        fprintf(stderr,
+                "heapsift: process %d sees another filesystem (a mount namespace or a chroot): "
+                "the library it loaded is a copy at %s there (here /proc/%d/root%s), which "
+                "stays; -o names a path there\n",
+                (int)pid, in.link, (int)pid, in.link);
+    if (rc != HS_AT_OK || seconds <= 0) {
+        if (rc == HS_AT_OK)
             fprintf(stderr,
                     "heapsift: profiling process %d; `heapsift detach %d` writes the "
                     "profile and ends it\n",
                     (int)pid, (int)pid);
         return rc;
     }
-    int64_t end = at_now_ms() + (int64_t)(seconds * 1000);
-    while (!at_interrupted && at_now_ms() < end) {
-        int64_t left = end - at_now_ms();
+    int64_t end = hs_inject_now_ms() + (int64_t)(seconds * 1000);
+    while (!at_interrupted && hs_inject_now_ms() < end) {
+        int64_t left = end - hs_inject_now_ms();
         struct timespec d = {0, 0};
         d.tv_nsec = (left > 200 ? 200 : left) * 1000000;
         nanosleep(&d, NULL);
@@ -962,7 +522,7 @@ int hs_cmd_attach(int argc, char **argv)
             hs_cli_error("attach: process %d exited before the %g seconds ended (its exit "
                          "profile was written to the -o pattern)",
                          (int)pid, seconds);
-            return AT_TARGET;
+            return HS_AT_TARGET;
         }
     }
     return at_finish(pid, "attach");
@@ -979,14 +539,16 @@ int hs_cmd_detach(int argc, char **argv)
         if (c != 'h')
             return hs_cli_bad_option("detach", c, argv);
         at_usage(stdout);
-        return AT_OK;
+        return HS_AT_OK;
     }
     if (optind != argc - 1) {
         hs_cli_error("detach: one process id expected (see heapsift detach --help)");
-        return AT_USAGE;
+        return HS_AT_USAGE;
     }
     int rc = at_parse_pid("detach", argv[optind], &pid);
-    if (rc != AT_OK)
+    if (rc == HS_AT_OK)
+        rc = hs_attach_check_access(pid, "detach");
+    if (rc != HS_AT_OK)
         return rc;
     at_catch_signals();
     return at_finish(pid, "detach");

@@ -187,8 +187,12 @@ static int leak_print_sites(const hs_profile_t *p, const leak_site_t *sites, siz
     double rest_obj = 0, rest_bytes = 0;
     int rc = hs_buf_printf(out,
                            "heapsift: leak report for %s (pid %ld): memory still allocated at "
-                           "exit, by allocation site, largest first\n",
-                           o->program, o->pid);
+                           "%s, by allocation site, largest first\n",
+                           o->program, o->pid, o->when ? o->when : "exit");
+    if (rc == 0 && o->since)
+        rc = hs_buf_printf(
+            out, "heapsift: note: %s, so this report covers only the blocks allocated since then\n",
+            o->since);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         if (o->max_sites && shown == o->max_sites) {
             rest_obj += sites[i].objects;
@@ -257,12 +261,13 @@ static int leak_print_summary(const hs_leak_result_t *r, const hs_leak_opts_t *o
         snprintf(supp, sizeof(supp), "; no suppressions file applied: %s", o->supp_error);
     if (rc == 0)
         rc = hs_buf_printf(out,
-                           "heapsift: %s%.0f bytes in %s%.0f object%s still allocated at exit "
+                           "heapsift: %s%.0f bytes in %s%.0f object%s still allocated at %s "
                            "from %" PRIu64 " site%s (%s; %" PRIu64 " site%s suppressed%s) in %s "
                            "(pid %ld)\n",
-                           about, r->bytes, about, r->objects, leak_s(r->objects), r->sites,
-                           r->sites == 1 ? "" : "s", how, r->suppressed_sites,
-                           r->suppressed_sites == 1 ? "" : "s", supp, o->program, o->pid);
+                           about, r->bytes, about, r->objects, leak_s(r->objects),
+                           o->when ? o->when : "exit", r->sites, r->sites == 1 ? "" : "s", how,
+                           r->suppressed_sites, r->suppressed_sites == 1 ? "" : "s", supp,
+                           o->program, o->pid);
     if (rc == 0 && r->reach)
         rc = hs_buf_printf(out,
                            "heapsift: of which unreachable (no pointer to them found): %s%.0f "
@@ -320,6 +325,10 @@ int hs_leak_report(const hs_profile_t *p, hs_supp_t *supp, const hs_leak_opts_t 
     size_t k = leak_tally(sites, n, supp, res);
     res->reach = reach;
     int rc = k ? leak_print_sites(p, sites, k, o, reach, out) : 0;
+    if (rc == 0 && !k && o->since) /* else said under the header */
+        rc = hs_buf_printf(
+            out, "heapsift: note: %s, so this report covers only the blocks allocated since then\n",
+            o->since);
     if (rc == 0)
         rc = leak_print_supp(supp, res, o->rate > 1 ? "~" : "", out);
     if (rc == 0)

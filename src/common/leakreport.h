@@ -22,6 +22,9 @@ typedef struct {
     const char *program;    /* named in the header */
     long pid;               /* named in the header */
     const char *supp_error; /* non-NULL: why the user's suppressions are not applied */
+    const char *when;       /* "exit" when NULL: when the memory is counted */
+    const char *since;      /* non-NULL: where knowledge starts (an attach), said under the
+                             * header: only blocks allocated since then are covered */
 } hs_leak_opts_t;
 
 typedef struct {

@@ -1,10 +1,10 @@
 /*
- * Attach: the library's side of `heapsift attach PID` (src/cli/attach.c owns ptrace). The
- * injector dlopens libheapsift.so into a running process through a symlink in a directory
- * of its own (/tmp/heapsift-attach-XXXXXX/libheapsift.so.0), so the constructors, seeing
- * that path, start nothing (hs_attach_hold) and the target's environment is never read
- * nor touched. It then calls, on one of the target's threads with every other thread
- * stopped:
+ * Attach: the library's side of `heapsift attach PID` (src/cli/attach.c and
+ * ptrace_inject.c own ptrace). The injector dlopens libheapsift.so into a running process
+ * through a symlink in a directory of its own (/tmp/heapsift-attach-XXXXXX/libheapsift.so.0),
+ * so the constructors, seeing that path, start nothing (hs_attach_hold) and the target's
+ * environment is never read nor touched. It then calls, on one of the target's threads
+ * with every other thread stopped:
  *   - heapsift_attach_init(optfile, ...): the options from the file (the HEAPSIFT_* names
  *     and values of the environment, one NAME=VALUE a line, read by options.c's one
  *     table), hs_init, the hooks (reach.c patches libc's or the program's malloc family
@@ -26,6 +26,7 @@
 #include "core.h"
 #include "dump.h"
 #include "http.h"
+#include "leaks.h"
 #include "livetab.h"
 #include "log.h"
 #include "options.h"
@@ -51,7 +52,7 @@
 
 HS_EXPORT int heapsift_attach_init(const char *optfile, uintptr_t *pcs, size_t npcs, char *msg,
                                    size_t msglen);
-HS_EXPORT int heapsift_attach_finish(char *path, size_t cap);
+HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report);
 
 static int attach_mode = -1; /* 1: loaded by the injector; 0: not; -1: not known yet */
 static int attach_began;     /* heapsift_attach_init has run: hs_init may proceed */
@@ -181,6 +182,7 @@ static int attach_again(char *msg, size_t msglen)
         return rc;
     }
     attach_stamp();
+    hs_triggers_resume();
     heapsift_set_active(1);
     attach_say(msg, msglen,
                "re-attached: the library was loaded already; -o and --rate apply, the other "
@@ -250,21 +252,41 @@ static void attach_forget_all(void)
  * Called by the injector (`heapsift detach`, or the end of `attach --seconds`) on one
  * stopped thread; the other threads may run (removing a patch is safe under running
  * threads: patch.c). Writes the profile to the -o pattern (path gets where), then turns
- * sampling off and makes the hooks inert. 0, -ENOENT (not attached), or the dump's error
- * (the hooks are removed all the same).
+ * sampling off and makes the hooks inert. With HEAPSIFT_LEAKS, the reachability scan runs
+ * first and the leak report of that profile (blocks allocated since the attach and live
+ * now) is kept in a buffer: report[0] gets its address, report[1] its length (0 and 0
+ * without one), for the command to read; it stays until the next detach. 0, -ENOENT (not
+ * attached), or the dump's error (the hooks are removed all the same).
  */
-HS_EXPORT int heapsift_attach_finish(char *path, size_t cap)
+HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report)
 {
     if (path && cap)
         path[0] = '\0';
+    if (report)
+        report[0] = report[1] = 0;
     if (!attach_on)
         return -ENOENT;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
+    bool leaks = hs_leaks_on();
+    if (leaks) {
+        hs_leaks_scan_fresh();
+        hs_leaks_capture_begin();
+    }
     int rc = hs_dump_ex(NULL, "heap", HS_DUMP_FINAL); /* -o names the file as given */
+    if (leaks) {
+        size_t len;
+        const char *text = hs_leaks_capture_end(&len);
+        hs_leaks_scan_forget();
+        if (report && text) {
+            report[0] = (uint64_t)(uintptr_t)text;
+            report[1] = len;
+        }
+    }
     if (rc == 0 && path && cap)
         hs_dump_last_path(path, cap);
     heapsift_set_active(0);
+    hs_triggers_pause(); /* no thread of heapsift's left (the HTTP endpoint's stays) */
     int rc2 = hs_patch_remove_all();
     attach_forget_all();
     __atomic_store_n(&hs_state, HS_STATE_OFF, __ATOMIC_RELEASE);

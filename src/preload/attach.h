@@ -1,6 +1,6 @@
 /*
  * Attach (attach.c): the library's side of `heapsift attach PID`, for a libheapsift.so
- * that an injector dlopen'ed into a running process (src/cli/attach.c owns the ptrace
+ * that an injector dlopen'ed into a running process (src/cli/ptrace_inject.c owns the ptrace
  * side). Its entry points are exported but not part of the public API (heapsift.h).
  */
 #ifndef HS_ATTACH_H

@@ -19,6 +19,7 @@
 #include "fdio.h"
 #include "iothread.h"
 
+#include "attach.h"
 #include "core.h"
 #include "control.h"
 #include "log.h"
@@ -44,8 +45,10 @@ static char leaks_path[4096];
 static char leaks_error[160]; /* why the user's file is not applied; "" = it is */
 static bool leaks_loaded, leaks_found;
 static hs_reachscan_t leaks_rs;
-static bool leaks_scanned; /* leaks_rs holds the exit scan */
-static int leaks_scan_rc;  /* its error, 0 if none */
+static bool leaks_scanned;                   /* leaks_rs holds the exit scan */
+static int leaks_scan_rc;                    /* its error, 0 if none */
+static hs_buf_t leaks_capture = HS_BUF_INIT; /* a detach's report, for the command */
+static bool leaks_capturing;
 
 static void leaks_write(const char *p, size_t n)
 {
@@ -209,18 +212,49 @@ void hs_leaks_report(const hs_profile_t *p)
         .program = program_invocation_name,
         .pid = (long)getpid(),
         .supp_error = leaks_error[0] ? leaks_error : NULL,
+        .when = leaks_capturing ? "detach" : NULL,
+        .since = hs_attach_comment(), /* attached: only blocks since then are known */
     };
     int rc = hs_leak_report(p, &leaks_supp, &o, &out, &res);
     if (rc == 0 && res.reach)
         rc = leaks_scan_line(&out);
-    if (rc == 0) {
+    if (rc == 0 && leaks_capturing) {
+        rc = hs_buf_append(&leaks_capture, out.data, out.len);
+    } else if (rc == 0) {
         leaks_write((const char *)out.data, out.len);
-        /* Without the labels (no scan), every site counts: a failed scan hides nothing. */
+        /* Without the labels (no scan), every site counts: a failed scan hides nothing. A
+         * detach's report (captured) never sets it: it ends no process with status 23. */
         leaks_found = res.reach && !hs_opt.leaks_reachable ? res.unreach_sites > 0 : res.sites > 0;
     } else {
         hs_log("leak report failed: %s", strerror(-rc));
     }
     hs_buf_free(&out);
+}
+
+void hs_leaks_capture_begin(void)
+{
+    hs_buf_free(&leaks_capture);
+    leaks_capturing = true;
+}
+
+const char *hs_leaks_capture_end(size_t *len)
+{
+    leaks_capturing = false;
+    *len = leaks_capture.len;
+    return (const char *)leaks_capture.data;
+}
+
+void hs_leaks_scan_forget(void)
+{
+    if (leaks_scanned)
+        hs_reachscan_free(&leaks_rs);
+    leaks_scanned = false;
+}
+
+void hs_leaks_scan_fresh(void)
+{
+    hs_leaks_scan_forget();
+    hs_leaks_scan();
 }
 
 void hs_leaks_exit(void)

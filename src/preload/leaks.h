@@ -20,6 +20,14 @@ void hs_leaks_scan(void);
 /* The scan's unreachable objects and bytes per stack added to objects[] and bytes[]
  * (nstacks entries); false (nothing added) when no scan ran or it failed. */
 bool hs_leaks_unreached(double *objects, double *bytes, size_t nstacks);
+/* heapsift detach (attach.c, guard held): the report of the detach profile goes to a
+ * buffer (begin) instead of stderr, for the command to read and print; end returns it
+ * (kept until the next begin). The scan is run afresh before (scan_fresh) and dropped
+ * after (scan_forget), so an exit after a re-attach scans again. */
+void hs_leaks_capture_begin(void);
+const char *hs_leaks_capture_end(size_t *len);
+void hs_leaks_scan_fresh(void);
+void hs_leaks_scan_forget(void);
 /* HEAPSIFT_LEAKS=error and the report found leaks: flushes stdio and ends the process
  * with status 23. Otherwise returns. Called last by the exit destructor. */
 void hs_leaks_exit(void);

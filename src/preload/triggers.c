@@ -40,6 +40,7 @@
 #include <semaphore.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +56,11 @@ static int trig_started, trig_stopping, trig_running;
 static pid_t trig_pid;             /* the process the thread runs in (a clone without fork handlers
                                     * inherits trig_running, not the thread) */
 static struct sigaction trig_prev; /* the handler we replaced, chained to */
+/* heapsift detach (hs_triggers_pause) ended the thread; a re-attach starts it again. */
+static int trig_paused;
+static bool trig_signal_ours; /* trig_prev holds what the program had */
+static pid_t trig_tid;        /* the thread's task id, to wait for its end */
+static hs_thread_t trig_th;   /* its stack, reused by a restart */
 
 /* Thread-only state: next deadlines and thresholds. */
 static struct {
@@ -113,6 +119,7 @@ bool hs_triggers_running(void)
 {
     return __atomic_load_n(&trig_running, __ATOMIC_ACQUIRE) &&
            !__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&trig_paused, __ATOMIC_ACQUIRE) &&
            __atomic_load_n(&trig_pid, __ATOMIC_ACQUIRE) == getpid();
 }
 
@@ -135,7 +142,8 @@ static bool trig_needs_thread(void)
 /* A trigger's dump; failures are logged once by dump.c and retried at the next one. */
 static int trig_dump(const char *kind)
 {
-    if (__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&trig_paused, __ATOMIC_ACQUIRE))
         return -ECANCELED;
     return hs_dump_ex(NULL, kind, HS_DUMP_TRIGGER);
 }
@@ -371,6 +379,14 @@ static int trig_round(unsigned why, int64_t now)
     return t > 1000000 ? 1000000 : (int)t;
 }
 
+/* The thread's end at a detach: what it holds is let go, as if it had never run. */
+static void trig_leave_paused(bool held)
+{
+    if (held)
+        hs_iothread_release();
+    hs_orphan_forget((int)syscall(SYS_gettid));
+}
+
 static void *trig_main(void *arg)
 {
     (void)arg;
@@ -379,8 +395,10 @@ static void *trig_main(void *arg)
     /* The profiles it writes are then opened, written and closed in its own table, where
      * no close-all loop or reused number of the program's can reach them; without one,
      * in the I/O thread, kept for as long as this one runs. */
-    if (hs_fd_private() != 0)
+    bool held = hs_fd_private() != 0;
+    if (held)
         hs_iothread_hold();
+    __atomic_store_n(&trig_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     int64_t now = trig_now_ms();
     if (!trig.next_bytes)
         trig.next_bytes = hs_opt.interval_bytes;
@@ -397,6 +415,10 @@ static void *trig_main(void *arg)
         }
         if (__atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
             break;
+        if (__atomic_load_n(&trig_paused, __ATOMIC_ACQUIRE)) {
+            trig_leave_paused(held); /* heapsift detach: this thread ends, the process runs */
+            break;
+        }
         now = trig_now_ms();
         int timeout = trig_round(why, now);
         /* At most a second asleep: the program may have ended but for this thread. */
@@ -424,11 +446,11 @@ static void *trig_main(void *arg)
 }
 
 /* Starts the thread with every signal blocked (threads.c). Guard held. */
-static int trig_spawn(void)
+static int trig_spawn(bool again)
 {
     hs_assert_guard();
-    hs_thread_t th;
-    int rc = hs_thread_start(&th, trig_main, NULL, true);
+    int rc = again ? hs_thread_restart(&trig_th, trig_main, NULL)
+                   : hs_thread_start(&trig_th, trig_main, NULL, true);
     if (rc == 0) {
         __atomic_store_n(&trig_pid, getpid(), __ATOMIC_RELEASE);
         __atomic_store_n(&trig_running, 1, __ATOMIC_RELEASE);
@@ -473,7 +495,7 @@ static int trig_starter(void *arg)
     int64_t countdown = t->countdown;
     t->countdown = INT64_MIN / 2; /* every allocation takes the slow path, */
     t->boot_only = 1;             /* which serves it from the blocks set aside */
-    int rc = trig_spawn();
+    int rc = trig_spawn(false);
     t->boot_only = 0;
     t->countdown = countdown;
     hs_guard_exit(t);
@@ -523,7 +545,21 @@ static int trig_install_signal(void)
     sa.sa_sigaction = trig_on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    return sigaction((int)hs_opt.signal, &sa, &trig_prev) == 0 ? 0 : -errno;
+    if (sigaction((int)hs_opt.signal, &sa, &trig_prev) != 0)
+        return -errno;
+    trig_signal_ours = true;
+    return 0;
+}
+
+/* Puts the program's handler back, unless it installed another since. */
+static void trig_remove_signal(void)
+{
+    struct sigaction now;
+    if (!trig_signal_ours || sigaction((int)hs_opt.signal, NULL, &now) != 0 ||
+        !(now.sa_flags & SA_SIGINFO) || now.sa_sigaction != trig_on_signal)
+        return;
+    sigaction((int)hs_opt.signal, &trig_prev, NULL);
+    trig_signal_ours = false;
 }
 
 int hs_triggers_start(void)
@@ -546,7 +582,7 @@ int hs_triggers_start(void)
     if (rc == 0 && hs_opt.peak)
         __atomic_store_n(&hs_peak_arm, 0, __ATOMIC_RELAXED);
     if (rc == 0)
-        rc = trig_spawn();
+        rc = trig_spawn(false);
     if (rc == 0 && hs_opt.signal)
         rc = trig_install_signal();
     hs_guard_exit(t);
@@ -562,6 +598,50 @@ void hs_triggers_stop(void)
     __atomic_store_n(&hs_peak_arm, INT64_MAX, __ATOMIC_RELAXED);
     __atomic_store_n(&trig_stopping, 1, __ATOMIC_RELEASE);
     trig_wake(TRIG_STOP);
+}
+
+void hs_triggers_pause(void)
+{
+    if (!__atomic_load_n(&trig_running, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&trig_pid, __ATOMIC_ACQUIRE) != getpid() ||
+        __atomic_load_n(&trig_stopping, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&hs_peak_arm, INT64_MAX, __ATOMIC_RELAXED);
+    __atomic_store_n(&trig_paused, 1, __ATOMIC_RELEASE);
+    trig_remove_signal();
+    trig_wake(TRIG_STOP);
+    struct timespec ts = {0, 1000000};
+    for (int i = 0; i < 5000 && __atomic_load_n(&trig_running, __ATOMIC_ACQUIRE); i++)
+        nanosleep(&ts, NULL); /* it may be writing a profile: up to 5 s */
+    if (__atomic_load_n(&trig_running, __ATOMIC_ACQUIRE)) {
+        hs_log("the trigger thread did not end at detach; it stays, idle");
+        return;
+    }
+    hs_thread_wait_gone(__atomic_load_n(&trig_tid, __ATOMIC_ACQUIRE));
+}
+
+int hs_triggers_resume(void)
+{
+    if (!__atomic_load_n(&trig_paused, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&trig_running, __ATOMIC_ACQUIRE))
+        return 0;
+    hs_thread_wait_gone(__atomic_load_n(&trig_tid, __ATOMIC_ACQUIRE)); /* off its stack */
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    __atomic_store_n(&trig_paused, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&trig_pending, 0, __ATOMIC_RELAXED);
+    while (sem_trywait(&trig_sem) == 0)
+        ;                           /* wake-ups for the ended thread */
+    memset(&trig, 0, sizeof(trig)); /* deadlines and thresholds start again */
+    int rc = trig_spawn(true);
+    if (rc == 0 && hs_opt.signal)
+        rc = trig_install_signal();
+    hs_guard_exit(t);
+    if (rc == 0 && hs_opt.peak)
+        hs_peak_rearm();
+    if (rc != 0)
+        hs_log("cannot start the trigger thread again (%s)", strerror(-rc));
+    return rc;
 }
 
 void hs_triggers_fork_prepare(void)
@@ -590,7 +670,7 @@ void hs_triggers_fork_child(void)
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
     if (trig_open() == 0)
-        trig_spawn();
+        trig_spawn(false);
     hs_guard_exit(t);
     if (hs_opt.peak)
         hs_peak_rearm();

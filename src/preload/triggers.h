@@ -18,6 +18,12 @@ void hs_triggers_peak_poke(void) HS_COLD;
 int hs_triggers_start(void);
 /* At exit: no trigger dumps from now on; the thread is woken to leave (not joined). */
 void hs_triggers_stop(void);
+/* heapsift detach (attach.c, guard held): the thread, if it runs, ends (waited for, at
+ * most 5 s, until it has left /proc/self/task) and the signal handler is put back, so a
+ * detached process has no thread of heapsift's. */
+void hs_triggers_pause(void);
+/* A re-attach: the thread starts again, if pause ended it. 0 or -errno (logged). */
+int hs_triggers_resume(void);
 /* From termsig.c's handler (async-signal-safe): write the exit profiles now. */
 void hs_triggers_wake_term(void);
 /* From termsig.c (a terminating signal's handler, _exit), when no trigger thread runs:

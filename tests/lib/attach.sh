@@ -5,7 +5,7 @@
 # $T/err, its exit status later in $T/status; waits for "ready"; sets TPID.
 at_start() {
     mkdir -p "$T/d"
-    ( "$BUILD/programs/attach_target" "$T/d" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
+    ( set +e; "$BUILD/programs/attach_target" "$T/d" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
     _i=0
     while ! grep -q '^ready$' "$T/out" 2>/dev/null; do
         _i=$((_i + 1)); [ $_i -lt 500 ] || { echo "FAIL: attach_target never ready" >&2; exit 1; }
@@ -39,4 +39,16 @@ at_end() {
 # at_libs PID: how many mappings of libheapsift the process has.
 at_libs() {
     grep -c 'libheapsift' "/proc/$1/maps" || true
+}
+
+# at_expect STATUS PATTERN LABEL -- ARGS...: runs $CLI ARGS (within 120 s: a hang fails);
+# its status must be STATUS and its stderr one line matching PATTERN (grep -E).
+at_expect() {
+    _want=$1 _pat=$2 _label=$3
+    shift 4
+    _rc=0; timeout 120 "$CLI" "$@" >"$T/o" 2>"$T/e" || _rc=$?
+    [ "$_rc" != 124 ] || fail "$_label: heapsift $1 did not end within 120 s"
+    [ "$_rc" = "$_want" ] || { fail "$_label: status $_rc, not $_want"; show "$T/e"; }
+    grep -Eq "$_pat" "$T/e" || { fail "$_label: no '$_pat' message"; show "$T/e"; }
+    [ "$(wc -l <"$T/e")" = 1 ] || { fail "$_label: not one line on stderr"; show "$T/e"; }
 }

@@ -1,0 +1,55 @@
+#!/bin/sh
+# attach_dies: a target that dies during the attach. The library given with --lib is a
+# small one whose constructor ends the process it is loaded into (with _exit(7), or
+# SIGKILL) when HS_TEST_DIE is set there, so the target dies inside the call of dlopen:
+# heapsift attach ends (no hang: 120 s at most), with status 2 and one line that says the
+# process ended during the call and how (its status, or the signal).
+# usage: attach_dies.sh BUILD_DIR SOURCE_DIR
+set -eu
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" attach_dies
+. "$(dirname "$0")/../lib/attach.sh"
+hs_need_built "$CLI" "$BUILD/programs/attach_target"
+
+cat >"$T/die.c" <<'CEOF'
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void die(void)
+{
+    const char *v = getenv("HS_TEST_DIE");
+    if (getenv("HEAPSIFT_PROBE"))
+        _exit(0); /* heapsift's option check: a library that accepts them */
+    if (!v)
+        return;
+    if (strcmp(v, "kill") == 0)
+        raise(SIGKILL);
+    _exit(7);
+}
+CEOF
+cc -shared -fPIC -o "$T/die.so" "$T/die.c" || { echo "SKIP: cannot build a shared library with cc"; exit 77; }
+
+for mode in exit kill; do
+    rm -rf "$T/d" "$T/out" "$T/status"
+    HS_TEST_DIE=$mode at_start
+    case $mode in
+    exit) how='it exited with status 7' ;;
+    kill) how='it was killed by signal 9' ;;
+    esac
+    at_expect 2 "process $TPID ended during the call of dlopen: $how" "$mode" -- \
+        attach --lib "$T/die.so" -o "$T/p.pb.gz" "$TPID"
+    i=0
+    while [ ! -s "$T/status" ]; do
+        i=$((i + 1)); [ $i -lt 1000 ] || { fail "$mode: no exit status"; break; }
+        sleep 0.01
+    done
+    case $mode in
+    exit) want=7 ;;
+    kill) want=137 ;;
+    esac
+    [ "$(cat "$T/status")" = "$want" ] || fail "$mode: the target's status is $(cat "$T/status"), not $want"
+    [ ! -e "$T/p.pb.gz" ] || fail "$mode: a profile was written"
+done
+[ "$FAILS" -eq 0 ] && echo "attach_dies: ok"
+exit $((FAILS > 0))
