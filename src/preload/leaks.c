@@ -185,14 +185,30 @@ bool hs_leaks_unreached(double *objects, double *bytes, size_t nstacks)
 static int leaks_scan_line(hs_buf_t *out)
 {
     const hs_reachscan_t *r = &leaks_rs;
+    char threads[160];
+    hs_leaks_threads(r, threads, sizeof(threads));
     double mib = (double)(r->root_bytes + r->block_bytes) / (1 << 20);
     double ms = (double)r->ns / 1e6;
     return hs_buf_printf(out,
                          "heapsift: reachability scan: %zu of %zu sampled blocks reached; "
                          "%.1f MiB read (%u mappings, %.1f MiB of reached blocks) in %.1f ms, "
-                         "%.2f GB/s\n",
+                         "%.2f GB/s\nheapsift: reachability scan: %s\n",
                          r->reached, r->n, mib, r->mappings, (double)r->block_bytes / (1 << 20), ms,
-                         ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0);
+                         ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0,
+                         threads);
+}
+
+void hs_leaks_threads(const hs_reachscan_t *r, char *out, size_t cap)
+{
+    if (r->stop_rc != 0) {
+        snprintf(out, cap, "the other threads were not stopped (%s)", strerror(-r->stop_rc));
+        return;
+    }
+    snprintf(out, cap,
+             "%u other threads stopped in %.1f ms, paused %.1f ms; %u left running (the "
+             "signal blocked: heapsift's own, or the program's), %u did not answer",
+             r->threads_stopped, (double)r->stop_ns / 1e6, (double)r->pause_ns / 1e6,
+             r->threads_blocked, r->threads_unanswered);
 }
 
 void hs_leaks_report(const hs_profile_t *p)

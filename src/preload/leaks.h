@@ -7,6 +7,9 @@
 #define HS_LEAKS_H
 
 #include "profile.h"
+#include "reachscan.h"
+
+#include <stddef.h>
 
 /* True when HEAPSIFT_LEAKS asks for a report. */
 bool hs_leaks_on(void);
@@ -20,6 +23,8 @@ void hs_leaks_scan(void);
 /* The scan's unreachable objects and bytes per stack added to objects[] and bytes[]
  * (nstacks entries); false (nothing added) when no scan ran or it failed. */
 bool hs_leaks_unreached(double *objects, double *bytes, size_t nstacks);
+/* One line on how the scan stopped the other threads (no newline), into out. */
+void hs_leaks_threads(const hs_reachscan_t *r, char *out, size_t cap);
 /* HEAPSIFT_LEAKS=error and the report found leaks: flushes stdio and ends the process
  * with status 23. Otherwise returns. Called last by the exit destructor. */
 void hs_leaks_exit(void);
