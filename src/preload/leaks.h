@@ -23,6 +23,14 @@ void hs_leaks_scan(void);
 /* The scan's unreachable objects and bytes per stack added to objects[] and bytes[]
  * (nstacks entries); false (nothing added) when no scan ran or it failed. */
 bool hs_leaks_unreached(double *objects, double *bytes, size_t nstacks);
+/* A leak check in a running process (heapsift_leak_check, POST /debug/heapsift/leakcheck):
+ * runs the scan into r and makes it the one dumps label their samples with, until
+ * hs_leaks_check_end (which frees r). Dump lock and guard held, on one of heapsift's own
+ * threads. 0 or -errno (-ENOTSUP: profiling off). */
+int hs_leaks_check_begin(hs_reachscan_t *r);
+void hs_leaks_check_end(hs_reachscan_t *r);
+/* The profile comment on the scan dumps label with now (NULL: none). */
+const char *hs_leaks_comment(void);
 /* One line on how the scan stopped the other threads (no newline), into out. */
 void hs_leaks_threads(const hs_reachscan_t *r, char *out, size_t cap);
 /* HEAPSIFT_LEAKS=error and the report found leaks: flushes stdio and ends the process
