@@ -18,6 +18,8 @@
  *   mmap_kept       3008 B, pointed to from an anonymous mmap only  reachable
  *   reg_kept        1040 B, only in register r12 of a spinning thread while a leak
  *                   check runs (then in a global, once that thread ends) reachable
+ *   big_lost        with "big": 32 x 65536 B (2 MiB: 4x the default rate), lost  unreachable
+ *   big_kept        with "big": 32 x 65536 B held by a global array  reachable
  *   second_kept     2032 B, pointed to only from a block of a second allocator
  *                   (tcmalloc, dlopen'd; the site is absent without it) reachable
  * Sizes are multiples of 16 on purpose: glibc's pointer to the chunk after a block (its
@@ -32,8 +34,9 @@
  * thread gets its block through a global that the main thread clears once the thread has
  * copied it (pthread_create's argument would stay in the thread's descriptor), then waits
  * on a condition nobody signals, so its local is still on its stack at exit.
- * usage: reachprog [kept] [check PATH | wait]
+ * usage: reachprog [kept] [big] [check PATH | wait]
  *   kept:  the reachable sites only
+ *   big:   big_lost and big_kept too (for the default rate)
  *   check: once every site is set up, heapsift_leak_check(PATH) in the running process
  *          (prints "CHECK rc"), with the register thread spinning
  *   wait:  once set up, prints the truth and "READY", then waits for end of input (the
@@ -182,6 +185,23 @@ SITE void mmap_kept(void)
     g_mmap_page[10] = xmalloc(3008);
 }
 
+static void *volatile g_big[32];
+
+SITE void big_lost(void)
+{
+    for (int i = 0; i < 32; i++) {
+        void *volatile p = xmalloc(65536);
+        p = NULL;
+        (void)p;
+    }
+}
+
+SITE void big_kept(void)
+{
+    for (int i = 0; i < 32; i++)
+        g_big[i] = xmalloc(65536);
+}
+
 SITE void reg_kept(void)
 {
     void *volatile p = xmalloc(1040);
@@ -261,7 +281,7 @@ static __attribute__((noinline)) void clobber_stack(void)
 
 int main(int argc, char **argv)
 {
-    int lost = 1, wait = 0;
+    int lost = 1, wait = 0, big = 0;
     const char *check = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "kept") == 0)
@@ -270,6 +290,8 @@ int main(int argc, char **argv)
             check = argv[++i];
         else if (strcmp(argv[i], "wait") == 0)
             wait = 1;
+        else if (strcmp(argv[i], "big") == 0)
+            big = 1;
     }
     g_mmap_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (g_mmap_page == MAP_FAILED) {
@@ -282,6 +304,10 @@ int main(int argc, char **argv)
         cycle_a();
         lost_list();
     }
+    if (big && lost)
+        big_lost();
+    if (big)
+        big_kept();
     global_kept();
     interior_kept();
     list_kept();
@@ -309,6 +335,10 @@ int main(int argc, char **argv)
         printf("SITE cycle_b unreachable 768 1\n");
         printf("SITE lost_list unreachable 3200 50\n");
     }
+    if (big && lost)
+        printf("SITE big_lost unreachable 2097152 32\n");
+    if (big)
+        printf("SITE big_kept reachable 2097152 32\n");
     printf("SITE global_kept reachable 6000 3\n");
     printf("SITE interior_kept reachable 4096 1\n");
     printf("SITE list_kept reachable 12800 200\n");
