@@ -167,9 +167,10 @@ static void leaks_set(const hs_reachscan_t *r)
     char threads[200];
     hs_leaks_threads(r, threads, sizeof(threads));
     snprintf(leaks_note, sizeof(leaks_note),
-             "reachability scan: %zu of %zu sampled blocks reached, %.1f MiB read in %.1f ms; %s",
+             "reachability scan: %zu of %zu sampled blocks reached, %.1f MiB read in %.1f ms "
+             "(%.1f ms of CPU); %s",
              r->reached, r->n, (double)(r->root_bytes + r->block_bytes) / (1 << 20),
-             (double)r->ns / 1e6, threads);
+             (double)r->ns / 1e6, (double)r->cpu_ns / 1e6, threads);
     leaks_cur = r;
 }
 
@@ -233,9 +234,10 @@ static int leaks_scan_line(hs_buf_t *out)
     double ms = (double)r->ns / 1e6;
     return hs_buf_printf(out,
                          "heapsift: reachability scan: %zu of %zu sampled blocks reached; "
-                         "%.1f MiB read (%u mappings, %.1f MiB of reached blocks) in %.1f ms, "
-                         "%.2f GB/s\nheapsift: reachability scan: %s\n",
+                         "%.1f MiB read (%u mappings, %.1f MiB of reached blocks) in %.1f ms "
+                         "(%.1f ms of CPU), %.2f GB/s\nheapsift: reachability scan: %s\n",
                          r->reached, r->n, mib, r->mappings, (double)r->block_bytes / (1 << 20), ms,
+                         (double)r->cpu_ns / 1e6,
                          ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0,
                          threads);
 }

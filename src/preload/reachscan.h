@@ -29,6 +29,7 @@ typedef struct {
     uint64_t skipped_bytes; /* bytes that could not be read (changed or gone) */
     uint32_t mappings;      /* mappings scanned as roots */
     int64_t ns;             /* wall time of the whole scan */
+    int64_t cpu_ns;         /* CPU time of the scanning thread during it */
     /* The other threads (stopworld.c): stopped, left running because they block the
      * signal (heapsift's own, or the program's), or left running because they did not
      * answer in time; the time to stop them and the whole pause (first signal to release).
