@@ -1,14 +1,15 @@
 /*
  * Reachability scan: which sampled live blocks does some pointer in the process still
  * point to? A conservative mark phase, as LeakSanitizer's, over the sampled blocks only:
- *   - the blocks are copied from the live table (under each shard's lock, one at a time)
- *     into memory of the scan's own (mmap, never malloc) and sorted by address;
+ *   - the blocks are copied from the live table (under every shard's lock) into memory of
+ *     the scan's own (mmap, never malloc) and sorted in place by address;
  *   - roots are the readable and writable mappings of /proc/self/maps (data and bss of
  *     every object, every allocator's heap, thread stacks, anonymous mmaps), minus the
  *     byte ranges of the sampled blocks (a block counts only once something reaches it),
  *     minus heapsift's own writable memory (its data and bss, the live table's slots,
- *     this scan's arrays), and for the calling thread only the live part of its stack
- *     (from its stack pointer up, with its callee-saved registers spilled on it);
+ *     this scan's arrays, its threads' stacks), and for the calling thread only the live
+ *     part of its stack (from its stack pointer up, with its callee-saved registers
+ *     spilled on it);
  *   - each word-aligned word whose value lies in [addr, end) of a block (its start or
  *     inside it) marks the block, and a marked block is scanned in turn (a worklist), so
  *     blocks kept alive only by unreached blocks (cycles among leaks) stay unreached.
@@ -30,8 +31,8 @@
 #include "livetab.h"
 #include "log.h"
 #include "maps.h"
-#include "sort.h"
 #include "stopworld.h"
+#include "threads.h"
 #include "debugcheck.h"
 
 #include <dlfcn.h>
@@ -46,7 +47,7 @@
 #include <unistd.h>
 
 #define RS_BUF (64u << 10) /* bytes read per process_vm_readv: fits in L2 */
-#define RS_EXCL_MAX 128u   /* heapsift's own ranges: 64 live table shards and a few more */
+#define RS_EXCL_MAX 160u   /* heapsift's own ranges: 64 live table shards, 32 thread stacks... */
 #define RS_PAGE 4096u
 #define RS_STOP_MS 1000 /* the longest wait for the other threads to stop */
 #define RS_RED_ZONE 128 /* below a stopped thread's stack pointer: its leaf's red zone */
@@ -105,10 +106,37 @@ static void rs_copy_one(hs_live_t *e, void *arg)
     };
 }
 
-static int rs_cmp_block(const void *a, const void *b)
+static void rs_sift(hs_rs_block_t *b, size_t i, size_t n)
 {
-    const hs_rs_block_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= n)
+            return;
+        if (k + 1 < n && b[k + 1].addr > b[k].addr)
+            k++;
+        if (b[i].addr >= b[k].addr)
+            return;
+        hs_rs_block_t t = b[i];
+        b[i] = b[k];
+        b[k] = t;
+        i = k;
+    }
+}
+
+/* Heapsort by address, in place. Not qsort: glibc's qsort sorts elements this big through
+ * a malloc'd array of pointers and a malloc'd copy, which it frees with every block's
+ * address still in it; read later as roots (freed heap memory is), those copies made
+ * lost blocks look reachable (reachprog's lost list, about one run in ten). */
+static void rs_sort_blocks(hs_rs_block_t *b, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        rs_sift(b, i, n);
+    for (size_t end = n; end > 1; end--) {
+        hs_rs_block_t t = b[0];
+        b[0] = b[end - 1];
+        b[end - 1] = t;
+        rs_sift(b, 0, end - 1);
+    }
 }
 
 /* One mapping holds the blocks, the worklist and the read buffer. */
@@ -148,7 +176,7 @@ static int rs_copy(rs_ctx_t *c)
         hs_reachscan_free(c->r);
         return -EAGAIN;
     }
-    hs_sort(c->r->blocks, c->r->n, sizeof(hs_rs_block_t), rs_cmp_block);
+    rs_sort_blocks(c->r->blocks, c->r->n);
     return 0;
 }
 
@@ -181,10 +209,17 @@ static int rs_exclude_self(struct dl_phdr_info *info, size_t size, void *arg)
     return mine;
 }
 
-static int rs_cmp_range(const void *a, const void *b)
+/* Insertion sort of the exclusions (a few dozen): it runs with the threads stopped, where
+ * qsort, which may malloc its scratch space, must not. */
+static void rs_sort_ranges(rs_range_t *x, size_t n)
 {
-    const rs_range_t *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
+    for (size_t i = 1; i < n; i++) {
+        rs_range_t v = x[i];
+        size_t j = i;
+        for (; j > 0 && x[j - 1].lo > v.lo; j--)
+            x[j] = x[j - 1];
+        x[j] = v;
+    }
 }
 
 /* The block containing v, or -1. Blocks are sorted and do not overlap. */
@@ -414,7 +449,7 @@ static int rs_roots(rs_ctx_t *c, uintptr_t sp)
     if (rc != 0)
         return rc;
     rs_exclude(c, (uintptr_t)t.text, (uintptr_t)t.text + t.size);
-    hs_sort(c->excl, c->nexcl, sizeof(c->excl[0]), rs_cmp_range);
+    rs_sort_ranges(c->excl, c->nexcl);
     for (const char *p = t.text, *end = t.text + t.len; p < end && !c->fatal;) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         hs_map_t m;
@@ -475,7 +510,8 @@ static int rs_prepare(rs_ctx_t *c)
     }
     rs_exclude(c, (uintptr_t)r->blocks, (uintptr_t)r->blocks + r->map_len);
     rs_exclude(c, (uintptr_t)c->filter, (uintptr_t)c->filter + c->filter_len);
-    if (c->sw) /* the registers are read from the slots, once */
+    hs_thread_stacks(rs_exclude_table, c); /* heapsift's threads: no program pointers */
+    if (c->sw)                             /* the registers are read from the slots, once */
         rs_exclude(c, (uintptr_t)c->sw->slots, (uintptr_t)c->sw->slots + c->sw->map_len);
     return 0;
 }
