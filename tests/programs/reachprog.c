@@ -18,6 +18,8 @@
  *   mmap_kept       3008 B, pointed to from an anonymous mmap only  reachable
  *   reg_kept        1040 B, only in register r12 of a spinning thread while a leak
  *                   check runs (then in a global, once that thread ends) reachable
+ *   blocked_kept    with "check": 1056 B, only on the stack of a thread that blocks every
+ *                   signal (never stopped: its stack is read whole)  reachable
  *   big_lost        with "big": 32 x 65536 B (2 MiB: 4x the default rate), lost  unreachable
  *   big_kept        with "big": 32 x 65536 B held by a global array  reachable
  *   second_kept     2032 B, pointed to only from a block of a second allocator
@@ -41,6 +43,8 @@
  *          (prints "CHECK rc"), with the register thread spinning
  *   wait:  once set up, prints the truth and "READY", then waits for end of input (the
  *          test runs its leak check over HTTP meanwhile)
+ *   vfork: with check, a thread sits in vfork (its child sleeps 2.5 s) during the check:
+ *          it cannot take a signal until the child exits, so it never answers
  * It never reads heapsift state but through heapsift_leak_check (HEAPSIFT_WEAK: without
  * the library the call answers -ENOSYS); it runs the same with or without the library.
  */
@@ -50,7 +54,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HEAPSIFT_WEAK
@@ -253,6 +261,58 @@ SITE void second_kept(void)
     b = NULL;
 }
 
+static void *volatile g_block_handoff;
+static volatile int g_block_taken, g_vfork_in;
+
+SITE void blocked_kept(void)
+{
+    void *volatile p = xmalloc(1056);
+    g_block_handoff = (void *)p;
+    p = NULL;
+}
+
+/* Blocks every signal, takes the block into a local and sleeps for good. */
+static void *blocker(void *arg)
+{
+    sigset_t all;
+    (void)arg;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
+    void *volatile mine = g_block_handoff;
+    g_block_handoff = NULL;
+    g_block_taken = 1;
+    while (mine)
+        pause();
+    return NULL;
+}
+
+/* vfork: the thread is suspended until the child exits (2.5 s of raw sleep). */
+static void *vforker(void *arg)
+{
+    (void)arg;
+    g_vfork_in = 1;
+    pid_t c = vfork();
+    if (c == 0) {
+        struct timespec ts = {2, 500000000};
+        syscall(SYS_nanosleep, &ts, NULL);
+        _exit(0);
+    }
+    if (c > 0)
+        waitpid(c, NULL, 0);
+    return NULL;
+}
+
+static void start_detached(void *(*fn)(void *))
+{
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, fn, NULL) != 0)
+        exit(98);
+    pthread_attr_destroy(&at);
+}
+
 static void start_holder(void)
 {
     pthread_t t;
@@ -281,7 +341,7 @@ static __attribute__((noinline)) void clobber_stack(void)
 
 int main(int argc, char **argv)
 {
-    int lost = 1, wait = 0, big = 0;
+    int lost = 1, wait = 0, big = 0, vf = 0;
     const char *check = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "kept") == 0)
@@ -292,6 +352,8 @@ int main(int argc, char **argv)
             wait = 1;
         else if (strcmp(argv[i], "big") == 0)
             big = 1;
+        else if (strcmp(argv[i], "vfork") == 0)
+            vf = 1;
     }
     g_mmap_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (g_mmap_page == MAP_FAILED) {
@@ -322,6 +384,19 @@ int main(int argc, char **argv)
         return 98;
     while (!g_reg_ready)
         ;
+    if (check) {
+        blocked_kept();
+        start_detached(blocker);
+        while (!g_block_taken)
+            ;
+    }
+    if (check && vf) {
+        start_detached(vforker);
+        while (!g_vfork_in)
+            ;
+        struct timespec ts = {0, 200000000}; /* into vfork, its child asleep */
+        nanosleep(&ts, NULL);
+    }
     clobber_stack();
     if (check) {
         int rc = heapsift_leak_check(check);
@@ -346,6 +421,8 @@ int main(int argc, char **argv)
     printf("SITE thread_child reachable 160 1\n");
     printf("SITE mmap_kept reachable 3008 1\n");
     printf("SITE reg_kept reachable 1040 1\n");
+    if (check)
+        printf("SITE blocked_kept reachable 1056 1\n");
     if (g_second)
         printf("SITE second_kept reachable 2032 1\n");
     if (wait) {
