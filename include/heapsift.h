@@ -70,6 +70,14 @@ int heapsift_dump(const char *path);
 /* Write the kept peak (HEAPSIFT_PEAK=1): the live set at the highest live heap seen
  * (an empty profile if none was kept yet). path as for heapsift_dump, kind "peak". */
 int heapsift_dump_peak(const char *path);
+/*
+ * Leak check: stop the program's other threads, scan the process's memory for pointers to
+ * the sampled live objects (docs/leaks.md), let the threads go, and write the heap
+ * profile with each live sample labelled reachable=yes or reachable=no (`go tool pprof
+ * -tagfocus reachable=no`). path as for heapsift_dump. The scan runs on a thread of
+ * heapsift's; the pause it costs is in the profile's comments.
+ */
+int heapsift_leak_check(const char *path);
 /* Write the heap profile to fd (format HEAPSIFT_FORMAT_*); fd stays open. */
 int heapsift_write(int fd, int format);
 /* Sampling on (non-zero) or off (0). Off, no new allocation is sampled; frees of objects
@@ -126,6 +134,7 @@ int heapsift_tracker_stats(int tracker, struct heapsift_tracker_stats *out);
     }
 HEAPSIFT_STUB_(int, dump, (const char *path), (path), -38)
 HEAPSIFT_STUB_(int, dump_peak, (const char *path), (path), -38)
+HEAPSIFT_STUB_(int, leak_check, (const char *path), (path), -38)
 HEAPSIFT_STUB_(int, write, (int fd, int format), (fd, format), -38)
 HEAPSIFT_STUB_(int, set_active, (int active), (active), -38)
 HEAPSIFT_STUB_(int, reset, (void), (), -38)
@@ -143,6 +152,7 @@ HEAPSIFT_STUB_(int, tracker_stats, (int tracker, struct heapsift_tracker_stats *
  * `struct heapsift_stats` keeps its name); heapsift_loaded() says if the library is. */
 #define heapsift_dump(path) heapsift_stub_dump_(path)
 #define heapsift_dump_peak(path) heapsift_stub_dump_peak_(path)
+#define heapsift_leak_check(path) heapsift_stub_leak_check_(path)
 #define heapsift_write(fd, format) heapsift_stub_write_(fd, format)
 #define heapsift_set_active(active) heapsift_stub_set_active_(active)
 #define heapsift_reset() heapsift_stub_reset_()

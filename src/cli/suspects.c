@@ -34,9 +34,14 @@ static void sus_usage(FILE *f)
                "  rises    steps between consecutive profiles where the value rose\n"
                "  verdict  growing (beyond sampling noise at 95%%), noise (sampling alone\n"
                "           explains it), flat, shrinking\n"
+               "  unreach  of last, the objects no pointer reaches (reachable=no: only when the\n"
+               "           last profile has heapsift's reachable labels, as the exit profile\n"
+               "           with HEAPSIFT_LEAKS and heapsift_leak_check's have)\n"
                "Stacks with growth or a positive slope are listed, growing ones first, then by\n"
-               "slope. Profiles of more than one process (a program run twice, a parent and its\n"
-               "children, told apart by heapsift's start times) are analysed with a warning.\n"
+               "slope; with reachable labels, stacks with unreachable objects come first\n"
+               "(most unreachable first), listed whatever their growth. Profiles of more than\n"
+               "one process (a program run twice, a parent and its children, told apart by\n"
+               "heapsift's start times) are analysed with a warning.\n"
                "\n"
                "  -n N                show the top N stacks (default 20)\n"
                "  --all               list every stack, flat and shrinking ones too\n"
@@ -115,14 +120,19 @@ static void sus_table(const hs_suspects_t *s, const hs_viewopts_t *o)
     else
         snprintf(span, sizeof(span), "(untimed: in the order given, slope per profile)");
     fprintf(stdout,
-            "Leak suspects: %zu profiles %s, %s; %zu of %zu stacks grow beyond sampling noise\n",
+            "Leak suspects: %zu profiles %s, %s; %zu of %zu stacks grow beyond sampling noise",
             s->nprofiles, span, s->rep.sample_type, s->ngrowing, s->n);
-    fprintf(stdout, "%12s %11s %10s %10s %6s %7s  %-9s %s\n", "slope", "growth", "+-noise", "last",
-            "R^2", "rises", "verdict", "stack (leaf first)");
+    if (s->reach)
+        fprintf(stdout, "; %zu hold objects no pointer reaches (reachable=no)", s->nunreach);
+    fprintf(stdout, "\n%12s %11s %10s %10s %6s %7s  %-9s ", "slope", "growth", "+-noise", "last",
+            "R^2", "rises", "verdict");
+    if (s->reach)
+        fprintf(stdout, "%10s ", "unreach");
+    fprintf(stdout, "%s\n", "stack (leaf first)");
     long shown = 0, max = o->count ? o->count : 20;
     for (size_t i = 0; i < s->n && shown < max; i++) {
         const hs_suspect_t *x = &s->s[i];
-        if (!o->all && x->growth <= 0 && x->slope <= 0)
+        if (!o->all && x->growth <= 0 && x->slope <= 0 && x->unreach <= 0)
             continue;
         hs_report_flabel(slope, sizeof(slope) - 10, x->slope, u, "minimum");
         strcat(slope, s->timed ? "/s" : "/prof");
@@ -134,6 +144,11 @@ static void sus_table(const hs_suspects_t *s, const hs_viewopts_t *o)
         snprintf(rises, sizeof(rises), "%zu/%zu", x->rises, s->nprofiles - 1);
         fprintf(stdout, "%12s %11s %10s %10s %6s %7s  %-9s ", slope,
                 x->growth > 0 ? growth : growth + 1, noise, last, r2, rises, sus_verdict(x));
+        if (s->reach) {
+            char un[64];
+            hs_report_label(un, sizeof(un), x->unreach, u, "minimum");
+            fprintf(stdout, "%10s ", x->unreach > 0 ? un : "-");
+        }
         hs_view_print_stack(&s->rep, x->frames, x->nframes, 6, stdout);
         fputc('\n', stdout);
         shown++;
@@ -148,7 +163,8 @@ static void sus_json(const hs_suspects_t *s, const hs_viewopts_t *o, char **file
     hs_view_json_str(s->rep.sample_type, stdout);
     printf(", \"unit\": ");
     hs_view_json_str(s->rep.sample_unit, stdout);
-    printf(", \"timed\": %s, \"profiles\": [", s->timed ? "true" : "false");
+    printf(", \"timed\": %s, \"reachable_labels\": %s, \"profiles\": [",
+           s->timed ? "true" : "false", s->reach ? "true" : "false");
     for (size_t i = 0; i < s->nprofiles; i++) {
         printf("%s{\"file\": ", i ? ", " : "");
         hs_view_json_str(files[s->order[i]], stdout);
@@ -158,7 +174,7 @@ static void sus_json(const hs_suspects_t *s, const hs_viewopts_t *o, char **file
     long shown = 0, max = o->count ? o->count : (long)s->n;
     for (size_t i = 0; i < s->n && shown < max; i++) {
         const hs_suspect_t *x = &s->s[i];
-        if (!o->all && x->growth <= 0 && x->slope <= 0)
+        if (!o->all && x->growth <= 0 && x->slope <= 0 && x->unreach <= 0)
             continue;
         printf("%s\n  {\"verdict\": \"%s\", \"growing\": %s, \"slope\": %.6g, \"r2\": ",
                shown++ ? "," : "", sus_verdict(x), x->growing ? "true" : "false", x->slope);
@@ -168,6 +184,8 @@ static void sus_json(const hs_suspects_t *s, const hs_viewopts_t *o, char **file
                x->rises, (long long)x->first, (long long)x->last, (long long)x->growth,
                1.96 * sqrt(x->var));
         hs_view_json_ints(x->values, s->nprofiles, stdout);
+        if (s->reach)
+            printf(", \"unreachable\": %lld", (long long)x->unreach);
         printf(", \"frames\": ");
         hs_view_json_frames(&s->rep, x->frames, x->nframes, stdout);
         printf("}");

@@ -318,7 +318,12 @@ static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x)
         hs_buf_printf(b, "null");
     else
         hs_buf_printf(b, "%.4f", x->r2);
-    hs_buf_printf(b, ",\"rises\":%zu,\"slope_label\":", x->rises);
+    hs_buf_printf(b, ",\"rises\":%zu,\"unreachable\":%" PRId64 ",\"unreachable_label\":", x->rises,
+                  x->unreach);
+    char un[64];
+    hs_report_label(un, sizeof(un), x->unreach, u, "minimum");
+    hs_json_str(b, un);
+    hs_buf_printf(b, ",\"slope_label\":");
     hs_json_str(b, slope);
     hs_buf_printf(b, ",\"growth_label\":");
     hs_json_str(b, growth);
@@ -339,7 +344,8 @@ static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x)
 }
 
 /* Suspects over the target's kept profiles (those from id a to id b when both are given),
- * the rows `heapsift suspects` lists: growing or with a positive slope, top n (20). */
+ * the rows `heapsift suspects` lists: growing or with a positive slope, or holding
+ * unreachable objects when the last profile has reachable labels (first), top n (20). */
 int hs_web_view_suspects(hs_web_req_t *q)
 {
     const hs_web_prof_t *a = hs_web_req_prof(q, "from"), *z = hs_web_req_prof(q, "to");
@@ -372,9 +378,12 @@ int hs_web_view_suspects(hs_web_req_t *q)
                   s.t[s.nprofiles - 1], s.timed ? "true" : "false",
                   hs_suspects_processes(profs, n));
     hs_json_str(q->out, s.rep.sample_type);
-    hs_buf_printf(q->out, ",\"stacks\":%zu,\"growing\":%zu,\"suspects\":[", s.n, s.ngrowing);
+    hs_buf_printf(q->out,
+                  ",\"stacks\":%zu,\"growing\":%zu,\"reachable_labels\":%s,\"unreachable\":%zu,"
+                  "\"suspects\":[",
+                  s.n, s.ngrowing, s.reach ? "true" : "false", s.nunreach);
     for (size_t i = 0; i < s.n && shown < (max > 0 ? max : 20); i++) {
-        if (s.s[i].growth <= 0 && s.s[i].slope <= 0)
+        if (s.s[i].growth <= 0 && s.s[i].slope <= 0 && s.s[i].unreach <= 0)
             continue;
         if (shown++)
             hs_buf_append(q->out, ",", 1);

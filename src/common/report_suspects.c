@@ -86,6 +86,18 @@ static size_t sus_profile_index(const hs_profile_t *const *profs, size_t n, cons
     return 0;
 }
 
+/* A sample's reachable label: 1 yes, 0 no, -1 none. */
+static int sus_reachable(const hs_profile_t *p, const hs_sample_t *s)
+{
+    for (size_t i = 0; s && i < s->nlabels; i++) {
+        if (strcmp(hs_profile_get_str(p, s->labels[i].key), "reachable") != 0)
+            continue;
+        const char *v = hs_profile_get_str(p, s->labels[i].str);
+        return strcmp(v, "no") == 0 ? 0 : strcmp(v, "yes") == 0 ? 1 : -1;
+    }
+    return -1;
+}
+
 /* Groups the report's samples by stack: values per profile, variances and alloc pairs at
  * both ends. */
 static int sus_group(hs_suspects_t *out, const hs_profile_t *const *profs, size_t n,
@@ -113,6 +125,9 @@ static int sus_group(hs_suspects_t *out, const hs_profile_t *const *profs, size_
             k = c->rank[sus_profile_index(profs, n, s->prof)];
         }
         x->values[k] += s->value;
+        int reach = k == out->nprofiles - 1 ? sus_reachable(s->prof, s->src) : -1;
+        out->reach |= reach >= 0;
+        x->unreach += reach == 0 ? s->value : 0;
         sus_acc_t *a = &(*acc)[ids[i]];
         int end = k == 0 ? 0 : k == out->nprofiles - 1 ? 1 : -1;
         if (end < 0)
@@ -178,6 +193,10 @@ static double sus_var(const hs_suspect_t *x, const sus_acc_t *a, const sus_ctx_t
 static int sus_cmp(const void *pa, const void *pb)
 {
     const hs_suspect_t *a = pa, *b = pb;
+    if ((a->unreach > 0) != (b->unreach > 0))
+        return a->unreach > 0 ? -1 : 1;
+    if (a->unreach != b->unreach)
+        return a->unreach > b->unreach ? -1 : 1;
     if (a->growing != b->growing)
         return a->growing ? -1 : 1;
     if (a->slope != b->slope)
@@ -237,6 +256,7 @@ int hs_suspects_find(hs_suspects_t *out, const hs_profile_t *const *profs, size_
         x->var = sus_var(x, &acc[i], &c, profs[out->order[n - 1]]->period);
         x->growing = x->slope > 0 && hs_report_verdict((double)x->growth, x->var) == HS_GREW;
         out->ngrowing += x->growing;
+        out->nunreach += x->unreach > 0;
     }
     hs_sort(out->s, out->n, sizeof(hs_suspect_t), sus_cmp);
 out:

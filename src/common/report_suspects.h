@@ -6,7 +6,10 @@
  * matter), and each stack's value over time gets a least-squares slope, how steady the
  * growth is (R^2 of the fit, count of rising steps) and a verdict on whether its growth
  * from the first profile to the last exceeds sampling noise (docs/sampling.md, "Leak
- * suspects"). Used by `heapsift suspects` and the web UI. Owns its allocations; never
+ * suspects"). When the last profile carries heapsift's reachable=yes|no labels (the exit
+ * profile with HEAPSIFT_LEAKS, a leak check's), stacks with objects no pointer reaches
+ * rank first, whatever their growth (docs/leaks.md). Used by `heapsift suspects` and the
+ * web UI. Owns its allocations; never
  * modifies the profiles. Not thread-safe.
  */
 #ifndef HS_REPORT_SUSPECTS_H
@@ -24,6 +27,9 @@ typedef struct {
     size_t rises;                /* steps between consecutive profiles where the value rose */
     double var;                  /* an upper bound of the variance of growth from sampling */
     bool growing;                /* slope > 0 and hs_report_verdict(growth, var) is grew */
+    /* Of last, the part labelled reachable=no (heapsift's reachability scan: no pointer to
+     * those objects was found). 0 when the last profile has no such labels. */
+    int64_t unreach;
 } hs_suspect_t;
 
 typedef struct {
@@ -36,6 +42,8 @@ typedef struct {
     hs_suspect_t *s;  /* every stack, ranked: growing first, then by slope, growth */
     size_t n;
     size_t ngrowing;
+    bool reach;      /* the last profile carries reachable=yes|no labels (a leak check's) */
+    size_t nunreach; /* stacks with unreachable objects in the last profile */
 } hs_suspects_t;
 
 /* Finds the suspects among n >= 2 profiles with the same sample types (o: sample type,

@@ -63,6 +63,11 @@ HS_EXPORT int heapsift_dump_peak(const char *path)
     return control_cancel_point(control_on() ? hs_dump(path, "peak") : -ENOTSUP);
 }
 
+HS_EXPORT int heapsift_leak_check(const char *path)
+{
+    return control_cancel_point(control_on() ? hs_dump_leakcheck(path, NULL) : -ENOTSUP);
+}
+
 HS_EXPORT int heapsift_write(int fd, int format)
 {
     if (!control_on())

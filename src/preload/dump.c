@@ -483,6 +483,8 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     dump_estimate(p, m, var);
     if (hs_reach_comment()) /* calls heapsift cannot see: never an empty profile in silence */
         hs_profile_add_comment(p, hs_reach_comment());
+    if (m->reach && hs_leaks_comment()) /* the reachable= labels' scan */
+        hs_profile_add_comment(p, hs_leaks_comment());
     if (hs_attach_comment()) /* where heapsift's knowledge starts (heapsift attach) */
         hs_profile_add_comment(p, hs_attach_comment());
     char acct[8][200];
@@ -924,6 +926,53 @@ void hs_dump_counts(uint64_t *written, uint64_t *failed)
 {
     *written = __atomic_load_n(&dump_written, __ATOMIC_RELAXED);
     *failed = __atomic_load_n(&dump_failed, __ATOMIC_RELAXED);
+}
+
+/* ---- leak checks: a reachability scan, then a labelled profile ----------------------- */
+
+typedef struct {
+    const char *path;
+    hs_profile_t **out;
+    int rc;
+} dump_lc_job_t;
+
+/* On one of heapsift's own threads (fdtable.c's, or the HTTP thread itself): the scan
+ * stops every thread of the program, the one that asked included. */
+static void dump_lc_job(void *p)
+{
+    dump_lc_job_t *j = p;
+    hs_reachscan_t r;
+    j->rc = hs_leaks_check_begin(&r);
+    if (j->rc != 0)
+        return;
+    if (j->out) {
+        uint64_t samples;
+        uint32_t stacks;
+        dump_ctx_t c;
+        j->rc = dump_make(&c, "heap", NULL, &samples, &stacks);
+        if (j->rc == 0) {
+            *j->out = c.prof;
+            c.prof = NULL;
+        }
+        dump_ctx_free(&c);
+    } else {
+        j->rc = dump_locked(j->path, "heap", 0);
+    }
+    hs_leaks_check_end(&r);
+}
+
+int hs_dump_leakcheck(const char *path, hs_profile_t **out)
+{
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    hs_guard_enter(&hs_tls);
+    hs_lock(&dump_lock, HS_RANK_DUMP);
+    dump_lc_job_t j = {path, out, -ECANCELED};
+    hs_fdtable_run(dump_lc_job, &j);
+    hs_unlock(&dump_lock, HS_RANK_DUMP);
+    hs_guard_exit(&hs_tls);
+    pthread_setcancelstate(cancel, NULL);
+    return j.rc;
 }
 
 /* ---- in-memory profiles for the HTTP endpoint (http*.c) ------------------------------ */

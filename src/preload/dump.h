@@ -39,4 +39,10 @@ int hs_dump_base_take(hs_dump_base_t **out);
 void hs_dump_base_free(hs_dump_base_t *b);
 int hs_dump_profile(const char *kind, const hs_dump_base_t *base, struct hs_profile **out);
 
+/* A leak check: stops the program's threads for a reachability scan (reachscan.c), then
+ * makes the heap profile with its reachable=yes|no labels: written to path (NULL: the
+ * pattern's next name) or, with out non-NULL, handed to the caller (hs_profile_free).
+ * The scan runs on one of heapsift's own threads (fdtable.c). 0 or -errno. */
+int hs_dump_leakcheck(const char *path, struct hs_profile **out);
+
 #endif

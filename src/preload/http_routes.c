@@ -346,6 +346,27 @@ static int http_control_do(const char *what, const char *v, struct MHD_Connectio
     return -ENOENT;
 }
 
+/* A leak check (dump.c): the threads stopped for a reachability scan, then the heap
+ * profile with reachable=yes|no labels; ?debug=1 and ?display= as for /debug/pprof/heap. */
+static enum MHD_Result http_leakcheck(struct MHD_Connection *c)
+{
+    hs_profile_t *p = NULL;
+    long debug = http_arg_num(c, "debug");
+    if (debug < 0)
+        return http_error(c, 400, "invalid value for \"debug\"");
+    int rc = hs_dump_leakcheck(NULL, &p);
+    if (rc == -EBUSY)
+        return http_error(c, 409, "a reachability scan is running already");
+    if (rc != 0) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "leak check failed: %s", strerror(-rc));
+        return http_error(c, 500, msg);
+    }
+    enum MHD_Result r = http_send_profile(c, p, false, debug, http_arg(c, "display"));
+    hs_profile_free(p);
+    return r;
+}
+
 static enum MHD_Result http_control(struct MHD_Connection *c, http_req_t *q, const char *what)
 {
     char buf[HS_HTTP_MAX_CONTROL_BODY + 1], msg[128];
@@ -355,9 +376,11 @@ static enum MHD_Result http_control(struct MHD_Connection *c, http_req_t *q, con
         return http_error(c, 403, "forbidden: send the header 'Authorization: Bearer TOKEN'");
     if (q->too_big)
         return http_error(c, 413, "request body too large");
+    if (strcmp(what, "leakcheck") == 0)
+        return http_leakcheck(c);
     int rc = http_control_do(what, http_value(c, q, buf, sizeof(buf)), c);
     if (rc == -ENOENT)
-        return http_error(c, 404, "unknown control: want active, rate, reset or dump");
+        return http_error(c, 404, "unknown control: want active, rate, reset, dump or leakcheck");
     if (rc == -EINVAL)
         return http_error(c, 400,
                           "bad value: active takes 0 or 1, rate a number of bytes, "

@@ -45,7 +45,11 @@ static char leaks_path[4096];
 static char leaks_error[160]; /* why the user's file is not applied; "" = it is */
 static bool leaks_loaded, leaks_found;
 static hs_reachscan_t leaks_rs;
-static bool leaks_scanned;                   /* leaks_rs holds the exit scan */
+static bool leaks_scanned; /* leaks_rs holds the exit scan */
+/* The scan dumps label their samples with: the exit scan, or a leak check's while it
+ * dumps (the dump lock); NULL: none. */
+static const hs_reachscan_t *leaks_cur;
+static char leaks_note[320];                 /* the profile comment on leaks_cur */
 static int leaks_scan_rc;                    /* its error, 0 if none */
 static hs_buf_t leaks_capture = HS_BUF_INIT; /* a detach's report, for the command */
 static bool leaks_capturing;
@@ -160,6 +164,19 @@ __attribute__((constructor)) static void leaks_ctor(void)
     hs_guard_exit(t);
 }
 
+/* Makes r the scan dumps label with, and its comment. */
+static void leaks_set(const hs_reachscan_t *r)
+{
+    char threads[200];
+    hs_leaks_threads(r, threads, sizeof(threads));
+    snprintf(leaks_note, sizeof(leaks_note),
+             "reachability scan: %zu of %zu sampled blocks reached, %.1f MiB read in %.1f ms "
+             "(%.1f ms of CPU); %s",
+             r->reached, r->n, (double)(r->root_bytes + r->block_bytes) / (1 << 20),
+             (double)r->ns / 1e6, (double)r->cpu_ns / 1e6, threads);
+    leaks_cur = r;
+}
+
 void hs_leaks_scan(void)
 {
     if (!hs_leaks_on() || hs_opt.rate == 0 ||
@@ -169,6 +186,8 @@ void hs_leaks_scan(void)
     hs_guard_enter(t);
     leaks_scan_rc = hs_reachscan_run(&leaks_rs);
     leaks_scanned = leaks_scan_rc == 0;
+    if (leaks_scanned)
+        leaks_set(&leaks_rs);
     if (leaks_scan_rc != 0)
         hs_log("reachability scan failed: %s; the leak report does not tell reachable from "
                "unreachable",
@@ -178,24 +197,65 @@ void hs_leaks_scan(void)
 
 bool hs_leaks_unreached(double *objects, double *bytes, size_t nstacks)
 {
-    if (!leaks_scanned)
+    if (!leaks_cur)
         return false;
-    hs_reachscan_unreached(&leaks_rs, objects, bytes, nstacks);
+    hs_reachscan_unreached(leaks_cur, objects, bytes, nstacks);
     return true;
+}
+
+const char *hs_leaks_comment(void)
+{
+    return leaks_cur ? leaks_note : NULL;
+}
+
+int hs_leaks_check_begin(hs_reachscan_t *r)
+{
+    if (hs_opt.rate == 0 || __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
+        return -ENOTSUP;
+    int rc = hs_reachscan_run(r);
+    if (rc != 0)
+        return rc;
+    leaks_set(r);
+    return 0;
+}
+
+void hs_leaks_check_end(hs_reachscan_t *r)
+{
+    leaks_cur = leaks_scanned ? &leaks_rs : NULL;
+    if (leaks_cur)
+        leaks_set(leaks_cur);
+    hs_reachscan_free(r);
 }
 
 /* The scan's cost, after the report: what a reader needs to judge its pause. */
 static int leaks_scan_line(hs_buf_t *out)
 {
     const hs_reachscan_t *r = &leaks_rs;
+    char threads[160];
+    hs_leaks_threads(r, threads, sizeof(threads));
     double mib = (double)(r->root_bytes + r->block_bytes) / (1 << 20);
     double ms = (double)r->ns / 1e6;
     return hs_buf_printf(out,
                          "heapsift: reachability scan: %zu of %zu sampled blocks reached; "
-                         "%.1f MiB read (%u mappings, %.1f MiB of reached blocks) in %.1f ms, "
-                         "%.2f GB/s\n",
+                         "%.1f MiB read (%u mappings, %.1f MiB of reached blocks) in %.1f ms "
+                         "(%.1f ms of CPU), %.2f GB/s\nheapsift: reachability scan: %s\n",
                          r->reached, r->n, mib, r->mappings, (double)r->block_bytes / (1 << 20), ms,
-                         ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0);
+                         (double)r->cpu_ns / 1e6,
+                         ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0,
+                         threads);
+}
+
+void hs_leaks_threads(const hs_reachscan_t *r, char *out, size_t cap)
+{
+    if (r->stop_rc != 0) {
+        snprintf(out, cap, "the other threads were not stopped (%s)", strerror(-r->stop_rc));
+        return;
+    }
+    snprintf(out, cap,
+             "%u other threads stopped in %.1f ms, paused %.1f ms; %u left running (the "
+             "signal blocked: heapsift's own, or the program's), %u did not answer",
+             r->threads_stopped, (double)r->stop_ns / 1e6, (double)r->pause_ns / 1e6,
+             r->threads_blocked, r->threads_unanswered);
 }
 
 void hs_leaks_report(const hs_profile_t *p)
@@ -246,6 +306,8 @@ const char *hs_leaks_capture_end(size_t *len)
 
 void hs_leaks_scan_forget(void)
 {
+    if (leaks_cur == &leaks_rs)
+        leaks_cur = NULL;
     if (leaks_scanned)
         hs_reachscan_free(&leaks_rs);
     leaks_scanned = false;

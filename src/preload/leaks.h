@@ -7,6 +7,9 @@
 #define HS_LEAKS_H
 
 #include "profile.h"
+#include "reachscan.h"
+
+#include <stddef.h>
 
 /* True when HEAPSIFT_LEAKS asks for a report. */
 bool hs_leaks_on(void);
@@ -28,6 +31,16 @@ void hs_leaks_capture_begin(void);
 const char *hs_leaks_capture_end(size_t *len);
 void hs_leaks_scan_fresh(void);
 void hs_leaks_scan_forget(void);
+/* A leak check in a running process (heapsift_leak_check, POST /debug/heapsift/leakcheck):
+ * runs the scan into r and makes it the one dumps label their samples with, until
+ * hs_leaks_check_end (which frees r). Dump lock and guard held, on one of heapsift's own
+ * threads. 0 or -errno (-ENOTSUP: profiling off). */
+int hs_leaks_check_begin(hs_reachscan_t *r);
+void hs_leaks_check_end(hs_reachscan_t *r);
+/* The profile comment on the scan dumps label with now (NULL: none). */
+const char *hs_leaks_comment(void);
+/* One line on how the scan stopped the other threads (no newline), into out. */
+void hs_leaks_threads(const hs_reachscan_t *r, char *out, size_t cap);
 /* HEAPSIFT_LEAKS=error and the report found leaks: flushes stdio and ends the process
  * with status 23. Otherwise returns. Called last by the exit destructor. */
 void hs_leaks_exit(void);

@@ -325,6 +325,21 @@ void hs_livetab_tables(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *
     }
 }
 
+void hs_livetab_each_locked(void (*fn)(hs_live_t *e, void *arg),
+                            void (*table)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+    hs_assert_held(HS_RANK_LIVETAB);
+    for (uint32_t sh = 0; sh < HS_LIVE_SHARDS; sh++) {
+        hs_live_shard_t *s = &hs_live_shards[sh];
+
+        for (uint32_t i = 0; i < s->cap; i++)
+            if (s->slots[i].addr != 0)
+                fn(&s->slots[i], arg);
+        if (s->slots)
+            table((uintptr_t)s->slots, (uintptr_t)(s->slots + s->cap), arg);
+    }
+}
+
 uint64_t hs_livetab_count(void)
 {
     uint64_t n = 0;

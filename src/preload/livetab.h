@@ -68,6 +68,11 @@ bool hs_livetab_update(uintptr_t addr, void (*fn)(hs_live_t *e, void *arg), void
  * of the sampled addresses as pointers. fn must take no lock. */
 void hs_livetab_tables(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 
+/* Both of the above at once, with every shard lock already held (hs_livetab_lock_all):
+ * the reachability scan copies the table and learns its slots' ranges while the program's
+ * threads are stopped. fn and table must take no lock. */
+void hs_livetab_each_locked(void (*fn)(hs_live_t *e, void *arg),
+                            void (*table)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* For fork handlers: take and release every shard lock, in shard order. */
 void hs_livetab_lock_all(void);
 void hs_livetab_unlock_all(void);

@@ -1,22 +1,29 @@
 /*
  * Reachability scan: which sampled live blocks does some pointer in the process still
  * point to? A conservative mark phase, as LeakSanitizer's, over the sampled blocks only:
- *   - the blocks are copied from the live table (under each shard's lock, one at a time)
- *     into memory of the scan's own (mmap, never malloc) and sorted by address;
+ *   - the blocks are copied from the live table (under every shard's lock) into memory of
+ *     the scan's own (mmap, never malloc) and sorted in place by address;
  *   - roots are the readable and writable mappings of /proc/self/maps (data and bss of
  *     every object, every allocator's heap, thread stacks, anonymous mmaps), minus the
  *     byte ranges of the sampled blocks (a block counts only once something reaches it),
  *     minus heapsift's own writable memory (its data and bss, the live table's slots,
- *     this scan's arrays), and for the calling thread only the live part of its stack
- *     (from its stack pointer up, with its callee-saved registers spilled on it);
+ *     this scan's arrays, its threads' stacks), and for the calling thread only the live
+ *     part of its stack (from its stack pointer up, with its callee-saved registers
+ *     spilled on it);
  *   - each word-aligned word whose value lies in [addr, end) of a block (its start or
  *     inside it) marks the block, and a marked block is scanned in turn (a worklist), so
  *     blocks kept alive only by unreached blocks (cycles among leaks) stay unreached.
  * Every read goes through process_vm_readv on the process itself, so a mapping that
  * changes or goes away under the scan is an error to skip (page by page), never a fault.
- * It never takes a lock but the live table's, and runs with the guard held, at exit
- * (leaks.c): never on an allocation path. What it cannot see (registers of the other
- * threads, hidden pointers) is in docs/leaks.md.
+ * The other threads are stopped for it (stopworld.c): their general registers are roots,
+ * and their stacks are read from their stack pointers up. Everything the scan needs is
+ * made before they stop (the copy, under every shard lock, held until they go again; the
+ * filter; the exclusions, which read the loader's list); once they are stopped it
+ * allocates nothing and takes no lock, so a thread stopped inside malloc, dlopen or
+ * heapsift itself cannot hold what it waits for. It runs with the guard held, at exit
+ * (leaks.c) or on one of heapsift's own threads (heapsift_leak_check, HTTP): never on an
+ * allocation path. What it cannot see (hidden pointers, vector registers) is in
+ * docs/leaks.md.
  */
 #define _GNU_SOURCE
 #include "reachscan.h"
@@ -24,20 +31,26 @@
 #include "livetab.h"
 #include "log.h"
 #include "maps.h"
-#include "sort.h"
+#include "stopworld.h"
+#include "threads.h"
+#include "debugcheck.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #define RS_BUF (64u << 10) /* bytes read per process_vm_readv: fits in L2 */
-#define RS_EXCL_MAX 128u   /* heapsift's own ranges: 64 live table shards and a few more */
+#define RS_EXCL_MAX 160u   /* heapsift's own ranges: 64 live table shards, 32 thread stacks... */
 #define RS_PAGE 4096u
+#define RS_STOP_MS 1000 /* the longest wait for the other threads to stop */
+#define RS_RED_ZONE 128 /* below a stopped thread's stack pointer: its leaf's red zone */
 
 typedef struct {
     uintptr_t lo, hi;
@@ -60,7 +73,15 @@ typedef struct {
     uint64_t *filter;
     size_t filter_len;
     unsigned filter_shift; /* 64 - log2(bits) */
+    hs_sw_t *sw;           /* the stopped threads: their registers and stack pointers */
 } rs_ctx_t;
+
+static int64_t rs_clock(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static int64_t rs_now(void)
 {
@@ -85,10 +106,37 @@ static void rs_copy_one(hs_live_t *e, void *arg)
     };
 }
 
-static int rs_cmp_block(const void *a, const void *b)
+static void rs_sift(hs_rs_block_t *b, size_t i, size_t n)
 {
-    const hs_rs_block_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= n)
+            return;
+        if (k + 1 < n && b[k + 1].addr > b[k].addr)
+            k++;
+        if (b[i].addr >= b[k].addr)
+            return;
+        hs_rs_block_t t = b[i];
+        b[i] = b[k];
+        b[k] = t;
+        i = k;
+    }
+}
+
+/* Heapsort by address, in place. Not qsort: glibc's qsort sorts elements this big through
+ * a malloc'd array of pointers and a malloc'd copy, which it frees with every block's
+ * address still in it; read later as roots (freed heap memory is), those copies made
+ * lost blocks look reachable (reachprog's lost list, about one run in ten). */
+static void rs_sort_blocks(hs_rs_block_t *b, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        rs_sift(b, i, n);
+    for (size_t end = n; end > 1; end--) {
+        hs_rs_block_t t = b[0];
+        b[0] = b[end - 1];
+        b[end - 1] = t;
+        rs_sift(b, 0, end - 1);
+    }
 }
 
 /* One mapping holds the blocks, the worklist and the read buffer. */
@@ -108,35 +156,34 @@ static int rs_alloc(rs_ctx_t *c, size_t cap)
     return 0;
 }
 
-/* The live table, copied and sorted; a table that grows during the copy is copied again
- * into more room (a few tries: at exit it hardly moves). */
+static void rs_exclude(rs_ctx_t *c, uintptr_t lo, uintptr_t hi);
+
+static void rs_exclude_table(uintptr_t lo, uintptr_t hi, void *arg)
+{
+    rs_exclude(arg, lo, hi);
+}
+
+/* The live table, copied and sorted, and its slots' ranges left out of the roots. Every
+ * shard lock is held (hs_livetab_lock_all): the table cannot change under the copy. */
 static int rs_copy(rs_ctx_t *c)
 {
-    for (int tries = 0; tries < 4; tries++) {
-        size_t want = (size_t)hs_livetab_count();
-        int rc = rs_alloc(c, want + want / 4 + 64);
-        if (rc != 0)
-            return rc;
-        c->overflow = false;
-        hs_livetab_each(rs_copy_one, c);
-        if (!c->overflow) {
-            hs_sort(c->r->blocks, c->r->n, sizeof(hs_rs_block_t), rs_cmp_block);
-            return 0;
-        }
+    size_t want = (size_t)hs_livetab_count();
+    int rc = rs_alloc(c, want + 64);
+    if (rc != 0)
+        return rc;
+    hs_livetab_each_locked(rs_copy_one, rs_exclude_table, c);
+    if (c->overflow) { /* a count read racily: cannot happen with the locks held */
         hs_reachscan_free(c->r);
+        return -EAGAIN;
     }
-    return -EAGAIN;
+    rs_sort_blocks(c->r->blocks, c->r->n);
+    return 0;
 }
 
 static void rs_exclude(rs_ctx_t *c, uintptr_t lo, uintptr_t hi)
 {
     if (c->nexcl < RS_EXCL_MAX && lo < hi)
         c->excl[c->nexcl++] = (rs_range_t){lo, hi};
-}
-
-static void rs_exclude_table(uintptr_t lo, uintptr_t hi, void *arg)
-{
-    rs_exclude(arg, lo, hi);
 }
 
 /* heapsift's own writable segments (data, bss): its pins, options, TLS templates. */
@@ -162,10 +209,17 @@ static int rs_exclude_self(struct dl_phdr_info *info, size_t size, void *arg)
     return mine;
 }
 
-static int rs_cmp_range(const void *a, const void *b)
+/* Insertion sort of the exclusions (a few dozen): it runs with the threads stopped, where
+ * qsort, which may malloc its scratch space, must not. */
+static void rs_sort_ranges(rs_range_t *x, size_t n)
 {
-    const rs_range_t *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
+    for (size_t i = 1; i < n; i++) {
+        rs_range_t v = x[i];
+        size_t j = i;
+        for (; j > 0 && x[j - 1].lo > v.lo; j--)
+            x[j] = x[j - 1];
+        x[j] = v;
+    }
 }
 
 /* The block containing v, or -1. Blocks are sorted and do not overlap. */
@@ -331,15 +385,71 @@ static bool rs_is_root(const hs_map_t *m, const hs_maps_line_t *x)
     return !(n >= 10 && memcmp(p, "[vsyscall]", 10) == 0);
 }
 
+/* /proc/self/maps with raw system calls into memory of its own (mmap, mremap): read
+ * while the other threads are stopped, so nothing that may allocate or lock. */
+static int rs_maps_read(hs_maps_text_t *t)
+{
+    size_t size = 256u << 10, len = 0;
+    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -ENOMEM;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int rc = fd < 0 ? -errno : 0;
+    while (rc == 0) {
+        if (size - len < 8192) {
+            void *q = mremap(p, size, 2 * size, MREMAP_MAYMOVE);
+            if (q == MAP_FAILED) {
+                rc = -ENOMEM;
+                break;
+            }
+            p = q;
+            size *= 2;
+        }
+        long n = syscall(SYS_read, fd, p + len, size - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = -errno;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    if (fd >= 0)
+        syscall(SYS_close, fd);
+    if (rc != 0) {
+        munmap(p, size);
+        return rc;
+    }
+    p[len] = '\0';
+    *t = (hs_maps_text_t){.text = p, .len = len, .size = size};
+    return 0;
+}
+
+/* Where the live part of a stack in [lo, hi) starts: the lowest stack pointer in it of
+ * the calling thread (sp) or a stopped thread (minus its red zone); lo if none. */
+static uintptr_t rs_live_from(const rs_ctx_t *c, uintptr_t lo, uintptr_t hi, uintptr_t sp)
+{
+    uintptr_t cut = sp >= lo && sp < hi ? sp : hi;
+    const hs_sw_t *w = c->sw;
+    for (size_t i = 0; w && i < w->n; i++) {
+        const hs_sw_slot_t *s = &w->slots[i];
+        if (s->state != HS_SW_STOPPED || s->sp < lo || s->sp >= hi)
+            continue;
+        uintptr_t x = s->sp - lo >= RS_RED_ZONE ? s->sp - RS_RED_ZONE : lo;
+        cut = x < cut ? x : cut;
+    }
+    return cut == hi ? lo : cut;
+}
+
 /* Roots from /proc/self/maps. sp: the calling thread's stack pointer. */
 static int rs_roots(rs_ctx_t *c, uintptr_t sp)
 {
     hs_maps_text_t t;
-    int rc = hs_maps_text_read(&t);
+    int rc = rs_maps_read(&t);
     if (rc != 0)
         return rc;
     rs_exclude(c, (uintptr_t)t.text, (uintptr_t)t.text + t.size);
-    hs_sort(c->excl, c->nexcl, sizeof(c->excl[0]), rs_cmp_range);
+    rs_sort_ranges(c->excl, c->nexcl);
     for (const char *p = t.text, *end = t.text + t.len; p < end && !c->fatal;) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         hs_map_t m;
@@ -348,14 +458,22 @@ static int rs_roots(rs_ctx_t *c, uintptr_t sp)
             eol = end;
         if (hs_maps_parse_line(p, eol, &m, &x) && rs_is_root(&m, &x)) {
             uintptr_t lo = (uintptr_t)m.start, hi = (uintptr_t)m.limit;
-            if (sp >= lo && sp < hi)
-                lo = sp; /* below it: dead frames, stale copies of pointers */
-            rs_root(c, lo, hi);
+            /* below the stack pointers: dead frames, stale copies of pointers */
+            rs_root(c, rs_live_from(c, lo, hi, sp), hi);
         }
         p = eol + 1;
     }
-    hs_maps_text_free(&t);
+    munmap(t.text, t.size);
     return c->fatal;
+}
+
+/* The stopped threads' registers, as they were when the signal came. */
+static void rs_registers(rs_ctx_t *c)
+{
+    const hs_sw_t *w = c->sw;
+    for (size_t i = 0; w && i < w->n; i++)
+        if (w->slots[i].state == HS_SW_STOPPED)
+            rs_words(c, (const uintptr_t *)(const void *)w->slots[i].regs, HS_SW_REGS);
 }
 
 /* Called by hs_reachscan_run after it spilled the callee-saved registers on its frame:
@@ -363,6 +481,7 @@ static int rs_roots(rs_ctx_t *c, uintptr_t sp)
 static __attribute__((noinline)) int rs_scan(rs_ctx_t *c)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    rs_registers(c);
     int rc = rs_roots(c, sp);
     while (rc == 0 && c->nwork > 0 && !c->fatal) {
         const hs_rs_block_t *b = &c->r->blocks[c->r->work[--c->nwork]];
@@ -371,37 +490,74 @@ static __attribute__((noinline)) int rs_scan(rs_ctx_t *c)
     return rc ? rc : c->fatal;
 }
 
-int hs_reachscan_run(hs_reachscan_t *r)
+/* Everything the scan needs once the threads are stopped, made while nothing is: the
+ * blocks (under every shard lock, which the caller holds), the filter, the exclusions. */
+static int rs_prepare(rs_ctx_t *c)
 {
-    static rs_ctx_t c; /* big (the exclusions): off the stack, one scan at a time */
-    int64_t t0 = rs_now();
-    memset(r, 0, sizeof(*r));
-    memset(&c, 0, sizeof(c));
-    c.r = r;
-    c.pid = getpid();
-    int rc = rs_copy(&c);
+    hs_reachscan_t *r = c->r;
+    int rc = rs_copy(c);
     if (rc != 0)
         return rc;
     if (r->n > 0) {
-        c.lo = r->blocks[0].addr;
+        c->lo = r->blocks[0].addr;
         for (size_t i = 0; i < r->n; i++)
-            c.hi = r->blocks[i].end > c.hi ? r->blocks[i].end : c.hi;
+            c->hi = r->blocks[i].end > c->hi ? r->blocks[i].end : c->hi;
     }
-    rc = rs_filter_build(&c);
+    rc = rs_filter_build(c);
     if (rc != 0) {
         hs_reachscan_free(r);
         return rc;
     }
-    rs_exclude(&c, (uintptr_t)r->blocks, (uintptr_t)r->blocks + r->map_len);
-    rs_exclude(&c, (uintptr_t)c.filter, (uintptr_t)c.filter + c.filter_len);
-    hs_livetab_tables(rs_exclude_table, &c);
-    dl_iterate_phdr(rs_exclude_self, &c);
-    __builtin_unwind_init(); /* the callee-saved registers, on this frame */
-    rc = rs_scan(&c);
-    for (size_t i = 0; i < r->n; i++)
+    rs_exclude(c, (uintptr_t)r->blocks, (uintptr_t)r->blocks + r->map_len);
+    rs_exclude(c, (uintptr_t)c->filter, (uintptr_t)c->filter + c->filter_len);
+    hs_thread_stacks(rs_exclude_table, c); /* heapsift's threads: no program pointers */
+    if (c->sw)                             /* the registers are read from the slots, once */
+        rs_exclude(c, (uintptr_t)c->sw->slots, (uintptr_t)c->sw->slots + c->sw->map_len);
+    return 0;
+}
+
+/* The stop's figures, for the report and the profile's comment. */
+static void rs_note_stop(hs_reachscan_t *r, const hs_sw_t *w)
+{
+    r->threads_stopped = w->stopped;
+    r->threads_blocked = w->blocked;
+    r->threads_unanswered = w->unanswered + w->overflow;
+    r->stop_ns = w->stop_ns;
+    r->pause_ns = w->pause_ns;
+}
+
+int hs_reachscan_run(hs_reachscan_t *r)
+{
+    static rs_ctx_t c; /* big (the exclusions): off the stack, one scan at a time */
+    static hs_sw_t w;
+    int64_t t0 = rs_now(), c0 = rs_clock(CLOCK_THREAD_CPUTIME_ID);
+    memset(r, 0, sizeof(*r));
+    memset(&c, 0, sizeof(c));
+    c.r = r;
+    c.pid = getpid();
+    r->stop_rc = hs_sw_prepare(&w);
+    c.sw = r->stop_rc == 0 ? &w : NULL;
+    dl_iterate_phdr(rs_exclude_self, &c); /* the loader's lock: before anything stops */
+    hs_livetab_lock_all();
+    int rc = rs_prepare(&c);
+    if (rc == 0) {
+        if (c.sw)
+            hs_sw_stop(&w, RS_STOP_MS);
+        __builtin_unwind_init(); /* the callee-saved registers, on this frame */
+        rc = rs_scan(&c);
+        if (c.sw)
+            hs_sw_resume(&w);
+        munmap(c.filter, c.filter_len);
+    }
+    hs_livetab_unlock_all();
+    if (c.sw) {
+        rs_note_stop(r, &w);
+        hs_sw_free(&w);
+    }
+    for (size_t i = 0; rc == 0 && i < r->n; i++)
         r->reached += r->blocks[i].reached;
     r->ns = rs_now() - t0;
-    munmap(c.filter, c.filter_len);
+    r->cpu_ns = rs_clock(CLOCK_THREAD_CPUTIME_ID) - c0;
     if (rc != 0)
         hs_reachscan_free(r);
     return rc;

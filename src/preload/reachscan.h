@@ -29,12 +29,21 @@ typedef struct {
     uint64_t skipped_bytes; /* bytes that could not be read (changed or gone) */
     uint32_t mappings;      /* mappings scanned as roots */
     int64_t ns;             /* wall time of the whole scan */
-    size_t map_len;         /* internal: bytes mapped for blocks + worklist */
-    uint32_t *work;         /* internal: the worklist */
+    int64_t cpu_ns;         /* CPU time of the scanning thread during it */
+    /* The other threads (stopworld.c): stopped, left running because they block the
+     * signal (heapsift's own, or the program's), or left running because they did not
+     * answer in time; the time to stop them and the whole pause (first signal to release).
+     * stop_rc: why none was stopped (-errno), 0 if they were. */
+    uint32_t threads_stopped, threads_blocked, threads_unanswered;
+    int stop_rc;
+    int64_t stop_ns, pause_ns;
+    size_t map_len; /* internal: bytes mapped for blocks + worklist */
+    uint32_t *work; /* internal: the worklist */
 } hs_reachscan_t;
 
-/* Copies the live table and classifies every block. Guard held, no lock held; the other
- * threads should not be running (at exit they may: see docs/leaks.md). Returns 0, or
+/* Stops the other threads (stopworld.c), copies the live table and classifies every
+ * block. Guard held, no lock held but the dump lock; one of heapsift's own threads or the
+ * exiting thread, never an allocation path. Returns 0, or
  * -errno (-ENOMEM, or the error of process_vm_readv when the kernel refuses it: then no
  * block is classified). On success the caller frees r with hs_reachscan_free. */
 int hs_reachscan_run(hs_reachscan_t *r);

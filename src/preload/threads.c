@@ -135,6 +135,48 @@ void hs_threads_after_fork_child(void)
     hs_unlock(&threads_lock, HS_RANK_THREADS);
 }
 
+/* The stacks of heapsift's own threads (hs_thread_start's), live or kept for reuse: the
+ * reachability scan leaves them out of its roots. A thread starts with its creator's
+ * callee-saved registers, which its first frames push on its stack: a copy of a program
+ * pointer the creator held (a sampled allocation starting the I/O thread) would outlive
+ * it there and make a lost block look reachable. An entry is claimed with a CAS on lo and
+ * complete once hi is set; readers skip an entry whose hi is 0. */
+#define THREADS_OWN_MAX 32
+static uintptr_t threads_own[THREADS_OWN_MAX][2];
+
+static void threads_own_add(void *stack, size_t size)
+{
+    for (int i = 0; i < THREADS_OWN_MAX; i++) {
+        uintptr_t zero = 0;
+        if (__atomic_compare_exchange_n(&threads_own[i][0], &zero, (uintptr_t)stack, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&threads_own[i][1], (uintptr_t)stack + size, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
+static void threads_own_remove(void *stack)
+{
+    for (int i = 0; i < THREADS_OWN_MAX; i++) {
+        if (__atomic_load_n(&threads_own[i][0], __ATOMIC_ACQUIRE) == (uintptr_t)stack) {
+            __atomic_store_n(&threads_own[i][1], 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&threads_own[i][0], 0, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
+void hs_thread_stacks(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
+{
+    for (int i = 0; i < THREADS_OWN_MAX; i++) {
+        uintptr_t lo = __atomic_load_n(&threads_own[i][0], __ATOMIC_ACQUIRE);
+        uintptr_t hi = __atomic_load_n(&threads_own[i][1], __ATOMIC_ACQUIRE);
+        if (lo && hi > lo)
+            fn(lo, hi, arg);
+    }
+}
+
 /* pthread_create on t's stack with every signal blocked (the mask is inherited at
  * creation). 0 or -errno. */
 static int threads_spawn(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach)
@@ -172,8 +214,10 @@ int hs_thread_start(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach)
         return -ENOMEM;
     }
     mprotect(t->stack, (size_t)page, PROT_NONE); /* a guard page below it */
+    threads_own_add(t->stack, t->size);
     int rc = threads_spawn(t, fn, arg, detach);
     if (rc != 0) {
+        threads_own_remove(t->stack);
         munmap(t->stack, t->size);
         t->stack = NULL;
     }
@@ -190,6 +234,7 @@ int hs_thread_restart(hs_thread_t *t, void *(*fn)(void *), void *arg)
 void hs_thread_join(hs_thread_t *t)
 {
     pthread_join(t->th, NULL);
+    threads_own_remove(t->stack);
     munmap(t->stack, t->size);
     t->stack = NULL;
 }

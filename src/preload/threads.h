@@ -45,6 +45,9 @@ int hs_thread_start(hs_thread_t *t, void *(*fn)(void *), void *arg, bool detach)
 /* Starts fn(arg) detached on the stack of t's earlier thread (which must be gone:
  * hs_thread_wait_gone), or on a new one if t has none yet. 0 or -errno. */
 int hs_thread_restart(hs_thread_t *t, void *(*fn)(void *), void *arg);
+/* Calls fn with the range of every stack hs_thread_start mapped and that is still mapped
+ * (its thread running, or gone and the stack kept for hs_thread_restart). Lock-free. */
+void hs_thread_stacks(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 /* Joins a thread hs_thread_start made joinable, and unmaps its stack. */
 void hs_thread_join(hs_thread_t *t);
 /* Waits until task tid of this process is gone from /proc/self/task: heapsift's thread

@@ -25,7 +25,7 @@ _ZnamSt11align_val_t _ZnwmSt11align_val_tRKSt9nothrow_t _ZnamSt11align_val_tRKSt
 _ZdlPv _ZdaPv _ZdlPvm _ZdaPvm _ZdlPvRKSt9nothrow_t _ZdaPvRKSt9nothrow_t _ZdlPvSt11align_val_t
 _ZdaPvSt11align_val_t _ZdlPvmSt11align_val_t _ZdaPvmSt11align_val_t
 _ZdlPvSt11align_val_tRKSt9nothrow_t _ZdaPvSt11align_val_tRKSt9nothrow_t"
-PUBLIC="heapsift_dump"
+PUBLIC="heapsift_dump heapsift_leak_check"
 LINKER="_init _fini _edata _end __bss_start"
 # termsig.c: what a program asks of SIGINT/TERM/HUP says SIG_DFL while heapsift stands in;
 # a thread ending the process while a signal's exit profile is written dies of the signal.
