@@ -113,7 +113,7 @@ out=$(HEAPSIFT_SPOOL=/nonexistent/dir/s HEAPSIFT_OUT="$T/np.pb.gz" LD_PRELOAD="$
 if [ "$(id -u)" != 0 ] || ! mkdir "$T/mnt" || ! mount -t tmpfs -o size=6m tmpfs "$T/mnt" 2>/dev/null; then
     echo "spool_files: SKIP the full-filesystem cases: cannot mount a tmpfs here (not root)"
 else
-    trap 'umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+    trap 'umount "$T/mnt" 2>/dev/null || true; rm -rf "$T"' EXIT INT TERM
     HEAPSIFT_RATE=1 HEAPSIFT_SPOOL="$T/mnt/big" HEAPSIFT_SPOOL_SIZE=16M HEAPSIFT_OUT="$T/big.pb.gz" \
         LD_PRELOAD="$LIB" "$PROG" run "$T/rec3" 1 100 2>"$T/big.err" || fail "spool larger than the tmpfs: status $?"
     [ "$(grep -c 'spool .*cannot reserve its space' "$T/big.err")" = 1 ] ||
@@ -133,7 +133,8 @@ else
     "$CLI" recover -q "$T/mnt/s.$pid" -o "$T/fit.pb.gz" || fail "recover from the full tmpfs: status $?"
     "$PROG" check "$T/rec4" "$(cumof "$T/fit.pb.gz" inuse_space)" "$(cumof "$T/fit.pb.gz" inuse_objects)" \
         >"$T/check" || { fail "full tmpfs: totals"; show "$T/check"; }
-    umount "$T/mnt"
+    umount "$T/mnt" || fail "umount of the tmpfs"
+    trap 'rm -rf "$T"' EXIT INT TERM
 fi
 [ "$FAILS" -eq 0 ] && echo "spool_files: ok"
 exit $((FAILS > 0))
