@@ -274,7 +274,7 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
         hs_stacktab_record_labeled(pcs, (uint32_t)depth, t->labels, w, w * (double)n, &trackers);
     if (id >= 0 && (uint32_t)id >= known) {
         hs_modules_note(pcs, depth, id); /* a new stack: remember its libraries */
-        hs_spool_stack(id, pcs, depth);
+        hs_spool_maps(pcs, depth);
     }
     if (id < 0)
         id = hs_stacktab_record(&hs_overflow_pc, 1, w, w * (double)n);

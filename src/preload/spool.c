@@ -6,10 +6,11 @@
  * live slots. A slot is taken from a lock-free free list (a tagged index, so a stale pop
  * fails its compare-and-swap), its fields written, then its commit word with release
  * ordering; a free clears the commit word before the slot goes back on the list. Stacks
- * and mappings are appended under one leaf mutex (HS_RANK_SPOOL), which is taken only for
- * a new stack. What does not fit is counted in the header and said once; the process
- * goes on with its tables in memory. Never calls malloc but through the maps reader,
- * under the guard, for a new stack whose library was not yet listed.
+ * and mappings are appended under one mutex (HS_RANK_SPOOL), taken only for a new stack:
+ * its record is appended under the stack table's lock, before the stack's id is published,
+ * so no live sample can name a stack the spool does not hold yet. What does not fit is counted in
+ * the header and said once; the process goes on with its tables in memory. Never calls malloc but
+ * through the maps reader, under the guard, for a new stack whose library was not yet listed.
  */
 #define _GNU_SOURCE
 #include "spool.h"
@@ -206,15 +207,23 @@ void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth)
     if (id < 0 || !__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
         return;
     hs_lock(&spool_lock, HS_RANK_SPOOL);
+    spool_append_stack(id, pcs, depth);
+    __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
+    hs_unlock(&spool_lock, HS_RANK_SPOOL);
+}
+
+void hs_spool_maps(const uintptr_t *pcs, size_t depth)
+{
+    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+        return;
+    hs_lock(&spool_lock, HS_RANK_SPOOL);
     bool missing = false;
     for (size_t k = 0; k < depth && !missing; k++)
         missing = pcs[k] > 1 && !spool_covered(pcs[k] - 1);
     if (missing && sp.rereads < HS_SPOOL_REREADS) {
         sp.rereads++;
-        spool_read_maps(); /* a library loaded since: list it before its stack */
+        spool_read_maps(); /* a library loaded since the last read */
     }
-    spool_append_stack(id, pcs, depth);
-    __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
     hs_unlock(&spool_lock, HS_RANK_SPOOL);
 }
 
@@ -313,7 +322,8 @@ void hs_spool_open(void)
     hs_unlock(&spool_lock, HS_RANK_SPOOL);
     __atomic_store_n((uint64_t *)d->magic, *(const uint64_t *)HS_SPOOL_MAGIC, __ATOMIC_RELEASE);
     __atomic_store_n(&sp.on, 1, __ATOMIC_RELEASE);
-    /* The stacks interned before now (the program's constructors' samples). */
+    /* The stacks interned before now (the program's constructors' samples); one interned
+     * meanwhile may be appended twice, which the reader ignores. */
     for (uint32_t id = 0, n = hs_stacktab_count(); id < n; id++) {
         uint32_t depth = 0;
         const uintptr_t *pcs = hs_stacktab_pcs((int32_t)id, &depth);

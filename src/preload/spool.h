@@ -24,9 +24,13 @@ void hs_spool_open(void);
 uint32_t hs_spool_put(const hs_live_t *e);
 /* The sampled block of slot (hs_spool_put's answer) is freed: the slot is cleared. */
 void hs_spool_drop(uint32_t slot);
-/* Stack id was just interned: appends it (and any mapping its addresses need). Sampled
- * path, guard held, no lock held. */
+/* Stack id is being interned: appends it. Called by the stack table under its lock,
+ * before the id is published. Never allocates. */
 void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth);
+/* A new stack's addresses: lists the executable mappings of the process again when one of
+ * them lies in none listed (a library loaded since), at most 64 times. Sampled path,
+ * guard held, no lock held: the maps reader allocates. */
+void hs_spool_maps(const uintptr_t *pcs, size_t depth);
 
 /* Normal exit, after the exit profiles: removes the file unless HEAPSIFT_KEEP_SPOOL=1. The
  * mapping stays (other threads may still free sampled blocks). */

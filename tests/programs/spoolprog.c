@@ -35,9 +35,10 @@
 #define SLOTS 512
 
 typedef struct {
-    int64_t bytes, objects; /* done */
-    int64_t nalt;           /* 0: nothing under way */
-    int64_t alt[3][2];      /* the possible (bytes, objects) changes of the one under way */
+    int64_t done[2][2]; /* (bytes, objects) held, two copies: done[cur] is the current one */
+    int64_t cur;
+    int64_t nalt;      /* 0: nothing under way */
+    int64_t alt[3][2]; /* the possible (bytes, objects) changes of the one under way */
     int64_t pad[2];
 } rec_t;
 
@@ -47,6 +48,16 @@ static long millis;
 static void set(int64_t *p, int64_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+
+/* Adds (b, o) to what the thread holds: written into the other copy, then made current
+ * with one store, so a kill never finds one of the two counted and not the other. */
+static void add(rec_t *r, int64_t b, int64_t o)
+{
+    int64_t k = !r->cur;
+    set(&r->done[k][0], r->done[r->cur][0] + b);
+    set(&r->done[k][1], r->done[r->cur][1] + o);
+    set(&r->cur, k);
 }
 
 SITE void *spool_site(size_t n)
@@ -82,8 +93,7 @@ SITE static void hog(rec_t *r, uint64_t *seed)
         if (!p)
             abort();
         memset(p, 2, n);
-        set(&r->bytes, r->bytes + (int64_t)n);
-        set(&r->objects, r->objects + 1);
+        add(r, (int64_t)n, 1);
         set(&r->nalt, 0);
     }
 }
@@ -99,8 +109,7 @@ SITE static void step(rec_t *r, void **blk, size_t *sz, uint64_t *seed)
         set(&r->nalt, 1);
         blk[k] = spool_site(n);
         sz[k] = n;
-        set(&r->bytes, r->bytes + (int64_t)n);
-        set(&r->objects, r->objects + 1);
+        add(r, (int64_t)n, 1);
     } else if (rnd(seed) % 4 == 0) {
         set(&r->alt[0][0], -(int64_t)sz[k]);
         set(&r->alt[0][1], -1);
@@ -110,7 +119,7 @@ SITE static void step(rec_t *r, void **blk, size_t *sz, uint64_t *seed)
         void *q = spool_grow(blk[k], n);
         if (!q)
             abort();
-        set(&r->bytes, r->bytes + (int64_t)n - (int64_t)sz[k]);
+        add(r, (int64_t)n - (int64_t)sz[k], 0);
         blk[k] = q;
         sz[k] = n;
     } else {
@@ -119,8 +128,7 @@ SITE static void step(rec_t *r, void **blk, size_t *sz, uint64_t *seed)
         set(&r->nalt, 1);
         free(blk[k]);
         blk[k] = NULL;
-        set(&r->bytes, r->bytes - (int64_t)sz[k]);
-        set(&r->objects, r->objects - 1);
+        add(r, -(int64_t)sz[k], -1);
     }
     set(&r->nalt, 0);
 }
@@ -193,8 +201,8 @@ static int check(const char *path, int64_t b, int64_t o)
     close(fd);
     int64_t db = 0, dob = 0, busy = 0;
     for (int i = 0; i < MAXT; i++) {
-        db += r[i].bytes;
-        dob += r[i].objects;
+        db += r[i].done[r[i].cur & 1][0];
+        dob += r[i].done[r[i].cur & 1][1];
         busy += r[i].nalt != 0;
     }
     int ok = fits(r, MAXT, b - db, o - dob);
