@@ -70,6 +70,8 @@ static bool rs_alive(const hs_spool_header_t *h)
     buf[n] = '\0';
     const char *p = strrchr(buf, ')');
     unsigned long long ticks = 0;
+    if (p && (p[1] != ' ' || p[2] == 'Z' || p[2] == 'X'))
+        return false; /* a zombie: killed, not reaped yet */
     /* Field 22 (starttime), the 20th after the command's closing parenthesis. */
     for (int k = 0; p && k < 20; k++)
         p = strchr(p + 1, ' ');

@@ -50,7 +50,7 @@ static struct {
     uint64_t cover[HS_SPOOL_COVER][2];
     uint32_t ncover;
     int rereads;
-    char path[4096];
+    char path[4096], tmp[4200];
 } sp;
 
 static pthread_mutex_t spool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -252,57 +252,50 @@ static void spool_layout(hs_spool_header_t *h, uint64_t size)
     h->live_cap = (size - h->live_off) / sizeof(hs_spool_live_t);
 }
 
-/* Creates, reserves and maps the file. Returns the mapping or NULL (errno set, *what
- * naming the step). */
-static void *spool_map_file(uint64_t size, const char **what)
+/* Creates, reserves and maps the file, under a temporary name of this process's (renamed
+ * into place once it holds its header: a process still writing a spool of the same name
+ * keeps its own file, where truncating it would give that process SIGBUS). Returns the
+ * mapping, or NULL with *what naming the failed step and *err its errno. */
+static void *spool_map_file(uint64_t size, const char **what, int *err)
 {
-    int fd = hs_fd_open(sp.path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    int fd = hs_fd_open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
     void *p = MAP_FAILED;
-    int err = 0;
+    *err = errno;
     if (fd < 0) {
         *what = "cannot create it";
         return NULL;
     }
     if (hs_fd_fallocate(fd, 0, (off_t)size) != 0) {
         *what = "cannot reserve its space";
-        err = errno;
+        *err = errno;
     } else if ((p = hs_fd_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
         *what = "cannot map it";
-        err = errno;
+        *err = errno;
     }
     hs_fd_close(fd);
     if (p == MAP_FAILED) {
-        unlink(sp.path);
-        errno = err;
+        unlink(sp.tmp);
         return NULL;
     }
     return p;
 }
 
-void hs_spool_open(void)
+/* Says once why there is no spool, and undoes what was done. */
+static void spool_give_up(void *base, uint64_t size, const char *what, int err)
 {
-    if (!hs_opt.spool)
-        return;
-    hs_outpath_expand(hs_opt.spool, "heap", 0, true, false, sp.path, sizeof(sp.path));
-    uint64_t size = hs_opt.spool_size;
-    const char *what = "";
-    uint8_t *base = spool_map_file(size, &what);
+    hs_log("spool %s: %s (%s); profiles stay in memory only", sp.path, what, strerror(err));
+    if (base) {
+        munmap(base, size);
+        unlink(sp.tmp);
+    }
+}
+
+/* The fixed header of a spool of size bytes, written at base but for its magic. */
+static void spool_write_header(uint8_t *base, uint64_t size)
+{
     hs_spool_header_t h;
     memset(&h, 0, sizeof(h));
     spool_layout(&h, size);
-    sp.next = base ? mmap(NULL, h.live_cap * 4, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-                   : NULL;
-    if (!base || sp.next == MAP_FAILED) {
-        hs_log("spool %s: %s (%s); profiles stay in memory only", sp.path,
-               base ? "no memory for its free list" : what, strerror(errno));
-        if (base) {
-            munmap(base, size);
-            unlink(sp.path);
-        }
-        return;
-    }
-    hs_spool_header_t *d = (hs_spool_header_t *)base;
     memcpy(h.magic, HS_SPOOL_MAGIC, 8);
     h.version = HS_SPOOL_VERSION;
     h.header_size = HS_SPOOL_HEADER_SIZE;
@@ -312,15 +305,36 @@ void hs_spool_open(void)
     h.check = hs_spool_header_sum(&h);
     spool_cmdline(&h);
     memcpy(base + 8, (char *)&h + 8, sizeof(h) - 8);
-    sp.h = d;
+    sp.h = (hs_spool_header_t *)base;
     sp.maps = (hs_spool_map_t *)(base + h.maps_off);
     sp.stacks = base + h.stacks_off;
     sp.live = (hs_spool_live_t *)(base + h.live_off);
+}
+
+void hs_spool_open(void)
+{
+    const char *what = "";
+    int err = 0;
+    if (!hs_opt.spool)
+        return;
+    hs_outpath_expand(hs_opt.spool, "heap", 0, true, false, sp.path, sizeof(sp.path));
+    snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
+    uint64_t size = hs_opt.spool_size;
+    uint8_t *base = spool_map_file(size, &what, &err);
+    if (!base)
+        return spool_give_up(NULL, 0, what, err);
+    spool_write_header(base, size);
+    sp.next = mmap(NULL, sp.h->live_cap * 4, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (sp.next == MAP_FAILED)
+        return spool_give_up(base, size, "no memory for its free list", errno);
     sp.owner = getpid();
     hs_lock(&spool_lock, HS_RANK_SPOOL);
     spool_read_maps();
     hs_unlock(&spool_lock, HS_RANK_SPOOL);
-    __atomic_store_n((uint64_t *)d->magic, *(const uint64_t *)HS_SPOOL_MAGIC, __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)sp.h->magic, *(const uint64_t *)HS_SPOOL_MAGIC, __ATOMIC_RELEASE);
+    if (rename(sp.tmp, sp.path) != 0)
+        return spool_give_up(base, size, "cannot give it its name", errno);
     __atomic_store_n(&sp.on, 1, __ATOMIC_RELEASE);
     /* The stacks interned before now (the program's constructors' samples); one interned
      * meanwhile may be appended twice, which the reader ignores. */
@@ -331,7 +345,7 @@ void hs_spool_open(void)
             hs_spool_stack((int32_t)id, pcs, depth);
     }
     if (hs_opt.verbose)
-        hs_log("spool: %s (%llu live slots)", sp.path, (unsigned long long)h.live_cap);
+        hs_log("spool: %s (%llu live slots)", sp.path, (unsigned long long)sp.h->live_cap);
 }
 
 void hs_spool_exit(void)
