@@ -9,6 +9,7 @@
 #include "fileio.h"
 #include "outfile.h"
 #include "read_spool.h"
+#include "readers.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -59,9 +60,13 @@ static int rc_read(const char *path, bool quiet, hs_profile_t **out)
     } else {
         int64_t mt =
             stat(path, &st) == 0 ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec : 0;
-        rc = hs_spool_parse(file.data, file.len, mt, quiet, out, err, sizeof(err));
+        rc = hs_spool_parse(file.data, file.len, mt, out, err, sizeof(err));
         if (rc != 0)
             hs_cli_error("%s: %s", path, err);
+        else if (hs_profile_symbolize(*out, quiet) < 0) {
+            hs_cli_error("%s: symbolizing: %s", path, strerror(ENOMEM));
+            rc = -ENOMEM;
+        }
         rc = rc == 0 ? 0 : rc == -EINVAL ? 2 : 3;
     }
     hs_buf_free(&file);

@@ -1,15 +1,14 @@
 /*
  * The spool reader (read_spool.h): a spool file (spool_fmt.h) as a heap profile, its
- * frames named offline from the files its mappings name (build ids checked, as
- * `heapsift symbolize` does). A record whose commit word is 0 was being written or was
- * freed and is skipped; one whose word does not match its fields is damage, and the
- * whole file is refused with what was wrong and where, unless the process still runs
- * (then a record may be mid-write as it is read: it is skipped and counted). Used by
- * readers.c for every reader verb, and by `heapsift recover`.
+ * frames unnamed: the views, `heapsift web` and `heapsift recover` name them from the
+ * files its mappings name (hs_profile_symbolize, build ids checked). A record whose commit word is
+ * 0 was being written or was freed and is skipped; one whose word does not match its fields is
+ * damage, and the whole file is refused with what was wrong and where, unless the process still
+ * runs (then a record may be mid-write as it is read: it is skipped and counted). Used by readers.c
+ * for every reader verb, and by `heapsift recover`.
  */
 #define _GNU_SOURCE
 #include "read_spool.h"
-#include "readers.h"
 #include "spool_fmt.h"
 
 #include <errno.h>
@@ -21,6 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+#define RS_MAX_STACK_ID (1 << 24) /* HEAPSIFT_MAX_STACKS' bound */
 
 typedef struct {
     const uint8_t *d;
@@ -85,6 +86,12 @@ static bool rs_alive(const hs_spool_header_t *h)
     return started <= (double)h->start_ns / 1e9 + 2.0;
 }
 
+/* Whether n records of size bytes from off end at or before end, without overflow. */
+static bool rs_region(uint64_t off, uint64_t n, uint64_t size, uint64_t end)
+{
+    return off <= end && n <= (end - off) / size;
+}
+
 static int rs_header(rs_ctx_t *c)
 {
     if (c->len < sizeof(hs_spool_header_t))
@@ -100,9 +107,11 @@ static int rs_header(rs_ctx_t *c)
     if (c->len < h->file_size)
         return rs_fail(c, "truncated: %zu bytes of the %" PRIu64 " the spool was made with", c->len,
                        h->file_size);
-    if (h->maps_off + h->maps_cap * sizeof(hs_spool_map_t) > h->stacks_off ||
-        h->stacks_off + h->stacks_cap > h->live_off ||
-        h->live_off + h->live_cap * sizeof(hs_spool_live_t) > h->file_size ||
+    if (!rs_region(h->maps_off, h->maps_cap, sizeof(hs_spool_map_t), h->stacks_off) ||
+        !rs_region(h->stacks_off, h->stacks_cap, 1, h->live_off) ||
+        !rs_region(h->live_off, h->live_cap, sizeof(hs_spool_live_t), h->file_size) ||
+        h->maps_off < sizeof(*h) ||
+        (h->maps_off | h->stacks_off | h->stacks_cap | h->live_off) % 8 ||
         h->maps_used > h->maps_cap || h->stacks_used > h->stacks_cap)
         return rs_fail(c, "corrupted: the header's regions or counts are out of bounds");
     c->alive = !h->exit_ns && rs_alive(h);
@@ -143,7 +152,7 @@ static int rs_stacks(rs_ctx_t *c)
         const hs_spool_stack_t *s = (const hs_spool_stack_t *)(base + off);
         uint64_t bytes = sizeof(*s) + 8 * (uint64_t)s->depth;
         bool ok = s->commit != 0 && s->depth <= HS_SPOOL_STACK_MAX && s->id >= 0 &&
-                  off + bytes <= c->h.stacks_cap &&
+                  s->id < RS_MAX_STACK_ID && off + bytes <= c->h.stacks_cap &&
                   s->commit == hs_spool_stack_sum(s, (const uint64_t *)(s + 1));
         if (!ok) {
             if (off < c->h.stacks_used && !c->alive)
@@ -328,8 +337,8 @@ static void rs_comments(rs_ctx_t *c, int64_t mtime_ns)
     }
 }
 
-int hs_spool_parse(const uint8_t *d, size_t len, int64_t mtime_ns, bool quiet, hs_profile_t **out,
-                   char *err, size_t errlen)
+int hs_spool_parse(const uint8_t *d, size_t len, int64_t mtime_ns, hs_profile_t **out, char *err,
+                   size_t errlen)
 {
     rs_ctx_t c = {.d = d, .len = len, .err = err, .errlen = errlen};
     *out = NULL;
@@ -344,11 +353,8 @@ int hs_spool_parse(const uint8_t *d, size_t len, int64_t mtime_ns, bool quiet, h
         rc = rs_live(&c);
     if (rc == 0)
         rc = rs_samples(&c);
-    if (rc == 0) {
+    if (rc == 0)
         rs_comments(&c, mtime_ns);
-        if (hs_profile_symbolize(c.p, quiet) < 0)
-            rc = -ENOMEM;
-    }
     if (rc == -ENOMEM)
         snprintf(err, errlen, "%s", strerror(ENOMEM));
     free(c.stacks);

@@ -136,7 +136,7 @@ int hs_profile_parse_any(const uint8_t *data, size_t len, hs_profile_t **out, ch
     hs_buf_t raw = HS_BUF_INIT;
     *out = NULL;
     if (hs_spool_detect(data, len))
-        return hs_spool_parse(data, len, 0, true, out, err, errlen);
+        return hs_spool_parse(data, len, 0, out, err, errlen);
     int rc = hs_gunzip_auto(data, len, &raw, err, errlen);
     if (rc)
         goto out;
@@ -174,7 +174,7 @@ int hs_profile_read_any(const char *path, hs_profile_t **out, char *err, size_t 
         rc = hs_spool_parse(
             file.data, file.len,
             stat(path, &st) == 0 ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec : 0,
-            false, out, err, errlen);
+            out, err, errlen);
     else
         rc = hs_profile_parse_any(file.data, file.len, out, err, errlen);
     hs_buf_free(&file);
