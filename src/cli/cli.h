@@ -21,6 +21,7 @@ int hs_cmd_diff(int argc, char **argv);
 int hs_cmd_convert(int argc, char **argv);
 int hs_cmd_merge(int argc, char **argv);
 int hs_cmd_symbolize(int argc, char **argv);
+int hs_cmd_recover(int argc, char **argv);
 int hs_cmd_stats(int argc, char **argv);
 int hs_cmd_web(int argc, char **argv);
 int hs_cmd_suspects(int argc, char **argv);

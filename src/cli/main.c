@@ -30,6 +30,7 @@ static const hs_verb_t verbs[] = {
     {"convert", hs_cmd_convert, "convert between pprof, collapsed and legacy formats"},
     {"merge", hs_cmd_merge, "merge several profiles into one"},
     {"symbolize", hs_cmd_symbolize, "fill in names and lines from the binaries"},
+    {"recover", hs_cmd_recover, "the profile a killed process left in its spool"},
     {"stats", hs_cmd_stats, "where the RSS went: heap, allocator, profiler, the rest"},
     {"suspects", hs_cmd_suspects, "leak suspects: stacks whose live bytes keep growing"},
     {"check", hs_cmd_check, "CI assertions on a profile (budgets, growth)"},

@@ -56,6 +56,9 @@ static const run_opt_t run_opts[] = {
     {"http", 0, "HEAPSIFT_HTTP", NULL, "serve /debug/pprof/ on HOST:PORT (:0 any port)"},
     {"http-portfile", 0, "HEAPSIFT_HTTP_PORTFILE", NULL, "write the endpoint's port here (%p)"},
     {"http-token", 0, "HEAPSIFT_HTTP_TOKEN", NULL, "token the control POSTs require"},
+    {"spool", 0, "HEAPSIFT_SPOOL", NULL, "keep the live set in this file (%p) for recover"},
+    {"spool-size", 0, "HEAPSIFT_SPOOL_SIZE", NULL, "bound on the spool file (default 16M)"},
+    {"keep-spool", 0, "HEAPSIFT_KEEP_SPOOL", "1", "keep the spool at a normal exit"},
 };
 #define RUN_NOPTS (sizeof(run_opts) / sizeof(run_opts[0]))
 
@@ -126,7 +129,7 @@ static void run_set_preload(const char *lib)
 static int run_set_path(const char *env, const char *value)
 {
     static const char *const paths[] = {"HEAPSIFT_OUT", "HEAPSIFT_HTTP_PORTFILE",
-                                        "HEAPSIFT_SUPPRESSIONS"};
+                                        "HEAPSIFT_SUPPRESSIONS", "HEAPSIFT_SPOOL"};
     bool path = false;
     for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++)
         path = path || strcmp(env, paths[k]) == 0;

@@ -33,7 +33,8 @@ const char hs_viewopts_help[] =
 
 bool hs_view_profile_name(const char *n)
 {
-    static const char *const suffixes[] = {".pb.gz", ".pb", ".pprof", ".prof", ".heap", ".gz"};
+    static const char *const suffixes[] = {".pb.gz", ".pb", ".pprof", ".prof",
+                                           ".heap",  ".gz", ".spool"};
     size_t len = strlen(n);
     if (n[0] == '.' || strstr(n, ".tmp."))
         return false;

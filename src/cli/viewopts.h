@@ -48,8 +48,9 @@ typedef struct {
 /* The option lines every view's --help shows. */
 extern const char hs_viewopts_help[];
 
-/* Whether a directory entry's name is a profile's (.pb.gz, .pb, .pprof, .prof, .heap, .gz),
- * neither a dot file nor a half-written ".tmp." one: what suspects and web read of a DIR. */
+/* Whether a directory entry's name is a profile's (.pb.gz, .pb, .pprof, .prof, .heap, .gz,
+ * or .spool: a HEAPSIFT_SPOOL spool), neither a dot file nor a half-written ".tmp." one:
+ * what suspects and web read of a DIR. */
 bool hs_view_profile_name(const char *name);
 
 /* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i past it;

@@ -77,6 +77,11 @@ void *hs_fd_mmap(size_t len, int prot, int flags, int fd, off_t off)
     return r == -1 ? MAP_FAILED : (void *)r;
 }
 
+int hs_fd_fallocate(int fd, off_t off, off_t len)
+{
+    return (int)fdio_call(SYS_fallocate, fd, 0, (long)off, (long)len, 0, 0);
+}
+
 int hs_fd_link(int fd, const char *path)
 {
     /* thread-self: the thread making the call, whose table holds fd. */

@@ -42,6 +42,9 @@ int hs_fd_fstat(int fd, struct stat *st);
 long hs_fd_getdents(int fd, void *buf, size_t n);
 /* mmap of fd (the mapping is the process's; only the descriptor lives elsewhere). */
 void *hs_fd_mmap(size_t len, int prot, int flags, int fd, off_t off);
+/* fallocate(fd, 0, off, len): reserves the blocks, so writes through a shared mapping of
+ * them cannot meet a full disk. 0 or -1 with errno. */
+int hs_fd_fallocate(int fd, off_t off, off_t len);
 /* Gives the unnamed file fd (O_TMPFILE) the name path: 0 or -1 with errno. */
 int hs_fd_link(int fd, const char *path);
 

@@ -5,17 +5,20 @@
  * else pprof protobuf. A profile of another kind (CPU, contention, goroutine or thread
  * creation; protobuf, gperftools' binary CPU form or legacy text) is named and refused;
  * other text gets a message saying what was expected rather than a protobuf decoding
- * error. The file reader warns on stderr of lines a text reader skipped.
+ * error. A spool (HEAPSIFT_SPOOL, read_spool.c) is recognised by its magic and read as
+ * the profile it holds. The file reader warns on stderr of lines a text reader skipped.
  */
 #include "readers.h"
 #include "buf.h"
 #include "pprof.h"
 #include "read_legacy.h"
+#include "read_spool.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* True when the first bytes are printable text: no protobuf profile starts that way
  * (its first byte is a field key, 0x0a for sample_type, and a length follows). */
@@ -132,6 +135,8 @@ int hs_profile_parse_any(const uint8_t *data, size_t len, hs_profile_t **out, ch
 {
     hs_buf_t raw = HS_BUF_INIT;
     *out = NULL;
+    if (hs_spool_detect(data, len))
+        return hs_spool_parse(data, len, 0, out, err, errlen);
     int rc = hs_gunzip_auto(data, len, &raw, err, errlen);
     if (rc)
         goto out;
@@ -164,7 +169,14 @@ int hs_profile_read_any(const char *path, hs_profile_t **out, char *err, size_t 
         snprintf(err, errlen, "%s", strerror(-rc));
         return rc;
     }
-    rc = hs_profile_parse_any(file.data, file.len, out, err, errlen);
+    struct stat st;
+    if (hs_spool_detect(file.data, file.len))
+        rc = hs_spool_parse(
+            file.data, file.len,
+            stat(path, &st) == 0 ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec : 0,
+            out, err, errlen);
+    else
+        rc = hs_profile_parse_any(file.data, file.len, out, err, errlen);
     hs_buf_free(&file);
     if (rc == 0 && (*out)->nskipped)
         fprintf(stderr,

@@ -148,6 +148,9 @@ static int attach_first(char *msg, size_t msglen)
         return -EINVAL;
     }
     attach_stamp();
+    if (hs_opt.spool) /* its set-up reads files and allocates: not with threads stopped */
+        hs_log("HEAPSIFT_SPOOL (--spool) is not supported by heapsift attach yet: no spool is "
+               "kept");
     hs_reach_detect();
     hs_termsig_install();
     hs_triggers_start();

@@ -27,6 +27,9 @@
  *   HS_RANK_MODULES    modules.c     module list, a leaf: noting a new stack's libraries
  *   HS_RANK_SYMCACHE   symcache.c    symbol cache, held while a dump changes it (its own
  *                                    mallocs and file reads under it)
+ *   HS_RANK_SPOOL      spool.c       appending a new stack to the spool (under the stack
+ *                                    table's lock), or its mappings (under no other: the
+ *                                    maps reader allocates and reads files)
  *   HS_RANK_IOTHREAD   iothread.c    one call in the I/O thread, a leaf: any file
  *                                    operation may take it, under any other lock
  * The stack is captured before any lock; no lock is held while calling the real
@@ -127,6 +130,7 @@ enum {
     HS_RANK_LABELS,
     HS_RANK_MODULES,
     HS_RANK_SYMCACHE,
+    HS_RANK_SPOOL,
     HS_RANK_IOTHREAD,
 };
 

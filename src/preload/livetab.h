@@ -22,6 +22,7 @@ typedef struct {
     int64_t t;     /* allocation time, a hs_lifetime_now reading (lifetimes.h) */
     int32_t stack_id;
     uint32_t trackers; /* trackers that counted this sample (trackers.h) */
+    uint32_t spool;    /* its slot in the spool (spool.h), 1-based; 0 = none */
 } hs_live_t;
 
 /* Lock-free: false means p is certainly not in the table (nor a bootstrap block). */

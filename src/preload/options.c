@@ -307,6 +307,11 @@ int hs_options_load(void)
          NULL},
         {"HEAPSIFT_HTTP_PORTFILE", HS_OPT_STR, NULL, 0, 0, OPT_DST(http_portfile), "a path", NULL},
         {"HEAPSIFT_HTTP_TOKEN", HS_OPT_STR, NULL, 0, 0, OPT_DST(http_token), "a token", NULL},
+        {"HEAPSIFT_SPOOL", HS_OPT_STR, NULL, 0, 0, OPT_DST(spool), "a path pattern (%p: the pid)",
+         NULL},
+        {"HEAPSIFT_SPOOL_SIZE", HS_OPT_BYTES, "16M", 1u << 20, 1ull << 36, OPT_DST(spool_size),
+         "bytes, 1M to 64G, e.g. 16M", NULL},
+        {"HEAPSIFT_KEEP_SPOOL", HS_OPT_BOOL, "0", 0, 0, OPT_DST(keep_spool), "0 or 1", NULL},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {

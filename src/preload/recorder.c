@@ -26,6 +26,7 @@
 #include "lifetimes.h"
 #include "livetab.h"
 #include "modules.h"
+#include "spool.h"
 #include "stacktab.h"
 #include "symcache.h"
 #include "trackers.h"
@@ -123,6 +124,7 @@ static void recorder_fork_child(void)
     hs_stacktab_unlock();
     hs_trackers_unlock();
     hs_reach_fork_release();
+    hs_spool_after_fork_child();
     hs_dump_after_fork();
     hs_orphan_after_fork();
     hs_iothread_after_fork();
@@ -249,9 +251,12 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n)
 }
 
 /* Inserts live entry e and adds it to the live estimate and its trackers. */
-static void recorder_insert(const hs_live_t *e)
+static void recorder_insert(const hs_live_t *old)
 {
+    hs_live_t c = *old, *e = &c;
+    c.spool = hs_spool_put(e); /* in the spool before the program can see the block */
     if (hs_livetab_insert(e) != 0) {
+        hs_spool_drop(c.spool);
         hs_log_once(hs_insert_failed, "live table full: some live samples are not tracked");
         return;
     }
@@ -271,8 +276,10 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     uint32_t known = hs_stacktab_count();
     int32_t id =
         hs_stacktab_record_labeled(pcs, (uint32_t)depth, t->labels, w, w * (double)n, &trackers);
-    if (id >= 0 && (uint32_t)id >= known)
+    if (id >= 0 && (uint32_t)id >= known) {
         hs_modules_note(pcs, depth, id); /* a new stack: remember its libraries */
+        hs_spool_maps(pcs, depth);
+    }
     if (id < 0)
         id = hs_stacktab_record(&hs_overflow_pc, 1, w, w * (double)n);
     if (id >= 0) {
@@ -288,6 +295,7 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
  * trackers. */
 static void recorder_forgotten(const hs_live_t *e)
 {
+    hs_spool_drop(e->spool);
     hs_live_add(-(int64_t)(e->weight * (double)e->size));
     hs_trackers_removed(e);
 }
@@ -331,6 +339,7 @@ __attribute__((constructor)) static void recorder_ctor(void)
          * then has no thread of heapsift's unless a trigger needs one. */
         hs_iothread_hold();
         hs_reach_detect();
+        hs_spool_open();
         hs_termsig_install();
         hs_triggers_start();
         hs_iothread_release();
@@ -373,6 +382,7 @@ void hs_exit_dumps(void)
         if (hs_opt.peak)
             hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);
     }
+    hs_spool_exit();
     __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
     syscall(SYS_futex, &finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }

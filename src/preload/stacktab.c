@@ -22,6 +22,7 @@
  * once some stack has one (tracked).
  */
 #include "debugcheck.h"
+#include "spool.h"
 #include "stacktab.h"
 #include "core.h"
 #include "trackers.h"
@@ -221,6 +222,7 @@ static int32_t hs_stacktab_find_or_add(uint64_t h, const uintptr_t *pcs, uint32_
         hs_st.counts[(size_t)k * hs_st.max + id] = (hs_stcount_t){0, 0};
     memcpy(hs_st.arena + e->off, pcs, depth * sizeof(*pcs));
     __atomic_store_n(&hs_st.arena_used, hs_st.arena_used + depth, __ATOMIC_RELAXED);
+    hs_spool_stack((int32_t)id, pcs, depth); /* before any sample can name it */
     /* Publishes the entry and its PCs: to probes by the slot, to readers by the count. */
     hs_stslot_t *s = &hs_st.slots[i];
     s->depth = depth;

@@ -1,0 +1,111 @@
+/*
+ * The spool's file layout (docs/postmortem.md), shared by the library that writes it
+ * (src/preload/spool.c) and the reader that turns it into a profile (read_spool.c). All
+ * fields are little-endian machine words of the writing process (x86-64, aarch64). Every
+ * record carries a commit word, a checksum of its fields that is never 0, stored last
+ * with release ordering: a reader takes a record whose commit word matches its fields,
+ * and skips one whose word is 0 (being written, or freed) or does not match (torn, or
+ * damaged). Header-only.
+ */
+#ifndef HS_SPOOL_FMT_H
+#define HS_SPOOL_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HS_SPOOL_MAGIC "HSSPOOL1" /* 8 bytes, no NUL */
+#define HS_SPOOL_VERSION 1u
+#define HS_SPOOL_HEADER_SIZE 4096u
+#define HS_SPOOL_CMDLINE 2048u
+#define HS_SPOOL_MAP_PATH 432u
+#define HS_SPOOL_STACK_MAX 256u /* frames: HEAPSIFT_DEPTH's bound */
+
+/* The fixed part, written once at start; check covers every field before it. */
+typedef struct {
+    char magic[8];
+    uint32_t version, header_size;
+    uint64_t file_size;
+    uint64_t pid;
+    int64_t start_ns; /* CLOCK_REALTIME at start */
+    uint64_t rate;
+    uint64_t maps_off, maps_cap;     /* mapping records, hs_spool_map_t each */
+    uint64_t stacks_off, stacks_cap; /* bytes of stack records */
+    uint64_t live_off, live_cap;     /* live slots, hs_spool_live_t each */
+    uint64_t check;
+    /* Written as the process runs (each a word, atomically), not covered by check. */
+    uint64_t maps_used;    /* records appended */
+    uint64_t stacks_used;  /* bytes appended */
+    uint64_t live_used;    /* slots ever handed out: the reader scans [0, live_used) */
+    uint64_t live_dropped; /* samples that found no free slot (the spool was full) */
+    uint64_t stacks_dropped;
+    int64_t last_ns; /* CLOCK_REALTIME of the last stack or mapping appended */
+    int64_t exit_ns; /* CLOCK_REALTIME of a normal exit (HEAPSIFT_KEEP_SPOOL=1); 0 = none */
+    uint64_t cmdline_len;
+    char cmdline[HS_SPOOL_CMDLINE]; /* argv, NUL-separated, cut at the bound */
+} hs_spool_header_t;
+
+typedef struct {
+    uint64_t commit;
+    uint64_t start, limit, offset;
+    char build_id[48]; /* lowercase hex, NUL-terminated */
+    char path[HS_SPOOL_MAP_PATH];
+} hs_spool_map_t;
+
+/* A stack record: this, then depth words of return addresses (innermost first). Records
+ * are appended one at a time under a lock, so only the last one can be torn. */
+typedef struct {
+    uint64_t commit;
+    int32_t id;
+    uint32_t depth;
+} hs_spool_stack_t;
+
+typedef struct {
+    uint64_t commit; /* 0: free or being written */
+    uint64_t addr, size;
+    double weight;
+    int32_t stack_id;
+    uint32_t pad;
+} hs_spool_live_t;
+
+/* The commit word of words[0..n): a 64-bit mix of them and a salt per record kind, never
+ * 0. */
+static inline uint64_t hs_spool_sum(uint64_t salt, const uint64_t *w, size_t n)
+{
+    uint64_t h = salt ^ 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= w[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h ? h : 1;
+}
+
+#define HS_SPOOL_SALT_HEADER 0x68647231ull
+#define HS_SPOOL_SALT_MAP 0x6d617031ull
+#define HS_SPOOL_SALT_STACK 0x73746b31ull
+#define HS_SPOOL_SALT_LIVE 0x6c697631ull
+
+/* The commit words of each record kind, over the words that follow the commit word. */
+static inline uint64_t hs_spool_header_sum(const hs_spool_header_t *h)
+{
+    return hs_spool_sum(HS_SPOOL_SALT_HEADER, (const uint64_t *)h,
+                        offsetof(hs_spool_header_t, check) / 8);
+}
+
+static inline uint64_t hs_spool_map_sum(const hs_spool_map_t *m)
+{
+    return hs_spool_sum(HS_SPOOL_SALT_MAP, (const uint64_t *)m + 1, sizeof(*m) / 8 - 1);
+}
+
+static inline uint64_t hs_spool_stack_sum(const hs_spool_stack_t *s, const uint64_t *pcs)
+{
+    uint64_t idw = (uint64_t)(uint32_t)s->id | (uint64_t)s->depth << 32;
+    return hs_spool_sum(HS_SPOOL_SALT_STACK ^ idw, pcs, s->depth);
+}
+
+static inline uint64_t hs_spool_live_sum(const hs_spool_live_t *l)
+{
+    return hs_spool_sum(HS_SPOOL_SALT_LIVE, (const uint64_t *)l + 1, sizeof(*l) / 8 - 1);
+}
+
+#endif

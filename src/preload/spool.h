@@ -1,0 +1,41 @@
+/*
+ * The spool (spool.c; docs/postmortem.md): with HEAPSIFT_SPOOL set, the live samples, the
+ * stacks they name and the executable mappings are mirrored into a file-backed shared
+ * mapping, so a process killed without warning (SIGKILL, the OOM killer) leaves a file
+ * `heapsift recover` turns into a profile. Called on the sampled path and at the free of
+ * a sampled block only; every function is a no-op returning at once when no spool is
+ * open.
+ */
+#ifndef HS_SPOOL_H
+#define HS_SPOOL_H
+
+#include "livetab.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Opens the spool HEAPSIFT_SPOOL names (from the constructor, before the program runs;
+ * never from inside an allocation). On any failure it says so once and the process goes
+ * on with its tables in memory only. */
+void hs_spool_open(void);
+
+/* A new live sample e: its slot (1-based, kept in e->spool), or 0 when there is no spool
+ * or it is full. Sampled path, guard held, no lock held. */
+uint32_t hs_spool_put(const hs_live_t *e);
+/* The sampled block of slot (hs_spool_put's answer) is freed: the slot is cleared. */
+void hs_spool_drop(uint32_t slot);
+/* Stack id is being interned: appends it. Called by the stack table under its lock,
+ * before the id is published. Never allocates. */
+void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth);
+/* A new stack's addresses: lists the executable mappings of the process again when one of
+ * them lies in none listed (a library loaded since), at most 64 times. Sampled path,
+ * guard held, no lock held: the maps reader allocates. */
+void hs_spool_maps(const uintptr_t *pcs, size_t depth);
+
+/* Normal exit, after the exit profiles: removes the file unless HEAPSIFT_KEEP_SPOOL=1. The
+ * mapping stays (other threads may still free sampled blocks). */
+void hs_spool_exit(void);
+/* A forked child writes nothing into its parent's spool. */
+void hs_spool_after_fork_child(void);
+
+#endif
