@@ -17,6 +17,7 @@ int hs_cmd_peek(int argc, char **argv);
 int hs_cmd_tree(int argc, char **argv);
 int hs_cmd_collapsed(int argc, char **argv);
 int hs_cmd_flamegraph(int argc, char **argv);
+int hs_cmd_graph(int argc, char **argv);
 int hs_cmd_diff(int argc, char **argv);
 int hs_cmd_convert(int argc, char **argv);
 int hs_cmd_merge(int argc, char **argv);

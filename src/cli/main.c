@@ -26,6 +26,7 @@ static const hs_verb_t verbs[] = {
     {"tree", hs_cmd_tree, "the call tree with values"},
     {"collapsed", hs_cmd_collapsed, "folded stacks (a;b;c N) for flamegraph.pl and speedscope"},
     {"flamegraph", hs_cmd_flamegraph, "a self-contained interactive SVG flame graph"},
+    {"graph", hs_cmd_graph, "the call graph as DOT or SVG, like `go tool pprof -dot`/`-svg`"},
     {"diff", hs_cmd_diff, "what grew and shrank between two profiles, beyond noise"},
     {"convert", hs_cmd_convert, "convert between pprof, collapsed and legacy formats"},
     {"merge", hs_cmd_merge, "merge several profiles into one"},
