@@ -15,6 +15,7 @@ int hs_cmd_top(int argc, char **argv);
 int hs_cmd_traces(int argc, char **argv);
 int hs_cmd_peek(int argc, char **argv);
 int hs_cmd_tree(int argc, char **argv);
+int hs_cmd_list(int argc, char **argv);
 int hs_cmd_collapsed(int argc, char **argv);
 int hs_cmd_flamegraph(int argc, char **argv);
 int hs_cmd_graph(int argc, char **argv);

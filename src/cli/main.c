@@ -23,6 +23,7 @@ static const hs_verb_t verbs[] = {
     {"top", hs_cmd_top, "flat and cumulative use by function, like `go tool pprof -top`"},
     {"traces", hs_cmd_traces, "every stack with its values, like `pprof -traces`"},
     {"peek", hs_cmd_peek, "callers and callees of matching functions, like `pprof -peek`"},
+    {"list", hs_cmd_list, "source lines of matching functions with values, like `pprof -list`"},
     {"tree", hs_cmd_tree, "the call tree with values"},
     {"collapsed", hs_cmd_collapsed, "folded stacks (a;b;c N) for flamegraph.pl and speedscope"},
     {"flamegraph", hs_cmd_flamegraph, "a self-contained interactive SVG flame graph"},

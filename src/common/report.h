@@ -41,6 +41,9 @@ typedef struct {
      * [KEY=]VALUE, LO:, :HI, LO:HI with units (1ms, 64kb) on numeric labels. */
     const char *tagfocus, *tagignore;
     bool trim_paths; /* pprof's trimPath on file names (its graph reports do it) */
+    /* pprof's ObjNames (its -list and -raw): every node keeps its mapping file and its
+     * function's start line, not only unnamed ones. */
+    bool obj_names;
     /* Every comment in the header; else heapsift's accounting lines (exact:, rss:, maps:
      * ...: heapsift stats' material) are left out of it. */
     bool all_comments;
