@@ -2,10 +2,10 @@
  * `heapsift graph [-o OUT.svg|OUT.dot] [--base BASE] FILE`: the call graph as
  * `go tool pprof -dot` and `-svg` draw it (the graph and its DOT text come from
  * src/common/report_dot.c). DOT is written by heapsift itself; SVG is Graphviz's layout of
- * that text, made by running its `dot -Tsvg` program (scripts/setup.sh installs it), since
- * heapsift carries no layout engine of its own. With --base, the values are FILE minus
- * BASE and the nodes are coloured by heapsift diff's verdict on their cum.
- * Exit codes: 0, 1 usage, 2 bad input, 3 I/O (also: dot is missing or failed).
+ * that text, made by running its `dot -Tsvg` program (scripts/setup.sh installs it); with
+ * --layout heapsift, heapsift's own plainer drawing (report_graphsvg.c). With --base, the values
+ * are FILE minus BASE and the nodes are coloured by heapsift diff's verdict on their cum. Exit
+ * codes: 0, 1 usage, 2 bad input, 3 I/O (also: dot is missing or failed).
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -35,6 +35,9 @@ static void graph_usage(FILE *f)
                "\n"
                "  -o FILE             write to FILE: SVG when it ends in .svg, else DOT\n"
                "  --svg               write SVG on standard output\n"
+               "  --layout L          how SVG is laid out: dot (Graphviz, the default) or\n"
+               "                      heapsift (its own plainer layered drawing, no Graphviz:\n"
+               "                      what the endpoint's ?display=svg serves)\n"
                "  --base BASE         FILE minus BASE; nodes red when their cum grew beyond\n"
                "                      sampling noise, green when it shrank, grey otherwise\n"
                "                      (heapsift diff's verdict)\n"
@@ -48,6 +51,7 @@ static void graph_usage(FILE *f)
 typedef struct {
     hs_graph_opts_t g;
     bool svg;
+    bool own_layout; /* --layout heapsift: report_graphsvg.c's drawing, no Graphviz */
 } graph_args_t;
 
 static int graph_number(const char *opt, const char *v, double *d, long *n)
@@ -76,7 +80,13 @@ static int graph_own_options(int *argc, char **argv, graph_args_t *a)
         int rc = HS_VIEW_CONTINUE;
         if (strcmp(argv[i], "--svg") == 0)
             a->svg = true;
-        else if ((v = hs_view_optval(*argc, argv, &i, "--nodecount", &missing)))
+        else if ((v = hs_view_optval(*argc, argv, &i, "--layout", &missing))) {
+            if (strcmp(v, "dot") != 0 && strcmp(v, "heapsift") != 0) {
+                hs_cli_error("graph: unknown layout '%s' (dot, heapsift)", v);
+                return 1;
+            }
+            a->own_layout = strcmp(v, "heapsift") == 0;
+        } else if ((v = hs_view_optval(*argc, argv, &i, "--nodecount", &missing)))
             rc = graph_number("--nodecount", v, NULL, &a->g.node_count);
         else if ((v = hs_view_optval(*argc, argv, &i, "--nodefraction", &missing)))
             rc = graph_number("--nodefraction", v, &a->g.node_fraction, NULL);
@@ -160,12 +170,14 @@ static int graph_output(hs_report_t *r, const hs_viewopts_t *o, graph_args_t *a)
         hs_cli_error("%s: %s", o->pos[0], strerror(ENOMEM));
         return 3;
     }
-    if (!(m = open_memstream(&text, &len)) || hs_graph_write_dot(r, &g, &a->g, m) != 0 ||
+    bool own = a->own_layout && graph_wants_svg(a, o->out);
+    if (!(m = open_memstream(&text, &len)) ||
+        (own ? hs_graph_write_svg(r, &g, &a->g, m) : hs_graph_write_dot(r, &g, &a->g, m)) != 0 ||
         fclose(m) != 0) {
         hs_cli_error("%s: %s", o->pos[0], strerror(ENOMEM));
         goto out;
     }
-    if (graph_wants_svg(a, o->out)) {
+    if (!own && graph_wants_svg(a, o->out)) {
         fflush(stdout);
         rc = graph_run_dot(text, len, o->out);
         goto out;

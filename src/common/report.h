@@ -312,5 +312,27 @@ void hs_graph_free(hs_graph_t *g);
  * (shrank), grey otherwise, and carries class "grew", "shrank" or "noise". 0 or -ENOMEM. */
 int hs_graph_write_dot(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
                        FILE *f);
+/* The same graph as an SVG image laid out by heapsift itself (report_graphsvg.c): layers
+ * from the callers down, no Graphviz needed, for where running a program is no option
+ * (inside the profiled process). 0 or -ENOMEM. */
+int hs_graph_write_svg(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
+                       FILE *f);
+
+/* What both writers draw (report_dot.c). A node's label as pprof writes it: name parts,
+ * file:line, flat and "of cum", separated by "\n" escapes (dot) or newlines. */
+void hs_graph_node_label(const hs_report_t *r, const hs_rnode_t *n, const char *ou, bool dot,
+                         FILE *f);
+/* pprof's font size from flat (8 to 24 points) against the largest |flat| shown. */
+int hs_graph_font_size(int64_t flat, double max_flat);
+double hs_graph_max_flat(const hs_report_t *r, const hs_graph_t *g);
+/* A node's border and fill colours ("#rrggbb"), and its class in a diff (else NULL). */
+const char *hs_graph_node_colors(const hs_report_t *r, const hs_rnode_t *n,
+                                 const hs_graph_opts_t *o, char *fg, char *bg, size_t len);
+/* An edge's layout weight, pen width (1..6) and colour. */
+void hs_graph_edge_style(const hs_report_t *r, const hs_redge_t *e, int *weight, int *width,
+                         char *color, size_t len);
+/* The legend's lines, each ended by a newline (malloc'ed), or NULL on ENOMEM. */
+char *hs_graph_legend(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
+                      const char *ou);
 
 #endif

@@ -317,54 +317,108 @@ static const char *dot_short_name(const char *f)
 }
 
 /* multilinePrintableName: the name split at "::" and '.', then file:line or file or
- * [object], each part on its own line. */
-static void dot_multiline_name(const hs_rnode_t *n, FILE *f)
+ * [object], each part ended by nl; dot: the name escaped for DOT first. */
+static void dot_multiline_name(const hs_rnode_t *n, bool dot, FILE *f)
 {
+    const char *nl = dot ? "\\n" : "\n";
     if (n->address)
-        fprintf(f, "%016llx\\n", (unsigned long long)n->address);
+        fprintf(f, "%016llx%s", (unsigned long long)n->address, nl);
     if (*n->fname) {
         char *esc = NULL;
         size_t len = 0;
         FILE *m = open_memstream(&esc, &len);
         if (m) {
-            dot_escaped(dot_short_name(n->fname), m);
+            if (dot)
+                dot_escaped(dot_short_name(n->fname), m);
+            else
+                fputs(dot_short_name(n->fname), m);
             fclose(m);
         }
         for (const char *s = esc ? esc : ""; *s; s++) {
             if (s[0] == ':' && s[1] == ':') {
-                fputs("\\n", f);
+                fputs(nl, f);
                 s++;
             } else if (strncmp(s, "[...]", 5) == 0) {
                 fputs("[\xe2\x80\xa6]", f);
                 s += 4;
             } else if (*s == '.') {
-                fputs("\\n", f);
+                fputs(nl, f);
             } else {
                 fputc(*s, f);
             }
         }
         free(esc);
-        fputs("\\n", f);
+        fputs(nl, f);
     }
     const char *base = strrchr(n->file, '/');
     base = base && base[1] ? base + 1 : n->file;
     if (n->lineno)
-        fprintf(f, "%s:%lld\\n", base, (long long)n->lineno);
+        fprintf(f, "%s:%lld%s", base, (long long)n->lineno, nl);
     else if (*n->file)
-        fprintf(f, "%s\\n", base);
+        fprintf(f, "%s%s", base, nl);
     else if (*n->fname)
         ;
     else if (n->obj && *n->obj) {
         const char *ob = strrchr(n->obj, '/');
-        fprintf(f, "[%s]\\n", ob && ob[1] ? ob + 1 : n->obj);
+        fprintf(f, "[%s]%s", ob && ob[1] ? ob + 1 : n->obj, nl);
     } else
-        fputs("<unknown>\\n", f);
+        fprintf(f, "<unknown>%s", nl);
+}
+
+void hs_graph_node_label(const hs_report_t *r, const hs_rnode_t *n, const char *ou, bool dot,
+                         FILE *f)
+{
+    char v[64], pct[32];
+    dot_multiline_name(n, dot, f);
+    if (n->flat) {
+        hs_report_label(v, sizeof(v), n->flat, r->sample_unit, ou);
+        hs_report_percent(pct, sizeof(pct), n->flat, r->total);
+        fprintf(f, "%s (%s)", v, pct + strspn(pct, " "));
+    } else {
+        fputc('0', f);
+    }
+    if (n->cum != n->flat) {
+        fputs(n->flat ? (dot ? "\\n" : "\n") : " ", f);
+        hs_report_label(v, sizeof(v), n->cum, r->sample_unit, ou);
+        hs_report_percent(pct, sizeof(pct), n->cum, r->total);
+        fprintf(f, "of %s (%s)", v, pct + strspn(pct, " "));
+    }
+}
+
+int hs_graph_font_size(int64_t flat, double max_flat)
+{
+    double af = (double)dot_abs(flat);
+    if (max_flat != 0 && flat != 0 && af <= max_flat)
+        return 8 + (int)ceil(16.0 * sqrt(af / max_flat));
+    return 8;
+}
+
+double hs_graph_max_flat(const hs_report_t *r, const hs_graph_t *g)
+{
+    double m = g->nnodes ? (double)dot_abs(r->nodes[g->nodes[0]].flat) : 0;
+    for (size_t i = 0; i < g->nnodes; i++)
+        if ((double)dot_abs(r->nodes[g->nodes[i]].flat) > m)
+            m = (double)dot_abs(r->nodes[g->nodes[i]].flat);
+    return m;
+}
+
+void hs_graph_edge_style(const hs_report_t *r, const hs_redge_t *e, int *weight, int *width,
+                         char *color, size_t len)
+{
+    *weight = *width = 1;
+    snprintf(color, len, "#b2b2b2");
+    if (r->total == 0)
+        return;
+    int64_t a = dot_abs(e->weight * 100 / r->total), b = dot_abs(e->weight * 5 / r->total);
+    *weight = 1 + (int)(a < 100 ? a : 100);
+    *width = 1 + (int)(b < 5 ? b : 5);
+    dot_color(color, len, (double)e->weight / (double)dot_abs(r->total), false);
 }
 
 /* The node's colours: pprof's from cum's share of the total; in a diff, grey unless its
  * cum changed beyond noise, and then at least as strong as a 20% change. */
-static const char *dot_node_colors(const hs_report_t *r, const hs_rnode_t *n,
-                                   const hs_graph_opts_t *o, char *fg, char *bg, size_t len)
+const char *hs_graph_node_colors(const hs_report_t *r, const hs_rnode_t *n,
+                                 const hs_graph_opts_t *o, char *fg, char *bg, size_t len)
 {
     double score = (double)n->cum / (double)dot_abs(r->total);
     const char *cls = NULL;
@@ -386,29 +440,13 @@ static const char *dot_node_colors(const hs_report_t *r, const hs_rnode_t *n,
 static void dot_node(const hs_report_t *r, const hs_rnode_t *n, size_t id, double max_flat,
                      const char *ou, const hs_graph_opts_t *o, FILE *f)
 {
-    char flat[64], cum[64], pct[32], fg[16], bg[16];
-    hs_report_label(flat, sizeof(flat), n->flat, r->sample_unit, ou);
+    char cum[64], fg[16], bg[16];
     fprintf(f, "N%zu [label=\"", id);
-    dot_multiline_name(n, f);
-    if (n->flat) {
-        hs_report_percent(pct, sizeof(pct), n->flat, r->total);
-        fprintf(f, "%s (%s)", flat, pct + strspn(pct, " "));
-    } else {
-        fputc('0', f);
-    }
-    strcpy(cum, flat);
-    if (n->cum != n->flat) {
-        fputs(n->flat ? "\\n" : " ", f);
-        hs_report_label(cum, sizeof(cum), n->cum, r->sample_unit, ou);
-        hs_report_percent(pct, sizeof(pct), n->cum, r->total);
-        fprintf(f, "of %s (%s)", cum, pct + strspn(pct, " "));
-    }
-    int size = 8;
-    double af = (double)dot_abs(n->flat);
-    if (max_flat != 0 && n->flat != 0 && af <= max_flat)
-        size += (int)ceil(16.0 * sqrt(af / max_flat));
-    const char *cls = dot_node_colors(r, n, o, fg, bg, sizeof(fg));
-    fprintf(f, "\" id=\"node%zu\" fontsize=%d shape=box tooltip=\"", id, size);
+    hs_graph_node_label(r, n, ou, true, f);
+    hs_report_label(cum, sizeof(cum), n->cum, r->sample_unit, ou);
+    const char *cls = hs_graph_node_colors(r, n, o, fg, bg, sizeof(fg));
+    fprintf(f, "\" id=\"node%zu\" fontsize=%d shape=box tooltip=\"", id,
+            hs_graph_font_size(n->flat, max_flat));
     dot_escaped(n->name, f);
     fprintf(f, " (%s)\" color=\"%s\" fillcolor=\"%s\"", cum, fg, bg);
     if (cls)
@@ -420,16 +458,16 @@ static void dot_edge(const hs_report_t *r, const hs_redge_t *e, const size_t *id
                      FILE *f)
 {
     char w[64], col[16];
+    int weight, width;
     hs_report_label(w, sizeof(w), e->weight, r->sample_unit, ou);
     fprintf(f, "N%zu -> N%zu [label=\" %s%s\"", ids[e->from - 1], ids[e->to - 1], w,
             e->inl ? "\\n (inline)" : "");
     if (r->total != 0) {
-        int64_t a = dot_abs(e->weight * 100 / r->total), b = dot_abs(e->weight * 5 / r->total);
-        if (1 + (a < 100 ? a : 100) > 1)
-            fprintf(f, " weight=%lld", (long long)(1 + (a < 100 ? a : 100)));
-        if (1 + (b < 5 ? b : 5) > 1)
-            fprintf(f, " penwidth=%lld", (long long)(1 + (b < 5 ? b : 5)));
-        dot_color(col, sizeof(col), (double)e->weight / (double)dot_abs(r->total), false);
+        hs_graph_edge_style(r, e, &weight, &width, col, sizeof(col));
+        if (weight > 1)
+            fprintf(f, " weight=%d", weight);
+        if (width > 1)
+            fprintf(f, " penwidth=%d", width);
         fprintf(f, " color=\"%s\"", col);
     }
     for (int t = 0; t < 2; t++) {
@@ -444,16 +482,14 @@ static void dot_edge(const hs_report_t *r, const hs_redge_t *e, const size_t *id
     fputs("]\n", f);
 }
 
-/* The legend's lines (pprof's reportLabels with full headers), each escaped and ended
- * with "\l", the header and filters taken from the text views' printers. */
-static int dot_legend(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
-                      const char *ou, FILE *f)
+char *hs_graph_legend(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
+                      const char *ou)
 {
     char *text = NULL, a[64], b[64], pct[32];
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
     if (!m)
-        return -ENOMEM;
+        return NULL;
     hs_report_print_header(r, ou, m);
     if (o->filters)
         hs_report_print_filters(o->filters, m);
@@ -482,8 +518,18 @@ static int dot_legend(const hs_report_t *r, const hs_graph_t *g, const hs_graph_
     fputs("\nSee https://git.io/JfYMW for how to read the graph\n", m);
     if (fclose(m) != 0) {
         free(text);
-        return -ENOMEM;
+        return NULL;
     }
+    return text;
+}
+
+/* The legend as pprof's cluster_L: its lines escaped, each ended with "\l". */
+static int dot_legend(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
+                      const char *ou, FILE *f)
+{
+    char *text = hs_graph_legend(r, g, o, ou);
+    if (!text)
+        return -ENOMEM;
     char *first = strdup(text);
     if (first)
         first[strcspn(first, "\n")] = '\0';
@@ -516,12 +562,9 @@ int hs_graph_write_dot(const hs_report_t *r, const hs_graph_t *g, const hs_graph
     size_t *ids = calloc(r->nnodes ? r->nnodes : 1, sizeof(*ids));
     if (!ids)
         return -ENOMEM;
-    double max_flat = g->nnodes ? (double)dot_abs(r->nodes[g->nodes[0]].flat) : 0;
-    for (size_t i = 0; i < g->nnodes; i++) {
+    double max_flat = hs_graph_max_flat(r, g);
+    for (size_t i = 0; i < g->nnodes; i++)
         ids[g->nodes[i]] = i + 1;
-        if ((double)dot_abs(r->nodes[g->nodes[i]].flat) > max_flat)
-            max_flat = (double)dot_abs(r->nodes[g->nodes[i]].flat);
-    }
     for (size_t i = 0; i < g->nnodes; i++)
         dot_node(r, &r->nodes[g->nodes[i]], i + 1, max_flat, ou, o, f);
     for (size_t i = 0; i < g->nedges; i++)

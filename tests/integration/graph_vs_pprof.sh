@@ -8,7 +8,8 @@
 # the top 80). --base against -diff_base: the same with the colours taken out; then the
 # colours themselves on tests/programs/grow run with 4000 and 12000 objects at site_grow:
 # site_grow and its callers grew, site_steady and site_small did not. Last, the SVG
-# Graphviz makes of it parses (xmllint) and has a box per node of the DOT text.
+# Graphviz makes of it parses (xmllint) and has a box per node of the DOT text, and so
+# does heapsift's own layout (--layout heapsift, what the endpoint serves).
 # Usage: graph_vs_pprof.sh BUILD_DIR SOURCE_DIR. Exits 77 (skip) when go or dot is missing.
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -121,6 +122,20 @@ boxes=$(grep -c '<g id="node[0-9]*" class="node"' "$T/g.svg" || true)
 grep -q 'title="site_malloc ([0-9.]*MB)"' "$T/g.svg" || fail "g.svg has no site_malloc box"
 "$CLI" graph --svg "$T/sites1.pb.gz" >"$T/out.svg" && grep -q '^<svg' "$T/out.svg" ||
     fail "graph --svg: no SVG on stdout"
+# heapsift's own layout (the endpoint's ?display=svg): well-formed, and its boxes are the
+# DOT text's nodes, name and cum each (titles against tooltips), on two profiles.
+for f in sites1 go2; do
+    "$CLI" graph --layout heapsift -o "$T/own.svg" "$T/$f.pb.gz" 2>"$T/err" || { fail "--layout heapsift: status $?"; show "$T/err"; }
+    "$CLI" graph "$T/$f.pb.gz" >"$T/own.dot"
+    if command -v xmllint >/dev/null 2>&1; then
+        xmllint --noout "$T/own.svg" 2>"$T/err" || { fail "$f: own layout's SVG does not parse"; show "$T/err"; }
+    fi
+    sed -n 's/^N[0-9]* \[.* tooltip="\([^"]*\)".*/\1/p' "$T/own.dot" | sort >"$T/want"
+    sed -n 's/^<g id="node[0-9]*" class="node"[^>]*><title>\([^<]*\)<\/title>.*/\1/p' "$T/own.svg" |
+        sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' | sort >"$T/got"
+    [ -s "$T/want" ] && cmp -s "$T/want" "$T/got" ||
+        { fail "$f: own layout's boxes differ from the DOT nodes"; diff "$T/want" "$T/got" | show /dev/stdin; }
+done
 # Without dot: a one-line error naming Graphviz, status 3, no file.
 st=0
 PATH=/nonexistent "$CLI" graph -o "$T/none.svg" "$T/sites1.pb.gz" 2>"$T/err" || st=$?
