@@ -13,14 +13,8 @@
 #include "viewopts.h"
 
 #include <errno.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 static void graph_usage(FILE *f)
 {
@@ -110,55 +104,6 @@ static bool graph_wants_svg(const graph_args_t *a, const char *out)
     return a->svg || (n > 4 && strcmp(out + n - 4, ".svg") == 0);
 }
 
-/* Runs `dot -Tsvg [-o out]` reading the DOT text. 0, or the exit status after saying why. */
-static int graph_run_dot(const char *text, size_t len, const char *out)
-{
-    int fds[2];
-    if (pipe(fds) != 0) {
-        hs_cli_error("graph: pipe: %s", strerror(errno));
-        return 3;
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
-    char *argv[] = {"dot", "-Tsvg", out ? "-o" : NULL, (char *)out, NULL};
-    pid_t pid;
-    int err = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[0]);
-    if (err) {
-        close(fds[1]);
-        hs_cli_error("graph: cannot run Graphviz's dot program (%s): install graphviz "
-                     "(apt-get install graphviz, or sh scripts/setup.sh), or write DOT with "
-                     "-o FILE.dot",
-                     strerror(err));
-        return 3;
-    }
-    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-    for (size_t off = 0; off < len;) {
-        ssize_t w = write(fds[1], text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
-    close(fds[1]);
-    signal(SIGPIPE, old);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        hs_cli_error("graph: Graphviz's dot %s", WIFEXITED(st) && WEXITSTATUS(st) == 127
-                                                     ? "program is not installed (apt-get "
-                                                       "install graphviz)"
-                                                     : "failed on the graph");
-        return 3;
-    }
-    return 0;
-}
-
 static int graph_output(hs_report_t *r, const hs_viewopts_t *o, graph_args_t *a)
 {
     hs_graph_t g;
@@ -177,10 +122,18 @@ static int graph_output(hs_report_t *r, const hs_viewopts_t *o, graph_args_t *a)
         hs_cli_error("%s: %s", o->pos[0], strerror(ENOMEM));
         goto out;
     }
+    hs_buf_t svg = HS_BUF_INIT;
     if (!own && graph_wants_svg(a, o->out)) {
-        fflush(stdout);
-        rc = graph_run_dot(text, len, o->out);
-        goto out;
+        char err[512];
+        if (hs_cli_dot_svg(text, len, &svg, err, sizeof(err)) != 0) {
+            hs_cli_error("graph: %s; or write DOT with -o FILE.dot", err);
+            hs_buf_free(&svg);
+            goto out;
+        }
+        free(text);
+        text = (char *)svg.data;
+        len = svg.len;
+        svg.data = NULL;
     }
     FILE *f = o->out ? fopen(o->out, "w") : stdout;
     if (!f) {
@@ -200,9 +153,8 @@ out:
 
 int hs_cmd_graph(int argc, char **argv)
 {
-    graph_args_t a;
+    graph_args_t a = {0};
     hs_graph_opts_default(&a.g);
-    a.svg = false;
     int rc = graph_own_options(&argc, argv, &a);
     hs_viewopts_t o;
     if (rc != HS_VIEW_CONTINUE || (rc = hs_viewopts_parse(argc, argv, &o, HS_VO_OUT | HS_VO_BASE, 1,

@@ -155,7 +155,8 @@ static void list_value(char *out, size_t len, const hs_report_t *r, int64_t v, c
 }
 
 /* One ROUTINE section: function fn in file, from the nodes nodes[0..n). */
-static void list_section(const hs_report_t *r, const uint32_t *nodes, size_t n, const char *ou)
+static void list_section(const hs_report_t *r, const uint32_t *nodes, size_t n, const char *ou,
+                         FILE *f)
 {
     const hs_rnode_t *first = &r->nodes[nodes[0]];
     int64_t flat = 0, cum = 0, start = first->start_line ? first->start_line : first->lineno - 5;
@@ -174,12 +175,12 @@ static void list_section(const hs_report_t *r, const uint32_t *nodes, size_t n, 
     hs_report_label(a, sizeof(a), flat, r->sample_unit, ou);
     hs_report_label(b, sizeof(b), cum, r->sample_unit, ou);
     hs_report_percent(pct, sizeof(pct), cum, r->total);
-    printf("ROUTINE ======================== %s in %s\n", first->fname, first->file);
-    printf("%10s %10s (flat, cum) %s of Total\n", a, b, pct);
+    fprintf(f, "ROUTINE ======================== %s in %s\n", first->fname, first->file);
+    fprintf(f, "%10s %10s (flat, cum) %s of Total\n", a, b, pct);
     list_src_t src;
     list_src_load(first->file, &src);
     if (src.err[0]) {
-        printf(" Error: %s\n", src.err);
+        fprintf(f, " Error: %s\n", src.err);
         return;
     }
     for (int64_t ln = start < 1 ? 1 : start; ln <= end && (size_t)ln <= src.n; ln++) {
@@ -192,7 +193,7 @@ static void list_section(const hs_report_t *r, const uint32_t *nodes, size_t n, 
         }
         list_value(a, sizeof(a), r, lf, ou);
         list_value(b, sizeof(b), r, lc, ou);
-        printf("%10s %10s %6lld:%s\n", a, b, (long long)ln, src.lines[ln]);
+        fprintf(f, "%10s %10s %6lld:%s\n", a, b, (long long)ln, src.lines[ln]);
     }
     list_src_free(&src);
 }
@@ -210,8 +211,8 @@ static int list_cmp(const void *x, const void *y, void *arg)
                    (*(const uint32_t *)x < *(const uint32_t *)y);
 }
 
-/* Prints the listing; *matched gets the number of functions that matched. */
-static int list_print(hs_report_t *r, const hs_viewopts_t *o, const regex_t *re, size_t *matched)
+int hs_list_print(const hs_report_t *r, const char *unit, const regex_t *re, FILE *f,
+                  size_t *matched)
 {
     uint32_t *idx = malloc((r->nnodes + 1) * sizeof(*idx));
     if (!idx)
@@ -221,12 +222,12 @@ static int list_print(hs_report_t *r, const hs_viewopts_t *o, const regex_t *re,
         if ((r->nodes[i].flat || r->nodes[i].cum) &&
             regexec(re, r->nodes[i].fname, 0, NULL, 0) == 0)
             idx[n++] = (uint32_t)i;
-    qsort_r(idx, n, sizeof(*idx), list_cmp, r);
-    const char *ou = o->unit, *fn = NULL;
+    qsort_r(idx, n, sizeof(*idx), list_cmp, (void *)r);
+    const char *ou = unit, *fn = NULL;
     char total[64];
     hs_report_label(total, sizeof(total), r->total, r->sample_unit, ou);
     if (n)
-        printf("Total: %s\n", total);
+        fprintf(f, "Total: %s\n", total);
     for (size_t i = 0; i < n;) {
         fn = r->nodes[idx[i]].fname;
         size_t j = i;
@@ -237,12 +238,12 @@ static int list_print(hs_report_t *r, const hs_viewopts_t *o, const regex_t *re,
         while (k < j && !*r->nodes[idx[k]].file)
             k++;
         if (k == j)
-            printf("No source information for %s\n", fn);
+            fprintf(f, "No source information for %s\n", fn);
         while (k < j) {
             size_t e = k;
             while (e < j && strcmp(r->nodes[idx[e]].file, r->nodes[idx[k]].file) == 0)
                 e++;
-            list_section(r, idx + k, e - k, ou);
+            list_section(r, idx + k, e - k, ou, f);
             k = e;
         }
         i = j;
@@ -258,7 +259,7 @@ static int list_run(hs_profile_t *p, hs_viewopts_t *o, const regex_t *re)
     if (rc >= 0)
         return rc;
     size_t matched = 0;
-    if (list_print(&r, o, re, &matched)) {
+    if (hs_list_print(&r, o->unit, re, stdout, &matched)) {
         hs_cli_error("%s: %s", o->pos[1], strerror(ENOMEM));
         rc = 3;
     } else if (fflush(stdout) != 0) {
