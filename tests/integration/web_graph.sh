@@ -7,7 +7,8 @@
 # -dot) and `heapsift list` (the Source tab's text; list_vs_pprof.sh holds that to pprof
 # -list). The page is used with real clicks, wheel and drags: open the Graph tab from the
 # URL, zoom, pan, fit, click site_grow's box to focus on it, open its source, clear the
-# focus, colour by change since A, reload. Screenshots in BUILD/web_graph-*.png.
+# focus, granularity lines, colour by change since A, reload, open a URL naming a focus
+# (the page's state lives in the URL's fragment). Screenshots in BUILD/web_graph-*.png.
 # Skips (77) only when node or chromium cannot be installed, and never under CI.
 # Usage: web_graph.sh BUILD_DIR SOURCE_DIR
 set -u
@@ -33,6 +34,7 @@ names() { sed -n 's/^N[0-9]* \[.* tooltip="\(.*\) ([^)]*)".*/\1/p' "$1" | sort |
 class() { sed -n "s/^N[0-9]* \\[.* tooltip=\"$2 (.*class=\"\\([a-z]*\\)\".*/\\1/p" "$1"; }
 "$CLI" graph "$B" >"$T/b.dot" || fail "heapsift graph B"
 "$CLI" graph --focus '^site_grow$' "$B" >"$T/f.dot" || fail "heapsift graph --focus"
+"$CLI" graph --granularity lines "$B" >"$T/l.dot" || fail "heapsift graph --granularity lines"
 "$CLI" graph --base "$T/dumps/a.pb.gz" "$B" >"$T/d.dot" || fail "heapsift graph --base"
 "$CLI" list --focus '^site_grow$' '^site_grow$' "$B" >"$T/list.txt" || fail "heapsift list"
 GROW=$(sed -n 's/^N[0-9]* \[.* tooltip="site_grow (\([^)]*\))".*/\1/p' "$T/b.dot")
@@ -44,7 +46,7 @@ web_start "$T/web" --interval 1 "$T/dumps"
 cat >"$T/want.json" <<JSON
 {
   "nodes": "$(names "$T/b.dot")", "grow": "site_grow ($GROW)",
-  "focused": "$(names "$T/f.dot")",
+  "focused": "$(names "$T/f.dot")", "lines": "$(names "$T/l.dot")",
   "classes": {"site_grow": "$(class "$T/d.dot" site_grow)",
               "site_steady": "$(class "$T/d.dot" site_steady)"},
   "list": "$T/list.txt"

@@ -9,7 +9,9 @@
 // click on site_grow's box focuses the views on it (the Focus box says so, the graph
 // redraws with heapsift graph --focus's boxes); "Source of site_grow" opens the Source tab
 // with heapsift list's text; Clear focus; "colour by change since A" gives the boxes
-// heapsift graph --base's verdicts; a reload keeps the tab. Prints "N passed, N failed".
+// heapsift graph --base's verdicts; granularity lines gives heapsift graph --granularity
+// lines's boxes; the state is in the URL: a reload keeps tab, colouring and the Source
+// regex, and a URL naming a focus opens focused. Prints "N passed, N failed".
 import { readFileSync } from "node:fs";
 import { check, openPage, run } from "./harness.mjs";
 
@@ -89,6 +91,16 @@ await run(ctx, shots, async () => {
   await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
     .map((g) => g.dataset.name).sort().join(",") === w, want.nodes);
   check(await page.locator("#focus").inputValue() === "", "Graph: Clear focus");
+  // Granularity lines: heapsift graph --granularity lines's boxes; and back.
+  await page.selectOption("#gran", "lines");
+  await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
+    .map((g) => g.dataset.name).sort().join(",") === w, want.lines);
+  check(true, "Graph: granularity lines gives heapsift graph --granularity lines's boxes");
+  check(page.url().includes("granularity=lines"), "URL: granularity kept", page.url());
+  await page.screenshot({ path: shots + "-lines.png", fullPage: true });
+  await page.selectOption("#gran", "functions");
+  await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
+    .map((g) => g.dataset.name).sort().join(",") === w, want.nodes);
   await page.check("#graph-diff");
   await page.waitForSelector('#graphbox g.node[data-name="site_grow"].grew');
   for (const [fn, cls] of Object.entries(want.classes)) {
@@ -97,9 +109,19 @@ await run(ctx, shots, async () => {
   }
   await page.screenshot({ path: shots + "-diff.png", fullPage: true });
 
+  // A reload (or the URL shared) gives the same view: tab, profiles, colouring, regex.
+  const shared = page.url();
+  check(/#graph&/.test(shared) && shared.includes("graphdiff=1") && shared.includes("fn=%5Emain%24"),
+        "URL: tab, colouring and source regex in the fragment", shared);
   await page.reload();
-  await page.waitForSelector("#view-graph:not([hidden]) #graphbox g.node[data-name]");
-  check(true, "Graph: a reload keeps the tab");
+  await page.waitForSelector('#view-graph:not([hidden]) #graphbox g.node[data-name="site_grow"].grew');
+  check(await page.locator("#graph-diff").isChecked(), "reload: Graph tab, coloured against A again");
+  check(await page.locator("#source-fn").inputValue() === "^main$", "reload: the Source regex kept");
+  // Focus in the URL: a fresh page opened on it is focused.
+  await page.goto(url + "#graph&focus=%5Esite_grow%24");
+  await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
+    .map((g) => g.dataset.name).sort().join(",") === w, want.focused);
+  check(await page.locator("#focus").inputValue() === "^site_grow$", "URL: a focus given in it applies");
 
   const foreign = requests.filter((u) => !u.startsWith(url) && !u.startsWith("data:"));
   check(foreign.length === 0, "no request leaves the server", foreign.join(" "));
