@@ -13,6 +13,9 @@
 #include "json.h"
 #include "report.h"
 
+#include "buf.h"
+
+#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -97,5 +100,15 @@ int hs_view_main(int argc, char **argv, const hs_view_t *v);
 /* Prints a built report the way `go tool pprof -top` does (top.c), with the extra columns
  * cols (NULL-terminated list, or NULL). Returns 0 or -ENOMEM. */
 int hs_top_print(hs_report_t *r, const hs_viewopts_t *o, const hs_top_column_t *cols);
+
+/* Runs Graphviz's `dot -Tsvg` on DOT text (dotrun.c): 0 with the SVG appended to svg,
+ * else -ENOENT (dot is not installed) or -EIO / -ENOMEM, with a message in err. */
+int hs_cli_dot_svg(const char *text, size_t len, hs_buf_t *svg, char *err, size_t errlen);
+
+/* heapsift list's listing (list.c) of the functions matching re in r (a report at line
+ * granularity with obj_names), values in unit, on f; *matched gets the number of functions
+ * listed. 0 or -ENOMEM. */
+int hs_list_print(const hs_report_t *r, const char *unit, const regex_t *re, FILE *f,
+                  size_t *matched);
 
 #endif

@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "json.h"
 #include "profile.h"
+#include "report.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -116,11 +117,22 @@ int hs_web_error(hs_web_req_t *q, int status, const char *msg);
 /* The profile of q->t's ring whose id is the argument name, or NULL. */
 const hs_web_prof_t *hs_web_req_prof(hs_web_req_t *q, const char *name);
 /* The views (web_views.c): 0 with JSON in q->out, else the HTTP status of an error. */
+/* The report options of q's view arguments (sample, focus, ignore, hide, granularity):
+ * 0, or the status after answering 400. */
+int hs_web_report_opts(hs_web_req_t *q, hs_report_opts_t *o);
+/* Builds the report over profs (a second one is the diff base) with o: 0, or the status
+ * after answering the error. */
+int hs_web_report(hs_web_req_t *q, hs_report_t *r, const hs_profile_t *const *profs, size_t n,
+                  const hs_report_opts_t *o);
 int hs_web_view_top(hs_web_req_t *q);
 int hs_web_view_diff(hs_web_req_t *q);
 int hs_web_view_flame(hs_web_req_t *q);
 int hs_web_view_suspects(hs_web_req_t *q);
 int hs_web_view_raw(hs_web_req_t *q);
+/* The call graph (web_graph.c): {"svg", "names", "layout"}; and the source listing
+ * {"text"} of `heapsift list`. */
+int hs_web_view_graph(hs_web_req_t *q);
+int hs_web_view_source(hs_web_req_t *q);
 
 /* ---- web_page.c (generated from src/cli/web/index.html) ----------------------------- */
 

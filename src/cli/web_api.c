@@ -161,6 +161,8 @@ static const api_route_t api_routes[] = {
     {"/api/flame", hs_web_view_flame, true, NULL},
     {"/api/series", api_series, true, NULL},
     {"/api/suspects", hs_web_view_suspects, true, NULL},
+    {"/api/graph", hs_web_view_graph, true, NULL},
+    {"/api/source", hs_web_view_source, true, NULL},
     {"/api/raw", hs_web_view_raw, true, "application/octet-stream"},
 };
 

@@ -19,13 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Builds the report over profs (signs +1, -1) with the view arguments. */
-static int api_report(hs_web_req_t *q, hs_report_t *r, const hs_profile_t *const *profs, size_t n)
+int hs_web_report_opts(hs_web_req_t *q, hs_report_opts_t *o_)
 {
-    static const int signs[2] = {1, -1};
     hs_report_opts_t o = {0};
     const char *g = q->arg(q->ctx, "granularity");
-    char err[512];
     o.sample_type = q->arg(q->ctx, "sample");
     o.sample_type = o.sample_type && *o.sample_type ? o.sample_type : NULL;
     o.focus = q->arg(q->ctx, "focus");
@@ -41,12 +38,29 @@ static int api_report(hs_web_req_t *q, hs_report_t *r, const hs_profile_t *const
                                                   : (hs_gran_t)-1;
     if (o.gran == (hs_gran_t)-1)
         return hs_web_error(q, 400, "granularity: functions, lines or addresses");
-    int rc = hs_report_build(r, profs, signs, n, &o, err, sizeof(err));
+    *o_ = o;
+    return 0;
+}
+
+int hs_web_report(hs_web_req_t *q, hs_report_t *r, const hs_profile_t *const *profs, size_t n,
+                  const hs_report_opts_t *o)
+{
+    static const int signs[2] = {1, -1};
+    char err[512];
+    int rc = hs_report_build(r, profs, signs, n, o, err, sizeof(err));
     if (rc) {
         hs_report_free(r);
         return hs_web_error(q, rc == -ENOMEM ? 500 : 400, err);
     }
     return 0;
+}
+
+/* Builds the report over profs (signs +1, -1) with the view arguments. */
+static int api_report(hs_web_req_t *q, hs_report_t *r, const hs_profile_t *const *profs, size_t n)
+{
+    hs_report_opts_t o;
+    int rc = hs_web_report_opts(q, &o);
+    return rc ? rc : hs_web_report(q, r, profs, n, &o);
 }
 
 static void api_label(char *out, size_t len, const hs_report_t *r, int64_t v, const char *ou)

@@ -294,7 +294,7 @@ static int64_t rep_line_node(hs_report_t *r, const rep_input_t *in, const hs_loc
             k.lineno = line->line;
             file = hs_profile_get_str(in->p, f->filename);
         }
-        if (!*k.fname) {
+        if (!*k.fname || o->obj_names) {
             k.obj = obj;
             k.start_line = f->start_line;
         }

@@ -41,6 +41,9 @@ typedef struct {
      * [KEY=]VALUE, LO:, :HI, LO:HI with units (1ms, 64kb) on numeric labels. */
     const char *tagfocus, *tagignore;
     bool trim_paths; /* pprof's trimPath on file names (its graph reports do it) */
+    /* pprof's ObjNames (its -list and -raw): every node keeps its mapping file and its
+     * function's start line, not only unnamed ones. */
+    bool obj_names;
     /* Every comment in the header; else heapsift's accounting lines (exact:, rss:, maps:
      * ...: heapsift stats' material) are left out of it. */
     bool all_comments;
@@ -120,6 +123,9 @@ int hs_report_sample_index(const hs_profile_t *p, const char *name);
 uint32_t *hs_report_select(hs_report_t *r, bool cum, double fraction, long count, size_t *nshown,
                            size_t *orig, size_t *dropped);
 
+/* pprof's last tie-breaker between nodes (compareNodes: fmt.Sprint of their NodeInfo). */
+int hs_report_node_info_cmp(const hs_rnode_t *l, const hs_rnode_t *r);
+
 /* Numbers the distinct stacks (sequences of nodes) of the report's samples: ids[i] (room
  * for nsamples) is the stack of sample i, from 0 in first-seen order; with leaf_only a
  * stack is its leaf node alone. Samples of different profiles share ids when their frames
@@ -133,10 +139,12 @@ typedef struct {
     int64_t weight;
     size_t stamp;
     bool inl;
+    bool residual; /* goes over frames of nodes that were not kept (pprof draws it dotted) */
 } hs_redge_t;
 
 /* The edges between kept nodes (all nodes when kept_only is false), with pprof's weights
- * (once per sample) and inline flags. *out is malloc'ed; returns the count, or -ENOMEM. */
+ * (once per sample), inline and residual flags. *out is malloc'ed; returns the count, or -ENOMEM.
+ */
 long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out);
 
 /* pprof's edge order: |weight| descending, then source name, then destination name. */
@@ -266,5 +274,65 @@ int hs_report_flamegraph(const hs_report_t *r, bool diff, FILE *f);
  * counts when bytes) on f (report_stats.c). 0, -ENOMEM, or -ENOENT when p carries no
  * accounting. */
 int hs_report_stats(const hs_profile_t *p, const char *name, bool bytes, FILE *f);
+
+/* ---- the call graph, as pprof -dot draws it (report_dot.c) ------------------------------ */
+
+/* pprof's trimming of its graph outputs: nodes whose |cum| is under node_fraction of the
+ * sum of flat values are dropped (0.005), edges under edge_fraction (0.001), then the
+ * node_count (80) nodes that pprof's entropy score ranks first are kept (0: all). */
+typedef struct {
+    double node_fraction, edge_fraction;
+    long node_count;
+    const char *unit;                /* pprof's unit names; NULL: "minimum" */
+    const hs_report_opts_t *filters; /* for the legend's "Active filters:" (NULL: none) */
+    bool diff;                       /* a report with a diff base: colours from verdicts */
+} hs_graph_opts_t;
+
+/* The trimmed graph: nodes (report node indices) in pprof's order, which numbers them
+ * N1, N2...; edges between them (from/to: report node index + 1) in pprof's edge order. */
+typedef struct {
+    uint32_t *nodes;
+    size_t nnodes;
+    hs_redge_t *edges;
+    size_t nedges;
+    size_t orig;          /* nodes left after the fraction, before node_count */
+    size_t dropped_nodes; /* under node_fraction */
+    size_t dropped_edges; /* under edge_fraction, counted as pprof counts them */
+} hs_graph_t;
+
+/* The default options, pprof's for -dot and -svg. */
+void hs_graph_opts_default(hs_graph_opts_t *o);
+/* Builds r's graph (sets the nodes' .kept). 0 or -ENOMEM; free it with hs_graph_free. */
+int hs_graph_build(hs_report_t *r, const hs_graph_opts_t *o, hs_graph_t *g);
+void hs_graph_free(hs_graph_t *g);
+/* Writes the graph in Graphviz's DOT language, as pprof -dot writes it: a legend of the
+ * profile's labels and the counts dropped, boxes with flat and cum and font sizes grown
+ * with flat, edges as thick as their weight, dotted when they pass over dropped nodes.
+ * With o->diff, a node whose cum changed beyond sampling noise is red (grew) or green
+ * (shrank), grey otherwise, and carries class "grew", "shrank" or "noise". 0 or -ENOMEM. */
+int hs_graph_write_dot(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
+                       FILE *f);
+/* The same graph as an SVG image laid out by heapsift itself (report_graphsvg.c): layers
+ * from the callers down, no Graphviz needed, for where running a program is no option
+ * (inside the profiled process). 0 or -ENOMEM. */
+int hs_graph_write_svg(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
+                       FILE *f);
+
+/* What both writers draw (report_dot.c). A node's label as pprof writes it: name parts,
+ * file:line, flat and "of cum", separated by "\n" escapes (dot) or newlines. */
+void hs_graph_node_label(const hs_report_t *r, const hs_rnode_t *n, const char *ou, bool dot,
+                         FILE *f);
+/* pprof's font size from flat (8 to 24 points) against the largest |flat| shown. */
+int hs_graph_font_size(int64_t flat, double max_flat);
+double hs_graph_max_flat(const hs_report_t *r, const hs_graph_t *g);
+/* A node's border and fill colours ("#rrggbb"), and its class in a diff (else NULL). */
+const char *hs_graph_node_colors(const hs_report_t *r, const hs_rnode_t *n,
+                                 const hs_graph_opts_t *o, char *fg, char *bg, size_t len);
+/* An edge's layout weight, pen width (1..6) and colour. */
+void hs_graph_edge_style(const hs_report_t *r, const hs_redge_t *e, int *weight, int *width,
+                         char *color, size_t len);
+/* The legend's lines, each ended by a newline (malloc'ed), or NULL on ENOMEM. */
+char *hs_graph_legend(const hs_report_t *r, const hs_graph_t *g, const hs_graph_opts_t *o,
+                      const char *ou);
 
 #endif

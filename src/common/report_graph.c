@@ -20,7 +20,7 @@ static int64_t rep_abs(int64_t v)
 }
 
 /* fmt.Sprint of pprof's NodeInfo: the last tie-breaker of its orderings. */
-static int rep_sprint_cmp(const hs_rnode_t *l, const hs_rnode_t *r)
+int hs_report_node_info_cmp(const hs_rnode_t *l, const hs_rnode_t *r)
 {
     char ls[1024], rs[1024];
     snprintf(ls, sizeof(ls), "{%s  %" PRIu64 " %s %" PRId64 " %" PRId64 " %s}", l->fname,
@@ -45,7 +45,7 @@ static int rep_cmp(const void *a, const void *b, void *arg)
     rk = rep_abs(cum ? r->flat : r->cum);
     if (lk != rk)
         return lk > rk ? -1 : 1;
-    return rep_sprint_cmp(l, r);
+    return hs_report_node_info_cmp(l, r);
 }
 
 uint32_t *hs_report_select(hs_report_t *r, bool cum, double fraction, long count, size_t *nshown,
@@ -128,10 +128,13 @@ long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out)
     for (size_t si = 0; si < r->nsamples; si++) {
         const hs_rsample_t *s = &r->samples[si];
         int64_t parent = -1;
+        bool residual = false;
         for (size_t i = s->nframes; s->value && i-- > 0;) {
             uint32_t n = s->frames[i];
-            if (kept_only && !r->nodes[n].kept)
+            if (kept_only && !r->nodes[n].kept) {
+                residual = true;
                 continue;
+            }
             if (parent >= 0 && n != parent) {
                 hs_redge_t *e = rep_edge(&t, (uint32_t)parent + 1, n + 1);
                 if (!e) {
@@ -142,9 +145,11 @@ long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out)
                     e->stamp = si + 1;
                     e->weight = hs_sat_add(e->weight, s->value);
                     e->inl &= s->inl[i] != 0;
+                    e->residual |= residual;
                 }
             }
             parent = n;
+            residual = false;
         }
     }
     size_t k = 0;

@@ -190,7 +190,8 @@ static enum MHD_Result http_send_profile(struct MHD_Connection *c, hs_profile_t 
         int rc = hs_http_display(p, display, st ? st : allocs ? "alloc_space" : NULL, &b, &type);
         if (rc == -EINVAL) {
             hs_buf_free(&b);
-            return http_error(c, 400, "display: want text, svg, flamegraph or stats");
+            return http_error(c, 400,
+                              "display: want text, svg, flamegraph, flamegraph_svg or stats");
         }
         if (rc == -EPROTO) {
             hs_buf_free(&b);

@@ -3,7 +3,9 @@
  * plus heapsift's paths and views), /debug/heapsift/stats (heapsift_stats, the accounting
  * of accounting.c and the endpoint's own counters, as JSON), pprof's remote symbolization
  * (/debug/pprof/symbol: names from the in-process symbolizer) and the quick views of
- * ?display=. Runs on the serving thread only (guard held); owns what it appends.
+ * ?display= (the call graph of display=svg laid out by report_graphsvg.c, never by running
+ * Graphviz from inside the process). Runs on the serving thread only (guard held); owns
+ * what it appends.
  */
 #define _GNU_SOURCE
 #include "accounting.h"
@@ -34,7 +36,8 @@ int hs_http_index(hs_buf_t *out)
         {"symbol", "symbol", "pprof's remote symbolization (POST 0xADDR+0xADDR...)"},
         {"../heapsift/stats", "heapsift/stats", "What the process holds, as JSON"},
         {"heap?display=text", "heap?display=text", "Top allocation sites, as text"},
-        {"heap?display=flamegraph", "heap?display=flamegraph", "Flame graph (SVG)"},
+        {"heap?display=svg", "heap?display=svg", "Call graph (SVG)"},
+        {"heap?display=flamegraph", "heap?display=flamegraph", "Flame graph (SVG in a page)"},
         {"heap?display=stats", "heap?display=stats", "Where the RSS went, as text"},
     };
     int rc = hs_buf_printf(out,
@@ -148,6 +151,21 @@ static int http_flame_page(const hs_report_t *r, FILE *f)
     return rc;
 }
 
+/* The call graph, laid out here (report_graphsvg.c): no Graphviz is run from inside the
+ * profiled process. */
+static int http_graph(hs_report_t *r, FILE *f)
+{
+    hs_graph_opts_t o;
+    hs_graph_t g;
+    hs_graph_opts_default(&o);
+    int rc = hs_graph_build(r, &o, &g);
+    if (rc == 0) {
+        rc = hs_graph_write_svg(r, &g, &o, f);
+        hs_graph_free(&g);
+    }
+    return rc;
+}
+
 /* A report of p (one profile, sample type st) drawn by view. */
 static int http_report_view(const hs_profile_t *p, const char *view, const char *st, FILE *f)
 {
@@ -164,6 +182,8 @@ static int http_report_view(const hs_profile_t *p, const char *view, const char 
     if (strcmp(view, "text") == 0)
         rc = hs_report_top(&r, &top, NULL, f);
     else if (strcmp(view, "svg") == 0)
+        rc = http_graph(&r, f);
+    else if (strcmp(view, "flamegraph_svg") == 0)
         rc = hs_report_flamegraph(&r, false, f);
     else
         rc = http_flame_page(&r, f);
@@ -178,6 +198,7 @@ int hs_http_display(const hs_profile_t *p, const char *display, const char *st, 
         const char *name, *type;
     } views[] = {{"text", "text/plain; charset=utf-8"},
                  {"svg", "image/svg+xml"},
+                 {"flamegraph_svg", "image/svg+xml"},
                  {"flamegraph", "text/html; charset=utf-8"},
                  {"stats", "text/plain; charset=utf-8"}};
     char *mem = NULL, name[64];

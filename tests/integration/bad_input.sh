@@ -131,7 +131,7 @@ for v in $verbs; do
     convert) set -- --to pprof "$MISSING" ;;
     merge) set -- -o "$T/merged.pb.gz" "$MISSING" ;;
     diff) set -- "$MISSING" "$MISSING" ;;
-    peek) set -- main "$MISSING" ;;
+    peek | list) set -- main "$MISSING" ;;
     check) set -- --max-inuse 1M "$MISSING" ;;
     *) set -- "$MISSING" ;;
     esac

@@ -20,7 +20,7 @@
 #    numbers within 0.1% (approx below; runtime.main moved by 8 kB of 46 MB, 0.017%,
 #    between two runs on a loaded machine);
 #  - a command exits 0 unless the doc shows its status with a following `$ echo $?`;
-#    `flamegraph -o FILE` must write an SVG to FILE.
+#    `flamegraph -o FILE` and `graph -o FILE.svg` must write an SVG to FILE.
 # Then every option docs/views.md names (outside the examples) is checked against
 # `heapsift VERB --help`: a section's options against its verb (an option inside a
 # `heapsift VERB2 ...` span against VERB2), "Options every view takes" against every verb
@@ -161,7 +161,7 @@ while IFS='	' read -r n line cmd; do
             } ;;
     esac
     case $cmd in
-        *"heapsift flamegraph"*" -o "*)
+        *"heapsift flamegraph"*" -o "* | *"heapsift graph"*" -o "*".svg"*)
             svg=$(printf '%s\n' "$cmd" | sed 's/.* -o \([^ ]*\).*/\1/')
             grep -q '<svg' "$T/work/$svg" 2>/dev/null ||
                 fail "docs/views.md:$line: \`$cmd\` wrote no SVG to $svg" ;;

@@ -3,7 +3,8 @@
 # playwright-core: tests/web/flamegraph_browser.mjs), on three pages:
 #   - the SVG `heapsift flamegraph` writes for tests/programs/sites at HEAPSIFT_RATE=1,
 #     whose live bytes per site `sites --expect` states exactly;
-#   - the endpoint's /debug/pprof/heap?display=flamegraph (HTML page) and ?display=svg of
+#   - the endpoint's /debug/pprof/heap?display=flamegraph (HTML page) and
+#     ?display=flamegraph_svg (the SVG alone; ?display=svg is the call graph now) of
 #     tests/programs/http_app after "old 30" and "window 10" (64 KiB blocks at rate 1).
 # On each: hovering a site shows its name, bytes and share (checked against the truth);
 # clicking a non-root frame makes it full width, hides everything outside its subtree
@@ -57,7 +58,7 @@ cat >"$T/want.json" <<EOF
    "clicks": [{"name": "site_old", "hidden": ["site_window"]}],
    "search": {"re": "^site_(old|window)\$", "bytes": $((40 * BLOCK))},
    "key_search": {"re": "^site_window\$", "bytes": $((10 * BLOCK))}},
-  {"label": "http-svg", "url": "$URL/debug/pprof/heap?display=svg", "total": $((40 * BLOCK)),
+  {"label": "http-svg", "url": "$URL/debug/pprof/heap?display=flamegraph_svg", "total": $((40 * BLOCK)),
    "hover": {"name": "site_window", "bytes": $((10 * BLOCK))},
    "clicks": [{"name": "site_window", "hidden": ["site_old"]}],
    "search": {"re": "^site_old\$", "bytes": $((30 * BLOCK))},

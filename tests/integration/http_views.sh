@@ -3,7 +3,9 @@
 # UI on the endpoint (tests/programs/http_app.c at rate 1, site_old = 4194304 bytes):
 #  - text: pprof's -top table, with site_old's row at 4MB flat, the same row
 #    go tool pprof -top prints for the same profile;
-#  - svg: a well-formed SVG flame graph (image/svg+xml) naming site_old;
+#  - svg: a well-formed SVG call graph (image/svg+xml, laid out in the process) with a
+#    4MB box for site_old, as heapsift graph has it, and an edge into it;
+#  - flamegraph_svg: the SVG flame graph alone (what svg served before the call graph);
 #  - flamegraph: an HTML page holding it; on /allocs its sample type is alloc_space;
 #  - stats: the RSS reconciliation, with a live heap of 4.0 MB +- 0 B (rate 1: every
 #    allocation sampled; site_old's 4 MiB and the program's few KiB);
@@ -24,10 +26,20 @@ get /debug/pprof/heap "$T/heap.pb.gz" >/dev/null
 go tool pprof -top "$T/heap.pb.gz" 2>/dev/null | grep ' site_old$' >"$T/gorow"
 grep ' site_old$' "$T/text" | cmp -s - "$T/gorow" || { fail "display=text: site_old's row differs from go tool pprof -top"; show "$T/gorow"; }
 
-ct=$(curl -sS -o "$T/fg.svg" -w '%{content_type}' "$URL/debug/pprof/heap?display=svg")
+ct=$(curl -sS -o "$T/cg.svg" -w '%{content_type}' "$URL/debug/pprof/heap?display=svg")
 [ "$ct" = image/svg+xml ] || fail "display=svg: content type '$ct'"
-python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/fg.svg" || fail "display=svg: not well-formed XML"
-grep -q 'site_old' "$T/fg.svg" || fail "display=svg: no site_old"
+python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/cg.svg" || fail "display=svg: not well-formed XML"
+# The call graph: a box for site_old holding its 4MB, the node heapsift graph draws from
+# the same profile (its DOT tooltip), and an edge into it.
+grep -q '<g id="node[0-9]*" class="node" data-name="site_old"><title>site_old (4MB)</title>' "$T/cg.svg" ||
+    { fail "display=svg: no call graph box for site_old of 4MB"; show "$T/cg.svg" 20; }
+"$CLI" graph "$T/heap.pb.gz" >"$T/cg.dot" 2>&1
+grep -q 'tooltip="site_old (4MB)"' "$T/cg.dot" || { fail "heapsift graph: no site_old (4MB) node"; show "$T/cg.dot"; }
+grep -q '<title>[^<]* -&gt; site_old (4MB)</title>' "$T/cg.svg" || fail "display=svg: no edge into site_old"
+ct=$(curl -sS -o "$T/fg.svg" -w '%{content_type}' "$URL/debug/pprof/heap?display=flamegraph_svg")
+[ "$ct" = image/svg+xml ] || fail "display=flamegraph_svg: content type '$ct'"
+python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/fg.svg" || fail "display=flamegraph_svg: not well-formed XML"
+grep -q 'hsFlame' "$T/fg.svg" && grep -q 'site_old' "$T/fg.svg" || fail "display=flamegraph_svg: no flame graph with site_old"
 
 [ "$(get '/debug/pprof/allocs?display=flamegraph' "$T/fg.html")" = 200 ] || fail "display=flamegraph: not 200"
 grep -q '<title>heapsift: pid [0-9]*, alloc_space</title>' "$T/fg.html" && grep -q '<svg' "$T/fg.html" &&
