@@ -462,6 +462,13 @@ static bool reach_symtab_each(const uint8_t *f, size_t size, reach_sym_fn *each,
     return found;
 }
 
+static void *reach_mallctl; /* the executable's own mallctl, from its .symtab */
+
+void *hs_reach_mallctl(void)
+{
+    return __atomic_load_n(&reach_mallctl, __ATOMIC_ACQUIRE);
+}
+
 typedef struct {
     reach_t *r;
     uint32_t fam; /* a bit per family member the executable defines */
@@ -475,6 +482,8 @@ static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t s
 {
     reach_exe_t *x = arg;
     reach_t *r = x->r;
+    if (!local && strcmp(name, "mallctl") == 0) /* a static jemalloc's, for accounting.c */
+        __atomic_store_n(&reach_mallctl, (void *)(x->base + value), __ATOMIC_RELEASE);
     int fi = reach_family_index(name);
     if (fi >= 0)
         x->fam |= 1u << fi;
