@@ -21,6 +21,8 @@
 #include "debugcheck.h"
 #include "core.h"
 #include "accounting.h"
+#include "hooks.h"
+#include "reach.h"
 #include "modules.h"
 #include "triggers.h"
 #include "fdio.h"
@@ -334,8 +336,9 @@ static bool acct_probe(hs_acct_t *a, const char *maps, size_t len)
     return true;
 }
 
-/* Which allocator hs_real.malloc is: glibc's, jemalloc's (mallctl in the same object),
- * or another. Decided once. */
+/* Which allocator hs_real.malloc is (or the malloc hooked in place): glibc's, jemalloc's
+ * (mallctl in the same object: a static jemalloc's in the executable too), or another.
+ * Decided once. */
 static int acct_allocator(void **mallctl_fn)
 {
     static int kind = -1;
@@ -343,7 +346,10 @@ static int acct_allocator(void **mallctl_fn)
     if (kind < 0) {
         const char *name = NULL;
         void *c = dlsym(RTLD_DEFAULT, "mallctl");
-        const void *self = hs_code_object((void *)hs_real.malloc, &name);
+        if (!c)
+            c = hs_reach_mallctl();         /* a static jemalloc's: not exported */
+        void *m = hs_hooks_entry("malloc"); /* hooked: hs_real.malloc is its trampoline */
+        const void *self = hs_code_object(m ? m : (void *)hs_real.malloc, &name);
         kind = HS_ALLOC_UNKNOWN;
         if (self && name && self == hs_code_object(c, NULL)) {
             kind = HS_ALLOC_JEMALLOC;

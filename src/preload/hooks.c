@@ -349,6 +349,14 @@ int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *w
     return 0;
 }
 
+void *hs_hooks_entry(const char *name)
+{
+    for (size_t j = 0; j < HOOKS_N; j++)
+        if (strcmp(hooks_defs[j].name, name) == 0)
+            return hooks_addr[j];
+    return NULL;
+}
+
 bool hs_hooks_hooked(const void *addr)
 {
     for (size_t j = 0; j < HOOKS_N; j++)

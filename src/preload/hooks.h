@@ -74,6 +74,9 @@ static inline bool hs_hooks_charge(hs_tls_t *t, size_t n)
  */
 int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *why, size_t whylen);
 
+/* The entry point of family member name hooked in place (its original address), or
+ * NULL when it is not hooked. */
+void *hs_hooks_entry(const char *name);
 /* Whether the family member at addr is hooked (an allocator's API aliasing it is then
  * hooked too: tcmalloc's tc_malloc is its malloc). */
 bool hs_hooks_hooked(const void *addr);

@@ -155,8 +155,11 @@ typedef struct {
 } patch_rec_t;
 
 typedef ZyanStatus (*patch_init_fn)(ZydisDecoder *, ZydisMachineMode, ZydisStackWidth);
-typedef ZyanStatus (*patch_full_fn)(const ZydisDecoder *, const void *, ZyanUSize,
-                                    ZydisDecodedInstruction *, ZydisDecodedOperand *);
+/* ZydisDecoderDecodeInstruction: the instruction without its operands' details, which
+   nothing here reads (the raw fields, attributes and category are filled): about a third
+   of ZydisDecoderDecodeFull's cost, which the body sweep pays for every instruction. */
+typedef ZyanStatus (*patch_full_fn)(const ZydisDecoder *, ZydisDecoderContext *, const void *,
+                                    ZyanUSize, ZydisDecodedInstruction *);
 typedef const char *(*patch_mnem_fn)(ZydisMnemonic);
 
 static pthread_mutex_t patch_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -197,7 +200,7 @@ static bool patch_load_decoder(void)
     if (!h)
         return false;
     patch_init_fn init = (patch_init_fn)dlsym(h, "ZydisDecoderInit");
-    patch_zy.full = (patch_full_fn)dlsym(h, "ZydisDecoderDecodeFull");
+    patch_zy.full = (patch_full_fn)dlsym(h, "ZydisDecoderDecodeInstruction");
     patch_zy.mnem = (patch_mnem_fn)dlsym(h, "ZydisMnemonicGetString");
     if (!init || !patch_zy.full ||
         ZYAN_FAILED(init(&patch_zy.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
@@ -208,10 +211,9 @@ static bool patch_load_decoder(void)
 
 static bool patch_decode(const uint8_t *a, size_t avail, ZydisDecodedInstruction *in)
 {
-    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
     if (avail > ZYDIS_MAX_INSTRUCTION_LENGTH)
         avail = ZYDIS_MAX_INSTRUCTION_LENGTH;
-    return ZYAN_SUCCESS(patch_zy.full(&patch_zy.dec, a, avail, in, ops));
+    return ZYAN_SUCCESS(patch_zy.full(&patch_zy.dec, NULL, a, avail, in));
 }
 
 /* The absolute destination of a relative instruction (branch or RIP-relative operand). */
@@ -400,6 +402,21 @@ static int patch_scan(const uint8_t *fn, size_t size, uintptr_t map_end, const p
         a += in.length;
     }
     return 0;
+}
+
+/* The end of the readable code from hi (a mapping's end) on, up to want: the mappings
+ * that follow without a gap. A page of a function patched earlier (or by another tool) is
+ * a mapping of its own once its protection was changed, so one function may span two. */
+static uintptr_t patch_readable_end(uintptr_t hi, uintptr_t want)
+{
+    hs_patch_map_t next;
+    for (int k = 0; k < 8 && hi < want; k++) {
+        if (!hs_patch_map_of(hi, &next) || next.lo != hi || !(next.prot & PROT_EXEC) ||
+            !(next.prot & PROT_READ))
+            break;
+        hi = next.hi;
+    }
+    return hi;
 }
 
 /* ---- emission ----------------------------------------------------------------------- */
@@ -615,7 +632,8 @@ static int patch_prepare(patch_rec_t *rec, uint8_t *fn, size_t size, unsigned fl
     if (rc == 0)
         rc = patch_plan_internal(fn, &plan, why, whylen);
     if (rc == 0)
-        rc = patch_scan(fn, size, m.hi, &plan, why, whylen);
+        rc = patch_scan(fn, size, patch_readable_end(m.hi, (uintptr_t)fn + size), &plan, why,
+                        whylen);
     if (rc == 0)
         rc =
             patch_emit(fn, &plan, (uintptr_t)slot + PATCH_STUB, &code, rec->tramp_off, why, whylen);

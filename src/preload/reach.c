@@ -104,11 +104,12 @@ static const char *reach_label(const char *name)
 
 /* One entry point found at addr (size bytes, 0 unknown) in the object at base: hooked, or
  * said to bypass heapsift with why. */
-static void reach_family_one(reach_t *r, size_t i, void *addr, const void *base, const char *owner)
+static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, const void *base,
+                             const char *owner)
 {
     char why[160] = "";
     const char *name = hs_hooks_family_name(i);
-    int rc = hs_hooks_family(i, addr, 0, base, why, sizeof(why));
+    int rc = hs_hooks_family(i, addr, size, base, why, sizeof(why));
     if (rc == HS_HOOKS_NOOP) { /* frees nothing: its blocks stay, as the profiles say */
         reach_add(&r->hooked, "free (does nothing: left alone)");
         return;
@@ -125,16 +126,21 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, const void *base,
     r->fam_owner = owner;
 }
 
-/* Where name's call binds when that is a definition outside heapsift (*di its object),
- * else NULL. Not a non-PIE executable's PLT entry: one that takes malloc's address gets a
- * canonical PLT slot, which dlsym returns as the executable's "malloc" (an undefined
- * symbol with a value: /usr/bin/python3 has one); its calls still reach interposition. */
-static void *reach_definition(const char *name, const void *self_base, Dl_info *di)
+/* Where name's call binds when that is a definition outside heapsift (*di its object,
+ * *size its symbol's size, 0 unknown: the patcher's sweep of the body for jumps back is
+ * then bounded instead, 2 KiB of decoding per entry point at start), else NULL. Not a non-PIE
+ * executable's PLT entry: one that takes malloc's address gets a canonical PLT slot, which dlsym
+ * returns as the executable's "malloc" (an undefined symbol with a value: /usr/bin/python3 has
+ * one); its calls still reach interposition. */
+static void *reach_definition(const char *name, const void *self_base, Dl_info *di, size_t *size)
 {
     void *p = dlsym(RTLD_DEFAULT, name);
     const ElfW(Sym) *sym = NULL;
+    *size = 0;
     if (!p || !dladdr1(p, di, (void **)&sym, RTLD_DL_SYMENT) || di->dli_fbase == self_base)
         return NULL;
+    if (sym && di->dli_saddr == p)
+        *size = sym->st_size;
     return sym && sym->st_shndx == SHN_UNDEF ? NULL : p;
 }
 
@@ -142,9 +148,10 @@ static void reach_family_scan(reach_t *r, const void *self_base)
 {
     for (size_t i = 0; i < hs_hooks_family_count(); i++) {
         Dl_info di;
-        void *p = reach_definition(hs_hooks_family_name(i), self_base, &di);
+        size_t size;
+        void *p = reach_definition(hs_hooks_family_name(i), self_base, &di, &size);
         if (p)
-            reach_family_one(r, i, p, di.dli_fbase, di.dli_fname);
+            reach_family_one(r, i, p, size, di.dli_fbase, di.dli_fname);
     }
 }
 
@@ -279,7 +286,8 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
         if (!reach_is_api(name))
             continue;
         Dl_info di;
-        if (!reach_definition(name, w->self_base, &di))
+        size_t dsize;
+        if (!reach_definition(name, w->self_base, &di, &dsize))
             continue;
         char msg[REACH_MAX];
         snprintf(msg, sizeof(msg), "%s (%s, called by %s)", name, reach_base(di.dli_fname),
@@ -454,6 +462,13 @@ static bool reach_symtab_each(const uint8_t *f, size_t size, reach_sym_fn *each,
     return found;
 }
 
+static void *reach_mallctl; /* the executable's own mallctl, from its .symtab */
+
+void *hs_reach_mallctl(void)
+{
+    return __atomic_load_n(&reach_mallctl, __ATOMIC_ACQUIRE);
+}
+
 typedef struct {
     reach_t *r;
     uint32_t fam; /* a bit per family member the executable defines */
@@ -467,6 +482,8 @@ static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t s
 {
     reach_exe_t *x = arg;
     reach_t *r = x->r;
+    if (!local && strcmp(name, "mallctl") == 0) /* a static jemalloc's, for accounting.c */
+        __atomic_store_n(&reach_mallctl, (void *)(x->base + value), __ATOMIC_RELEASE);
     int fi = reach_family_index(name);
     if (fi >= 0)
         x->fam |= 1u << fi;

@@ -26,6 +26,10 @@ void hs_reach_fork_release(void);
 struct dl_phdr_info;
 int hs_reach_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 
+/* The executable's own mallctl (a static jemalloc's, not exported), read from its .symtab
+ * at start; NULL if none. */
+void *hs_reach_mallctl(void);
+
 /* The line for the profiles' comments ("reach: ..."), or NULL when nothing bypasses. */
 const char *hs_reach_comment(void);
 

@@ -131,14 +131,21 @@ _Static_assert(offsetof(hs_cfi_rule_t, cfa_off) == 0 && offsetof(hs_cfi_rule_t, 
                    offsetof(hs_cfi_rule_t, ra_off) == 6 && offsetof(hs_cfi_rule_t, flags) == 7,
                "the UDW_ accessors follow hs_cfi_rule_t's layout");
 
-/* The miss path: the rule from the CFI, cached. No FDE reads as END (the walk ends). */
+/* The miss path: the rule from the CFI, cached. Where no FDE covers pc (code without
+ * unwind tables, as most of Debian's Chromium, or code outside every object, as a JIT's),
+ * the frame-pointer rule: CFA = %rbp + 16, the return address below it, the caller's %rbp
+ * at %rbp. A frame that keeps no frame pointer gives a %rbp the walk's checks reject (the
+ * CFA must rise and stay on the stack), and the walk ends there. */
 static __attribute__((noinline)) uint64_t udw_rule_miss(uintptr_t pc)
 {
     hs_cfi_rule_t rule;
     uint64_t w;
 
-    if (hs_cfi_rule(pc, &rule) == HS_CFI_NO_FDE)
-        return (uint64_t)HS_CFI_END << 56;
+    if (hs_cfi_rule(pc, &rule) == HS_CFI_NO_FDE) {
+        rule = (hs_cfi_rule_t){16, -16, -8, HS_CFI_CFA_RBP | HS_CFI_RBP_AT_CFA};
+        memcpy(&w, &rule, sizeof(w));
+        return w; /* not cached: code loaded there later must be found */
+    }
     udw_cache_put(pc, &rule);
     memcpy(&w, &rule, sizeof(w));
     return w;

@@ -91,6 +91,11 @@ for exe in sites_je sites_tc; do
     run "$exe-reach" "$T/$exe"
     says "$exe-reach" "reach: hooked in place: free, malloc, calloc, realloc"
 done
+# the accounting finds the static jemalloc (its mallctl, read from the executable's .symtab)
+if [ -x "$T/sites_je" ]; then
+    go tool pprof -raw "$T/sites_je-reach.pb.gz" 2>/dev/null | grep -q 'allocator: jemalloc allocated=' ||
+        fail "sites_je: the profile's accounting does not name jemalloc"
+fi
 if [ -x "$T/sitescc_tc" ]; then
     HS_SITES_PROG=$T/sitescc_tc sh "$SRC/tests/integration/cxx.sh" "$BUILD" "$SRC" >"$T/cxx.log" 2>&1 ||
         { fail "cxx on sites_cc with static tcmalloc"; show "$T/cxx.log" 30; }
