@@ -26,6 +26,7 @@
 #include "hooks.h"
 #include "log.h"
 #include "patch.h"
+#include "stopworld.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define REACH_MAX 1024
@@ -706,6 +708,27 @@ static void reach_obj_sym(void *arg, const char *name, uintptr_t value, size_t s
         reach_api_note(o->r, name, o->base + value, size);
 }
 
+/* The other threads are stopped while a library loaded later is patched: it may be in use
+ * already, and a thread stopped between two instructions of the bytes a patch replaces
+ * resumes at the same instruction in the trampoline (hs_patch_fixup_pc). Threads that
+ * block the signal or do not answer within REACH_STOP_MS run on (stopworld.c). */
+#define REACH_STOP_MS 200
+
+static void reach_later_release(hs_sw_t *w)
+{
+#if defined(__x86_64__)
+    for (size_t i = 0; i < w->n; i++) {
+        hs_sw_slot_t *s = &w->slots[i];
+        if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != HS_SW_STOPPED)
+            continue;
+        uintptr_t to = hs_patch_fixup_pc((uintptr_t)s->regs[REG_RIP]);
+        if (to)
+            __atomic_store_n(&s->pc_to, to, __ATOMIC_RELEASE);
+    }
+#endif
+    hs_sw_free(w);
+}
+
 /* One object loaded after start: its Rust allocator hooked, and said. */
 static void reach_later_object(uintptr_t base, const char *path)
 {
@@ -725,8 +748,16 @@ static void reach_later_object(uintptr_t base, const char *path)
     o.base = base;
     reach_symtab_each(p, size, reach_obj_sym, &o);
     munmap(p, size);
+    bool any = r.napi > 0 || ((o.rust.fn[HS_RUST_ALLOC] || o.rust.fn[HS_RUST_ALLOC_ZEROED]) &&
+                              !reach_rust_default(&o.rust));
+    hs_sw_t w;
+    bool stopped = any && hs_hooks_enabled() && hs_sw_prepare(&w) == 0;
+    if (stopped)
+        hs_sw_stop(&w, REACH_STOP_MS);
     reach_rust_hook(&r, &o.rust, reach_base(path));
     reach_api_all(&r, (const void *)base, reach_base(path));
+    if (stopped)
+        reach_later_release(&w);
     if (!r.hooked.n && !r.bypass.n)
         return;
     int k = snprintf(line, sizeof(line), "%sloaded later: %s%s%s%s%s",

@@ -19,7 +19,9 @@
  * a signal it receives that heapsift did not send (not SI_TKILL from this process) goes
  * to the action that was there before. A program that installs its own handler on the
  * signal afterwards gets it back at the next scan, which re-installs heapsift's.
- * Callers: reachscan.c, on the exiting thread or on one of heapsift's own threads.
+ * Callers: reachscan.c, on the exiting thread or on one of heapsift's own threads; reach.c,
+ * to patch a library loaded later (a stopped thread inside the patched bytes is moved to
+ * the trampoline through its slot's pc_to).
  */
 #define _GNU_SOURCE
 #include "stopworld.h"
@@ -106,6 +108,19 @@ static void sw_save(hs_sw_slot_t *s, const void *ucv)
 #endif
 }
 
+/* A thread whose pc the stopper moved (reach.c: it was inside bytes a patch replaced)
+ * resumes at the same instruction in the trampoline. */
+static void sw_move(const hs_sw_slot_t *s, void *ucv)
+{
+#if defined(__x86_64__)
+    uintptr_t to = __atomic_load_n(&s->pc_to, __ATOMIC_ACQUIRE);
+    if (to)
+        ((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP] = (greg_t)to;
+#else
+    (void)s, (void)ucv;
+#endif
+}
+
 /* Async-signal-safe: system calls and atomics only. */
 static void sw_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -126,6 +141,7 @@ static void sw_handler(int sig, siginfo_t *si, void *uc)
         sw_futex(&sw.arrived, FUTEX_WAKE, 1, NULL);
         while (__atomic_load_n(&sw.gen, __ATOMIC_ACQUIRE) == gen)
             sw_futex(&sw.gen, FUTEX_WAIT, gen, NULL);
+        sw_move(s, uc);
     }
     __atomic_sub_fetch(&sw.inside, 1, __ATOMIC_RELEASE);
     errno = e;

@@ -18,8 +18,9 @@
 /* One thread of the program. regs and sp are valid when state is HS_SW_STOPPED. */
 typedef struct {
     pid_t tid;
-    uint32_t state; /* HS_SW_* */
-    uintptr_t sp;   /* its stack pointer when the signal came */
+    uint32_t state;  /* HS_SW_* */
+    uintptr_t sp;    /* its stack pointer when the signal came */
+    uintptr_t pc_to; /* set by the stopper before the release: resume there (0: where it was) */
     uint64_t regs[HS_SW_REGS];
 } hs_sw_slot_t;
 
