@@ -11,11 +11,13 @@
  *     in place: a library loaded last is never reached through symbol lookup), and what
  *     the constructors start (termination signals, triggers, HTTP). A second attach to
  *     the same process finds the library loaded (dlopen reuses the file's one copy) and
- *     puts the patches back, with the new -o and --rate; the other options stay the
- *     first attach's.
+ *     puts the patches back, with the new -o and --rate, and starts the endpoint again
+ *     on the new --http's address (none without); the other options stay the first
+ *     attach's.
  *   - heapsift_attach_finish(...): the profile written to the -o pattern, sampling off,
  *     every patch removed and the live table emptied (frees are not seen once detached,
- *     so its entries would go stale). The library stays loaded, inert.
+ *     so its entries would go stale), the trigger and HTTP threads ended. The library
+ *     stays loaded, inert, with no thread of its own.
  * Blocks allocated before the attach are unknown: their frees fail the live filter as an
  * unsampled block's do (the same cost), and the profiles say where knowledge starts
  * (hs_attach_comment, shown in `heapsift top`'s header).
@@ -159,7 +161,8 @@ static int attach_first(char *msg, size_t msglen)
     return 0;
 }
 
-/* A later attach: -o and --rate from the new file, counts restarted, patches back. */
+/* A later attach: -o, --rate and --http (with its port file and token) from the new
+ * file, counts restarted, patches back, the endpoint started again when asked for. */
 static int attach_again(char *msg, size_t msglen)
 {
     hs_options_t keep = hs_opt;
@@ -169,6 +172,8 @@ static int attach_again(char *msg, size_t msglen)
     hs_options_set_source(NULL);
     uint64_t rate = hs_opt.rate;
     const char *out = hs_opt.out;
+    /* These point into attach_opts[1], read until the call returns: http.c copies them. */
+    const char *http = hs_opt.http, *portfile = hs_opt.http_portfile, *token = hs_opt.http_token;
     hs_opt = keep;
     hs_opt.out = out;
     if (rc != 0 || rate == 0) {
@@ -186,10 +191,11 @@ static int attach_again(char *msg, size_t msglen)
     }
     attach_stamp();
     hs_triggers_resume();
+    hs_http_restart(http, portfile, token);
     heapsift_set_active(1);
     attach_say(msg, msglen,
-               "re-attached: the library was loaded already; -o and --rate apply, the other "
-               "options are the first attach's");
+               "re-attached: the library was loaded already; -o, --rate and --http apply, the "
+               "other options are the first attach's");
     return 0;
 }
 
@@ -289,7 +295,8 @@ HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report)
     if (rc == 0 && path && cap)
         hs_dump_last_path(path, cap);
     heapsift_set_active(0);
-    hs_triggers_pause(); /* no thread of heapsift's left (the HTTP endpoint's stays) */
+    hs_triggers_pause(); /* no thread of heapsift's left: */
+    hs_http_pause();     /* the endpoint's ends too, its sockets closed */
     int rc2 = hs_patch_remove_all();
     attach_forget_all();
     __atomic_store_n(&hs_state, HS_STATE_OFF, __ATOMIC_RELEASE);

@@ -8,7 +8,10 @@
  * and MHD bounds connections, per-address connections, idle time and request memory.
  * At exit it is stopped before the libraries' destructors run; a forked child closes the
  * parent's sockets and tries to serve on its own (a fixed port is the parent's: it logs
- * once and goes on without). A failure never stops profiling: one log line, no endpoint.
+ * once and goes on without). `heapsift detach` ends the thread (hs_http_pause: the daemon
+ * stopped, its sockets closed, the thread gone) and a later attach with --http starts it
+ * again on that attach's address (hs_http_restart). A failure never stops profiling: one
+ * log line, no endpoint.
  */
 #define _GNU_SOURCE
 #include "debugcheck.h"
@@ -52,11 +55,13 @@ static struct {
     int conn_fds[HS_HTTP_MAX_CONN]; /* -1: free slot */
     struct MHD_Daemon *d;
     int stop, running, started, loaded;
+    int paused;      /* heapsift detach ended the thread (hs_http_pause) */
     int loading;     /* the thread may be inside dlopen */
     int private_fds; /* the thread has a descriptor table of its own (fdtable.c) */
     int abandoned;   /* libmicrohttpd panicked: the endpoint stopped */
     pthread_t thread;
     pid_t tid;
+    hs_thread_t th; /* its stack, reused by a restart */
 } http = {.listen_fd = -1, .wake_fd = -1, .wake_wr = -1};
 
 static const char *const http_lib = "libmicrohttpd.so.12";
@@ -355,7 +360,8 @@ static void http_loop(void)
     http_budget_t budget;
     http_budget_init(&budget);
     int64_t orphan_at = hs_http_now_ms() + 1000;
-    while (!__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE)) {
+    while (!__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&http.paused, __ATOMIC_ACQUIRE)) {
         /* The program may have ended but for heapsift's threads (orphan.c). */
         if (hs_http_now_ms() >= orphan_at) {
             orphan_at = hs_http_now_ms() + 1000;
@@ -443,11 +449,24 @@ static int http_wake_open(void)
     int fds[2];
     if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
         return -errno;
-    http.tid = (pid_t)syscall(SYS_gettid);
     http.wake_fd = fds[0];
     /* Published before the stop flag is read (http_at_exit: the other way round). */
     __atomic_store_n(&http.wake_wr, fds[1], __ATOMIC_SEQ_CST);
     return 0;
+}
+
+/* The thread's end at a detach: the wake-up pipe closed (no one writes to it once
+ * wake_wr is -1) and the thread no longer counted as heapsift's. Its descriptor table,
+ * its own, goes with it. */
+static void http_leave(void)
+{
+    int w = __atomic_exchange_n(&http.wake_wr, -1, __ATOMIC_SEQ_CST);
+    if (w >= 0 && http.private_fds)
+        close(w);
+    if (http.wake_fd >= 0 && http.private_fds)
+        close(http.wake_fd);
+    http.wake_fd = -1;
+    hs_orphan_forget((int)syscall(SYS_gettid));
 }
 
 static void *http_main(void *arg)
@@ -455,6 +474,7 @@ static void *http_main(void *arg)
     (void)arg;
     hs_guard_enter(&hs_tls); /* for life: what this thread allocates is the profiler's */
     http.thread = pthread_self();
+    __atomic_store_n(&http.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     hs_orphan_register();
     pthread_setname_np(pthread_self(), "heapsift-http");
     /* Sockets live in the thread's table. Without one of its own, no number of the
@@ -469,6 +489,8 @@ static void *http_main(void *arg)
                strerror(errno));
     else if (http_wake_open() == 0 && http_open() == 0)
         http_loop();
+    if (__atomic_load_n(&http.paused, __ATOMIC_ACQUIRE))
+        http_leave();
     __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -476,10 +498,9 @@ static void *http_main(void *arg)
 /* The thread, with every signal blocked from its first instruction (threads.c). */
 static int http_spawn(void)
 {
-    hs_thread_t th;
     __atomic_store_n(&http.running, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&http.loading, 1, __ATOMIC_RELEASE);
-    int rc = hs_thread_start(&th, http_main, NULL, true);
+    int rc = hs_thread_restart(&http.th, http_main, NULL);
     if (rc != 0) {
         __atomic_store_n(&http.running, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&http.loading, 0, __ATOMIC_RELEASE);
@@ -548,25 +569,22 @@ static void http_fork_child(void)
     http.private_fds = 0;
     http.d = NULL; /* the parent's: leaked, never touched */
     hs_http_routes_forget();
-    if (__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE))
-        return;
+    if (__atomic_load_n(&http.stop, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&http.paused, __ATOMIC_ACQUIRE))
+        return; /* the parent's endpoint was ended by heapsift detach */
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
     http_spawn();
     hs_guard_exit(t);
 }
 
-void hs_http_start(void)
+/* Takes the endpoint's settings (copies), binds nothing yet: the thread does. Guard held. */
+static void http_begin(const char *addr, const char *portfile, const char *token)
 {
-    if (!hs_opt.http || __atomic_exchange_n(&http.started, 1, __ATOMIC_ACQ_REL))
-        return;
-    hs_tls_t *t = &hs_tls;
-    hs_guard_enter(t);
-    snprintf(http.addr, sizeof(http.addr), "%s", hs_opt.http);
-    if (hs_opt.http_portfile)
-        snprintf(http.portfile, sizeof(http.portfile), "%s", hs_opt.http_portfile);
-    if (hs_opt.http_token)
-        snprintf(http.token, sizeof(http.token), "%s", hs_opt.http_token);
+    static bool hooked; /* the exit and fork handlers, registered once */
+    snprintf(http.addr, sizeof(http.addr), "%s", addr);
+    snprintf(http.portfile, sizeof(http.portfile), "%s", portfile ? portfile : "");
+    snprintf(http.token, sizeof(http.token), "%s", token ? token : "");
     int rc = http_parse_addr(http.addr);
     if (rc != 0)
         hs_log("HEAPSIFT_HTTP=%s: invalid value (expected HOST:PORT, [IPV6]:PORT or :PORT; "
@@ -579,10 +597,65 @@ void hs_http_start(void)
         rc = http_load();
     if (rc == 0 && (rc = http_spawn()) != 0)
         hs_log("HEAPSIFT_HTTP: cannot start the serving thread (%s)", strerror(-rc));
-    if (rc == 0) {
+    if (rc == 0 && !hooked) {
+        hooked = true;
         atexit(http_at_exit);
         pthread_atfork(http_fork_prepare, NULL, http_fork_child);
     }
+}
+
+void hs_http_start(void)
+{
+    if (!hs_opt.http || __atomic_exchange_n(&http.started, 1, __ATOMIC_ACQ_REL))
+        return;
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    http_begin(hs_opt.http, hs_opt.http_portfile, hs_opt.http_token);
+    hs_guard_exit(t);
+}
+
+/* heapsift detach: the thread leaves its loop at its next round (a request being served
+ * is finished first, a ?seconds=N window is answered 503), stops the daemon, which closes
+ * the listening socket and every connection, and ends. Waited for up to 5 s (it may be
+ * building a profile), then until the kernel has let the task go. */
+void hs_http_pause(void)
+{
+    if (!__atomic_load_n(&http.started, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&http.stop, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&http.paused, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&http.running, __ATOMIC_ACQUIRE))
+        return;
+    http_wake();
+    struct timespec ts = {0, 1000000};
+    for (int i = 0; i < 5000 && __atomic_load_n(&http.running, __ATOMIC_ACQUIRE); i++)
+        nanosleep(&ts, NULL);
+    if (__atomic_load_n(&http.running, __ATOMIC_ACQUIRE)) {
+        hs_log("HEAPSIFT_HTTP: the serving thread did not end at detach within 5 s; it ends "
+               "once its request is served");
+        return;
+    }
+    hs_thread_wait_gone(__atomic_load_n(&http.tid, __ATOMIC_ACQUIRE));
+}
+
+void hs_http_restart(const char *addr, const char *portfile, const char *token)
+{
+    if (!addr || __atomic_load_n(&http.stop, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&http.abandoned, __ATOMIC_ACQUIRE))
+        return;
+    if (__atomic_load_n(&http.running, __ATOMIC_ACQUIRE)) {
+        hs_log("HEAPSIFT_HTTP=%s: the serving thread of before the detach has not ended; no "
+               "endpoint for this attach",
+               addr);
+        return;
+    }
+    if (__atomic_exchange_n(&http.started, 1, __ATOMIC_ACQ_REL))
+        hs_thread_wait_gone(__atomic_load_n(&http.tid, __ATOMIC_ACQUIRE)); /* off its stack */
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    hs_http_routes_restart();
+    __atomic_store_n(&http.paused, 0, __ATOMIC_SEQ_CST);
+    http_begin(addr, portfile, token);
     hs_guard_exit(t);
 }
 

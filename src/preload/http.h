@@ -4,7 +4,8 @@
  * answers, delta windows, the profile cache) and http_views.c (the bodies: index, JSON
  * statistics, symbols, quick views). Everything here runs on the one serving thread,
  * which holds the reentrancy guard for life; nothing here is ever called on an
- * application thread except hs_http_start (constructor) and the fork/exit hooks.
+ * application thread except hs_http_start (constructor), the fork/exit hooks, and
+ * hs_http_pause/hs_http_restart (heapsift attach's calls, with the thread gone).
  */
 #ifndef HS_HTTP_H
 #define HS_HTTP_H
@@ -57,6 +58,13 @@ extern hs_mhd_t hs_mhd;
 /* Starts the endpoint when HEAPSIFT_HTTP is set (constructor; profiling on). Failures
  * are logged once; profiling goes on without the endpoint. */
 void hs_http_start(void);
+/* heapsift detach: the serving thread stops the daemon (the listening socket and every
+ * connection closed) and ends; waited for (at most 5 s, logged beyond). */
+void hs_http_pause(void);
+/* A re-attach: serves again on addr (NULL: this attach asked for no endpoint, none runs),
+ * with that attach's port file and token (NULL: none). Also starts an endpoint the first
+ * attach did not ask for. Logs why not. */
+void hs_http_restart(const char *addr, const char *portfile, const char *token);
 /* HEAPSIFT_HTTP_TOKEN, or NULL when unset. */
 const char *hs_http_token(void);
 /* Milliseconds on the monotonic clock. */
@@ -75,6 +83,8 @@ void hs_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 int64_t hs_http_tick(int64_t now_ms);
 /* Resumes every open window (before MHD_stop_daemon, which must not see one suspended). */
 void hs_http_resume_all(void);
+/* Before a restart after heapsift detach: requests are served again. */
+void hs_http_routes_restart(void);
 /* In a forked child: forget the parent's windows and cache (leaked, never touched). */
 void hs_http_routes_forget(void);
 /* The ?seconds=N windows open now (requests suspended, not yet answered). Serving thread. */

@@ -244,7 +244,7 @@ static enum MHD_Result http_delta(struct MHD_Connection *c, http_req_t *q, long 
     if (q->resumed) {
         hs_profile_t *p = NULL;
         if (http_stopping)
-            return http_error(c, 503, "the program is exiting");
+            return http_error(c, 503, "the endpoint is stopping (exit or detach)");
         int rc = hs_dump_profile("heap", q->base, &p);
         hs_dump_base_free(q->base);
         q->base = NULL;
@@ -583,4 +583,9 @@ void hs_http_routes_forget(void)
     http_windows = NULL;
     http_nwindows = 0;
     memset(http_cache, 0, sizeof(http_cache));
+}
+
+void hs_http_routes_restart(void)
+{
+    http_stopping = false;
 }
