@@ -49,8 +49,11 @@ for k in 1 2 3 4; do
     fi
     "$CLI" attach --rate 1 --http 127.0.0.1:0 --http-portfile "$T/port$k" -o "$T/p$k.pb.gz" "$TPID" \
         2>"$T/a$k.err" || { fail "attach $k: status $?"; show "$T/a$k.err"; }
+    # the thread names itself, binds, then writes the port file: it may not have run yet
+    i=0
+    while [ ! -s "$T/port$k" ] && [ $i -lt 3000 ]; do i=$((i + 1)); sleep 0.01; done
     port=$(cat "$T/port$k" 2>/dev/null || true)
-    [ -n "$port" ] || { fail "attach $k: no port file"; show "$T/err"; break; }
+    [ -n "$port" ] || { fail "attach $k: no port file within 30 s"; show "$T/err"; break; }
     url="http://127.0.0.1:$port"
     [ "$(named heapsift-http)" = 1 ] ||
         { fail "attach $k: $(named heapsift-http) threads named heapsift-http, not 1"; cat "/proc/$TPID/task/"*/comm >&2; }
