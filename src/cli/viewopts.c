@@ -319,3 +319,25 @@ int hs_view_regex_main(const char *verb, hs_viewopts_t *o, hs_view_regex_print_t
     regfree(&re);
     return rc;
 }
+
+int hs_view_base_main(hs_viewopts_t *o, hs_view_out_t *out, void *arg)
+{
+    hs_profile_t *p[2] = {NULL, NULL};
+    int rc = hs_view_read(o, o->pos[0], &p[0]);
+    if (rc != HS_VIEW_CONTINUE)
+        return rc;
+    if (o->base && (rc = hs_view_read(o, o->base, &p[1])) != HS_VIEW_CONTINUE) {
+        hs_profile_free(p[0]);
+        return rc;
+    }
+    hs_report_t r;
+    int signs[2] = {1, -1};
+    rc = hs_view_build(&r, (const hs_profile_t *const *)p, signs, o->base ? 2 : 1, o, o->pos[0]);
+    if (rc == HS_VIEW_CONTINUE) {
+        rc = out(&r, o, arg);
+        hs_report_free(&r);
+    }
+    hs_profile_free(p[0]);
+    hs_profile_free(p[1]);
+    return rc;
+}

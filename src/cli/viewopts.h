@@ -89,6 +89,11 @@ typedef int hs_view_regex_print_t(hs_report_t *r, const hs_viewopts_t *o, const 
                                   size_t *matched);
 int hs_view_regex_main(const char *verb, hs_viewopts_t *o, hs_view_regex_print_t *print);
 
+/* The views of FILE and, with --base, its difference from BASE (flamegraph, graph), o
+ * parsed: reads both, builds the report (BASE subtracted) and returns out's status. */
+typedef int hs_view_out_t(hs_report_t *r, const hs_viewopts_t *o, void *arg);
+int hs_view_base_main(hs_viewopts_t *o, hs_view_out_t *out, void *arg);
+
 /* Writes "leaf < caller < ..." of the report nodes frames[0..n), at most max frames and
  * " < ... (N more)", on f. */
 void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n, size_t max,
