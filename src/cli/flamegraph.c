@@ -51,27 +51,17 @@ static int fg_output(const hs_report_t *r, const hs_viewopts_t *o)
     return rc ? 3 : 0;
 }
 
+static int fg_view(hs_report_t *r, const hs_viewopts_t *o, void *arg)
+{
+    (void)arg;
+    return fg_output(r, o);
+}
+
 int hs_cmd_flamegraph(int argc, char **argv)
 {
     hs_viewopts_t o;
     int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_OUT | HS_VO_BASE, 1, fg_usage);
     if (rc != HS_VIEW_CONTINUE)
         return rc;
-    hs_profile_t *p[2] = {NULL, NULL};
-    if ((rc = hs_view_read(&o, o.pos[0], &p[0])) != HS_VIEW_CONTINUE)
-        return rc;
-    if (o.base && (rc = hs_view_read(&o, o.base, &p[1])) != HS_VIEW_CONTINUE) {
-        hs_profile_free(p[0]);
-        return rc;
-    }
-    hs_report_t r;
-    int signs[2] = {1, -1};
-    rc = hs_view_build(&r, (const hs_profile_t *const *)p, signs, o.base ? 2 : 1, &o, o.pos[0]);
-    if (rc == HS_VIEW_CONTINUE) {
-        rc = fg_output(&r, &o);
-        hs_report_free(&r);
-    }
-    hs_profile_free(p[0]);
-    hs_profile_free(p[1]);
-    return rc;
+    return hs_view_base_main(&o, fg_view, NULL);
 }

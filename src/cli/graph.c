@@ -151,6 +151,11 @@ out:
     return rc;
 }
 
+static int graph_view(hs_report_t *r, const hs_viewopts_t *o, void *arg)
+{
+    return graph_output(r, o, arg);
+}
+
 int hs_cmd_graph(int argc, char **argv)
 {
     graph_args_t a = {0};
@@ -163,21 +168,5 @@ int hs_cmd_graph(int argc, char **argv)
     a.g.unit = o.unit;
     a.g.filters = &o.r;
     a.g.diff = o.base != NULL;
-    hs_profile_t *p[2] = {NULL, NULL};
-    if ((rc = hs_view_read(&o, o.pos[0], &p[0])) != HS_VIEW_CONTINUE)
-        return rc;
-    if (o.base && (rc = hs_view_read(&o, o.base, &p[1])) != HS_VIEW_CONTINUE) {
-        hs_profile_free(p[0]);
-        return rc;
-    }
-    hs_report_t r;
-    int signs[2] = {1, -1};
-    rc = hs_view_build(&r, (const hs_profile_t *const *)p, signs, o.base ? 2 : 1, &o, o.pos[0]);
-    if (rc == HS_VIEW_CONTINUE) {
-        rc = graph_output(&r, &o, &a);
-        hs_report_free(&r);
-    }
-    hs_profile_free(p[0]);
-    hs_profile_free(p[1]);
-    return rc;
+    return hs_view_base_main(&o, graph_view, &a);
 }

@@ -252,26 +252,9 @@ int hs_list_print(const hs_report_t *r, const char *unit, const regex_t *re, FIL
     return 0;
 }
 
-static int list_run(hs_profile_t *p, hs_viewopts_t *o, const regex_t *re)
+static int list_print(hs_report_t *r, const hs_viewopts_t *o, const regex_t *re, size_t *matched)
 {
-    hs_report_t r;
-    int sign = 1, rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, o, o->pos[1]);
-    if (rc >= 0)
-        return rc;
-    size_t matched = 0;
-    if (hs_list_print(&r, o->unit, re, stdout, &matched)) {
-        hs_cli_error("%s: %s", o->pos[1], strerror(ENOMEM));
-        rc = 3;
-    } else if (fflush(stdout) != 0) {
-        rc = 3;
-    } else if (matched == 0) {
-        hs_cli_error("no matches found for regexp: %s", o->pos[0]);
-        rc = 1;
-    } else {
-        rc = 0;
-    }
-    hs_report_free(&r);
-    return rc;
+    return hs_list_print(r, o->unit, re, stdout, matched);
 }
 
 int hs_cmd_list(int argc, char **argv)
@@ -282,18 +265,5 @@ int hs_cmd_list(int argc, char **argv)
         return rc;
     o.r.gran = HS_GRAN_LINES;
     o.r.obj_names = true;
-    regex_t re;
-    if ((rc = regcomp(&re, o.pos[0], REG_EXTENDED | REG_NOSUB)) != 0) {
-        char msg[128];
-        regerror(rc, &re, msg, sizeof(msg));
-        hs_cli_error("list: bad regular expression '%s': %s", o.pos[0], msg);
-        return 1;
-    }
-    hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(&o, o.pos[1], &p)) < 0) {
-        rc = list_run(p, &o, &re);
-        hs_profile_free(p);
-    }
-    regfree(&re);
-    return rc;
+    return hs_view_regex_main("list", &o, list_print);
 }

@@ -96,46 +96,11 @@ static void peek_usage(FILE *f)
     fprintf(f, "\nExit status: 0 ok, 1 usage or no match, 2 bad input, 3 I/O error.\n");
 }
 
-static int peek_run(hs_profile_t *p, hs_viewopts_t *o, const regex_t *re)
-{
-    hs_report_t r;
-    int sign = 1, rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, o, o->pos[1]);
-    if (rc >= 0)
-        return rc;
-    size_t matched = 0;
-    if (peek_print(&r, o, re, &matched)) {
-        hs_cli_error("%s: %s", o->pos[1], strerror(ENOMEM));
-        rc = 3;
-    } else if (fflush(stdout) != 0) {
-        rc = 3;
-    } else if (matched == 0) {
-        hs_cli_error("no matches found for regexp: %s", o->pos[0]);
-        rc = 1;
-    } else {
-        rc = 0;
-    }
-    hs_report_free(&r);
-    return rc;
-}
-
 int hs_cmd_peek(int argc, char **argv)
 {
     hs_viewopts_t o;
     int rc = hs_viewopts_parse(argc, argv, &o, HS_VO_CUM, 2, peek_usage);
     if (rc != HS_VIEW_CONTINUE)
         return rc;
-    regex_t re;
-    if ((rc = regcomp(&re, o.pos[0], REG_EXTENDED | REG_NOSUB)) != 0) {
-        char msg[128];
-        regerror(rc, &re, msg, sizeof(msg));
-        hs_cli_error("peek: bad regular expression '%s': %s", o.pos[0], msg);
-        return 1;
-    }
-    hs_profile_t *p = NULL;
-    if ((rc = hs_view_read(&o, o.pos[1], &p)) < 0) {
-        rc = peek_run(p, &o, &re);
-        hs_profile_free(p);
-    }
-    regfree(&re);
-    return rc;
+    return hs_view_regex_main("peek", &o, peek_print);
 }

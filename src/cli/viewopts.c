@@ -277,3 +277,67 @@ int hs_view_main(int argc, char **argv, const hs_view_t *v)
     hs_profile_free(p);
     return rc;
 }
+
+static int view_regex_run(hs_profile_t *p, hs_viewopts_t *o, const regex_t *re,
+                          hs_view_regex_print_t *print)
+{
+    hs_report_t r;
+    int sign = 1, rc = hs_view_build(&r, (const hs_profile_t *const *)&p, &sign, 1, o, o->pos[1]);
+    if (rc >= 0)
+        return rc;
+    size_t matched = 0;
+    if (print(&r, o, re, &matched)) {
+        hs_cli_error("%s: %s", o->pos[1], strerror(ENOMEM));
+        rc = 3;
+    } else if (fflush(stdout) != 0) {
+        rc = 3;
+    } else if (matched == 0) {
+        hs_cli_error("no matches found for regexp: %s", o->pos[0]);
+        rc = 1;
+    } else {
+        rc = 0;
+    }
+    hs_report_free(&r);
+    return rc;
+}
+
+int hs_view_regex_main(const char *verb, hs_viewopts_t *o, hs_view_regex_print_t *print)
+{
+    regex_t re;
+    int rc = regcomp(&re, o->pos[0], REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char msg[128];
+        regerror(rc, &re, msg, sizeof(msg));
+        hs_cli_error("%s: bad regular expression '%s': %s", verb, o->pos[0], msg);
+        return 1;
+    }
+    hs_profile_t *p = NULL;
+    if ((rc = hs_view_read(o, o->pos[1], &p)) < 0) {
+        rc = view_regex_run(p, o, &re, print);
+        hs_profile_free(p);
+    }
+    regfree(&re);
+    return rc;
+}
+
+int hs_view_base_main(hs_viewopts_t *o, hs_view_out_t *out, void *arg)
+{
+    hs_profile_t *p[2] = {NULL, NULL};
+    int rc = hs_view_read(o, o->pos[0], &p[0]);
+    if (rc != HS_VIEW_CONTINUE)
+        return rc;
+    if (o->base && (rc = hs_view_read(o, o->base, &p[1])) != HS_VIEW_CONTINUE) {
+        hs_profile_free(p[0]);
+        return rc;
+    }
+    hs_report_t r;
+    int signs[2] = {1, -1};
+    rc = hs_view_build(&r, (const hs_profile_t *const *)p, signs, o->base ? 2 : 1, o, o->pos[0]);
+    if (rc == HS_VIEW_CONTINUE) {
+        rc = out(&r, o, arg);
+        hs_report_free(&r);
+    }
+    hs_profile_free(p[0]);
+    hs_profile_free(p[1]);
+    return rc;
+}

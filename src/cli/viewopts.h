@@ -81,6 +81,19 @@ int hs_view_done(int print_failed, const char *path);
 int hs_view_build(hs_report_t *r, const hs_profile_t *const *profs, const int *signs, size_t n,
                   const hs_viewopts_t *o, const char *path);
 
+/* The verbs of the form VERB REGEX FILE (peek, list), o parsed: compiles o->pos[0], reads
+ * o->pos[1], builds the report and calls print, which sets *matched and returns 0 or
+ * -ENOMEM. The exit status: 1 for a bad regex or no match (pprof's message), 3 for an I/O
+ * error, else 0. */
+typedef int hs_view_regex_print_t(hs_report_t *r, const hs_viewopts_t *o, const regex_t *re,
+                                  size_t *matched);
+int hs_view_regex_main(const char *verb, hs_viewopts_t *o, hs_view_regex_print_t *print);
+
+/* The views of FILE and, with --base, its difference from BASE (flamegraph, graph), o
+ * parsed: reads both, builds the report (BASE subtracted) and returns out's status. */
+typedef int hs_view_out_t(hs_report_t *r, const hs_viewopts_t *o, void *arg);
+int hs_view_base_main(hs_viewopts_t *o, hs_view_out_t *out, void *arg);
+
 /* Writes "leaf < caller < ..." of the report nodes frames[0..n), at most max frames and
  * " < ... (N more)", on f. */
 void hs_view_print_stack(const hs_report_t *r, const uint32_t *frames, size_t n, size_t max,

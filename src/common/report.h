@@ -205,6 +205,10 @@ int hs_report_print_tags(const hs_report_t *r, const char *out_unit, FILE *f);
  * like pprof's selectOutputUnit; else B, kB, ...). shown: node indices. */
 const char *hs_report_out_unit(const hs_report_t *r, const char *unit, const uint32_t *shown,
                                size_t n);
+/* Writes s (at most max bytes, or to its NUL) as XML text or an attribute value: & < > "
+ * and ' escaped (the SVGs of the flame graph and the call graph). */
+void hs_report_xml_escape(FILE *f, const char *s, size_t max);
+
 /* measurement.ScaledLabel of value from the report's sample unit to unit. */
 void hs_report_label(char *out, size_t len, int64_t value, const char *from, const char *to);
 /* measurement.Scale: value in from-units expressed in to-units; *unit gets the unit

@@ -89,32 +89,6 @@ static const char fg_script[] =
     " mat.textContent='Matched: '+(root?(100*sum/root).toFixed(1):0)+'%';}\n"
     "return {init:init,zoom:zoom,reset:reset,search:search};})();\n";
 
-static void fg_escape(FILE *f, const char *s, size_t max)
-{
-    for (size_t i = 0; s[i] && i < max; i++) {
-        switch (s[i]) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&apos;", f);
-            break;
-        default:
-            if ((unsigned char)s[i] >= 0x20 || s[i] == '\t')
-                fputc(s[i], f);
-        }
-    }
-}
-
 /* A frame's change judged as `heapsift diff` judges a row's (hs_report_tree_verdict: the
  * few-sample test of cum against base_cum), so the graph colours nothing the diff table
  * calls noise. */
@@ -168,18 +142,18 @@ static void fg_frame(const fg_state_t *st, uint32_t i, double x)
             "\"%s%s%s data-n=\"",
             x, w, n->depth, n->cum, st->diff ? " data-verdict=\"" : "",
             st->diff ? hs_report_verdict_name(fg_verdict(st, n)) : "", st->diff ? "\"" : "");
-    fg_escape(st->f, name, SIZE_MAX);
+    hs_report_xml_escape(st->f, name, SIZE_MAX);
     fprintf(st->f, "\"><title>");
-    fg_escape(st->f, name, SIZE_MAX);
+    hs_report_xml_escape(st->f, name, SIZE_MAX);
     fprintf(st->f,
             " (%s, %s%s)</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
             "fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
             v, pct + strspn(pct, " "), dv, x, y, w, FG_FRAME - 1, fill, x + 3, y + 11.5);
     size_t chars = w > 6 ? (size_t)((w - 6) / FG_CHAR) : 0;
     if (chars >= 3 && strlen(name) <= chars)
-        fg_escape(st->f, name, SIZE_MAX);
+        hs_report_xml_escape(st->f, name, SIZE_MAX);
     else if (chars >= 3)
-        fg_escape(st->f, name, hs_utf8_prefix(name, chars - 2)), fputs("..", st->f);
+        hs_report_xml_escape(st->f, name, hs_utf8_prefix(name, chars - 2)), fputs("..", st->f);
     fprintf(st->f, "</text></g>\n");
 }
 
@@ -241,7 +215,7 @@ static void fg_head(const fg_state_t *st, const char *title)
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n",
             (int)FG_WIDTH, h);
     fprintf(f, "<text id=\"title\" x=\"%.0f\" y=\"24\">", FG_WIDTH / 2);
-    fg_escape(f, title, SIZE_MAX);
+    hs_report_xml_escape(f, title, SIZE_MAX);
     fprintf(f,
             "</text>\n<text id=\"reset\" class=\"btn\" x=\"%.0f\" y=\"24\" "
             "style=\"opacity:0.3\">Reset zoom</text>\n"

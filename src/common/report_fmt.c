@@ -305,3 +305,28 @@ void hs_report_print_filters(const hs_report_opts_t *o, FILE *f)
             fprintf(f, "   %s\n", s);
     }
 }
+
+void hs_report_xml_escape(FILE *f, const char *s, size_t max)
+{
+    for (size_t i = 0; i < max && s[i]; i++) {
+        switch (s[i]) {
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&apos;", f);
+            break;
+        default:
+            fputc(s[i], f);
+        }
+    }
+}

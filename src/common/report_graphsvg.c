@@ -199,28 +199,6 @@ static int svg_boxes(svg_t *s, const char *ou)
     return 0;
 }
 
-static void svg_text(const char *t, size_t n, FILE *f)
-{
-    for (size_t i = 0; i < n && t[i]; i++) {
-        switch (t[i]) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            fputc(t[i], f);
-        }
-    }
-}
-
 /* Lines of text (separated by '\n') from (x, y) down, anchored as given. */
 static void svg_lines(const char *text, double x, double y, int font, const char *anchor, FILE *f)
 {
@@ -229,7 +207,7 @@ static void svg_lines(const char *text, double x, double y, int font, const char
     for (const char *p = text; *p;) {
         size_t n = strcspn(p, "\n");
         fprintf(f, "<tspan x=\"%.1f\" dy=\"%s\">", x, p == text ? "0" : "1.2em");
-        svg_text(p, n, f);
+        hs_report_xml_escape(f, p, n);
         fputs("</tspan>", f);
         p += n + (p[n] == '\n');
     }
@@ -245,9 +223,9 @@ static void svg_node(const svg_t *s, size_t i, const hs_graph_opts_t *o, const c
     double y = s->layer_y[s->layer[i]], x = s->x[i] - s->w[i] / 2;
     fprintf(f, "<g id=\"node%zu\" class=\"node%s%s\" data-name=\"", i + 1, cls ? " " : "",
             cls ? cls : "");
-    svg_text(nd->name, strlen(nd->name), f);
+    hs_report_xml_escape(f, nd->name, strlen(nd->name));
     fputs("\"><title>", f);
-    svg_text(nd->name, strlen(nd->name), f);
+    hs_report_xml_escape(f, nd->name, strlen(nd->name));
     fprintf(f,
             " (%s)</title>\n<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
             "fill=\"%s\" stroke=\"%s\"/>\n",
@@ -287,9 +265,9 @@ static void svg_edge(const svg_t *s, size_t k, const char *ou, FILE *f)
     double x2 = svg_port(s, k, b, true), y2 = s->layer_y[s->layer[b]];
     double bend = y2 > y1 ? (y2 - y1) / 2 : SVG_GAP_Y;
     fprintf(f, "<g id=\"edge%zu\" class=\"edge\"><title>", k + 1);
-    svg_text(s->r->nodes[e->from - 1].name, strlen(s->r->nodes[e->from - 1].name), f);
+    hs_report_xml_escape(f, s->r->nodes[e->from - 1].name, strlen(s->r->nodes[e->from - 1].name));
     fputs(e->residual ? " ... " : " -&gt; ", f);
-    svg_text(s->r->nodes[e->to - 1].name, strlen(s->r->nodes[e->to - 1].name), f);
+    hs_report_xml_escape(f, s->r->nodes[e->to - 1].name, strlen(s->r->nodes[e->to - 1].name));
     fprintf(f,
             " (%s)</title>\n<path d=\"M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"none\" "
             "stroke=\"%s\" stroke-width=\"%d\"%s marker-end=\"url(#hs-arrow)\"/>\n",
@@ -297,7 +275,7 @@ static void svg_edge(const svg_t *s, size_t k, const char *ou, FILE *f)
             e->residual ? " stroke-dasharray=\"2,3\"" : "");
     /* by the callee's end, where the edges fanning out of one caller are apart */
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", x2 + 4, y2 - 8);
-    svg_text(w, strlen(w), f);
+    hs_report_xml_escape(f, w, strlen(w));
     fprintf(f, "%s</text></g>\n", e->inl ? " (inline)" : "");
 }
 
