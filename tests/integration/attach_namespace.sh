@@ -1,6 +1,7 @@
 #!/bin/sh
 # attach_namespace: a target in another mount namespace (unshare -m: its /tmp a tmpfs of
-# its own, and the library's path there another file, /dev/null bound over it). heapsift
+# its own unless the build directory is under /tmp, and the library's path there another
+# file, /dev/null bound over it). heapsift
 # attach copies libheapsift.so into the target's /tmp through /proc/PID/root, says so,
 # and the attach works: the profile (-o a directory both namespaces share) holds the
 # round's site_keep, go tool pprof reads it; a second attach reuses the copy (the
@@ -24,9 +25,21 @@ else
     echo "SKIP: cannot make a mount namespace here (unshare -m needs root; unshare -Urm user namespaces)"
     exit 77
 fi
-# the target's files live outside /tmp, which the namespace hides
+# the target's files live in the build directory. The namespace's /tmp is a tmpfs of its
+# own, unless the build directory is under /tmp (a CI clone): the tmpfs would hide it,
+# so /tmp is then the same directory, and read-only (a bind of itself) where asked.
 D=$(mktemp -d "$BUILD/attach_namespace.XXXXXX")
 trap 'rm -rf "$T" "$D"' EXIT INT TERM
+case "$(cd "$BUILD" && pwd -P)/" in
+/tmp/*)
+    TMP_OWN=true
+    TMP_RO="mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp"
+    ;;
+*)
+    TMP_OWN="mount -t tmpfs tmpfs /tmp"
+    TMP_RO="mount -t tmpfs -o ro tmpfs /tmp"
+    ;;
+esac
 
 # ns_start SETUP: attach_target "$D/d" in a new mount namespace after the shell SETUP.
 ns_start() {
@@ -53,7 +66,7 @@ ns_end() {
     [ "$(cat "$D/status")" = 0 ] || { fail "$1: the target's exit status: $(cat "$D/status")"; show "$D/err"; }
 }
 
-ns_start "mount -t tmpfs tmpfs /tmp && mount --bind /dev/null '$LIB'"
+ns_start "$TMP_OWN && mount --bind /dev/null '$LIB'"
 "$CLI" attach --rate 1 -o "$D/p1.pb.gz" "$TPID" >"$T/a.out" 2>"$T/a.err" || { fail "attach: status $?"; show "$T/a.err"; }
 grep -q "process $TPID sees another filesystem.*a copy at /tmp/heapsift-attach-[^/]*/libheapsift.so.0 there" "$T/a.err" ||
     { fail "attach: no line about the copy"; show "$T/a.err"; }
@@ -72,7 +85,7 @@ grep -q 're-attached' "$T/a.err" || { fail "second attach: not a re-attach"; sho
 ns_end copy
 
 # nowhere to copy to
-ns_start "mount -t tmpfs -o ro tmpfs /tmp && mount -t tmpfs -o ro tmpfs /var/tmp && mount -t tmpfs -o ro tmpfs /dev/shm && mount --bind /dev/null '$LIB'"
+ns_start "$TMP_RO && mount --bind /dev/null '$LIB' && mount -t tmpfs -o ro tmpfs /var/tmp && mount -t tmpfs -o ro tmpfs /dev/shm"
 at_expect 2 "cannot make a directory in the target's filesystem .*Read-only file system" \
     read-only -- attach -o "$D/p3.pb.gz" "$TPID"
 kill -0 "$TPID" 2>/dev/null || fail "read-only: the target died"
