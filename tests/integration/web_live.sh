@@ -23,10 +23,15 @@ web_need_browser
 # 400 steps of 100 ms: the program lives about 40 s unless stopped.
 HEAPSIFT_RATE=4096 HEAPSIFT_SEED=7 HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$T/port" \
     HEAPSIFT_OUT="$T/exit.pb.gz" LD_PRELOAD="$LIB" "$BUILD/programs/leakseries" 400 - 100 \
-    >"$T/prog.out" 2>"$T/prog.err" &
+    "$T/ready" >"$T/prog.out" 2>"$T/prog.err" &
 PROG=$!
 web_kill_at_exit $PROG
 PORT=$(web_wait_port "$T/port" '^([0-9]+)$') || { fail "no endpoint port"; show "$T/prog.err"; exit 1; }
+# site_flat's blocks are all there before the first profile (on a loaded machine the first
+# poll could see part of them, and site_flat would look as if it grew)
+i=0
+while [ ! -e "$T/ready" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$T/ready" ] || fail "leakseries never finished site_flat"
 
 web_start "$T/web" --interval 1 "http://127.0.0.1:$PORT"
 [ -n "$URL" ] || { show "$T/web.err"; exit 1; }

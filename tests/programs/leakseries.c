@@ -7,9 +7,10 @@
  *               constant, every block renewed each step
  *   site_flat   (before the first step only) 2000 blocks of 4 KiB kept to the end
  * and then, when DIR is given, writes DIR/step.NNN.pb.gz with heapsift_dump. Between
- * steps it sleeps SLEEP_MS milliseconds (for the interval trigger). Built with
- * HEAPSIFT_WEAK: runs with or without the library.
- * usage: leakseries STEPS [DIR|-] [SLEEP_MS]
+ * steps it sleeps SLEEP_MS milliseconds (for the interval trigger). With READY, the file
+ * READY is created once site_flat is done (a test watching a live process waits for it).
+ * Built with HEAPSIFT_WEAK: runs with or without the library.
+ * usage: leakseries STEPS [DIR|-] [SLEEP_MS] [READY]
  */
 #define HEAPSIFT_WEAK
 #include <heapsift.h>
@@ -84,6 +85,11 @@ int main(int argc, char **argv)
     const char *dir = argc > 2 && strcmp(argv[2], "-") != 0 ? argv[2] : NULL;
     long sleep_ms = argc > 3 ? atol(argv[3]) : 0;
     site_flat();
+    if (argc > 4) {
+        FILE *f = fopen(argv[4], "w");
+        if (f)
+            fclose(f);
+    }
     for (int s = 0; s < steps; s++) {
         site_leak();
         site_drip();
