@@ -125,6 +125,9 @@ for w in own_new own_new_direct; do
     exactly $w alloc_space site_new_plain flat 2000000
     exactly $w alloc_objects site_new_array flat 700
     exactly $w inuse_space site_new_array flat 700000
+    # each block counted once in all: 1000 + 700 news and stdout's buffer, 500 deletes
+    go tool pprof -raw "$T/$w.pb.gz" 2>/dev/null | grep -q 'exact: allocs=1701 frees=500 ' ||
+        { fail "$w: not every block counted once"; go tool pprof -raw "$T/$w.pb.gz" 2>&1 | grep exact: >&2; }
 done
 
 # --- an allocator's own prefixed API (je_malloc, je_mallocx, je_sdallocx, ...) ------------
