@@ -34,7 +34,8 @@ hook-free-clobbers-rax|src/preload/hooks.c|s/HS_KEEPALL_THUNK\(hs_thunk_api_free
 hook-stack-unaligned|src/preload/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
 rust-default-allocator-hooked|src/preload/reach.c|s/return c\[0\] == 0xe9 && /return 0 \&\& c[0] == 0xe9 \&\& /|integration/reach_hooks
 reach-later-never-looks|src/preload/recorder.c|s/\n    hs_reach_recheck\(\);[^\n]*\n/\n/|integration/reach_hooks
-new-judge-always-own|src/preload/hooks.c|s/bool own = t->allocs == before;/bool own = true;/|integration/reach_hooks
+new-judge-always-own|src/preload/hooks.c|s/bool own = t->allocs == before;/bool own = (t->allocs == before) + 1;/|integration/reach_hooks
+delete-judge-always-own|src/preload/hooks.c|s/bool own = t->frees == before;/bool own = (t->frees == before) + 1;/|integration/reach_hooks
 udw-no-fde-ends-walk|src/preload/unwind_dwarf.c|s/rule = \(hs_cfi_rule_t\)\{16, -16, -8, HS_CFI_CFA_RBP . HS_CFI_RBP_AT_CFA\};/return (uint64_t)HS_CFI_END << 56;/|integration/unwind_nofde
 sw-move-ignored|src/preload/stopworld.c|s/if \(to\)\n(\s*)\(\(ucontext_t \*\)ucv\)/if (0)\n$1((ucontext_t *)ucv)/|unit/test_patch_live
 reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect

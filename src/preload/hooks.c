@@ -80,11 +80,17 @@ HOOKS_GUARDED(10, void *, new_array, (size_t n), (n))
 #if defined(__x86_64__)
 void hs_thunk_judge_new_plain(void) HS_HIDDEN;
 void hs_thunk_judge_new_array(void) HS_HIDDEN;
+void hs_thunk_judge_delete(void) HS_HIDDEN;
+void hs_thunk_judge_delete_array(void) HS_HIDDEN;
 #define HOOKS_NEW_PLAIN_SLOT ((void *)hs_thunk_judge_new_plain)
 #define HOOKS_NEW_ARRAY_SLOT ((void *)hs_thunk_judge_new_array)
+#define HOOKS_DELETE_SLOT ((void *)hs_thunk_judge_delete)
+#define HOOKS_DELETE_ARRAY_SLOT ((void *)hs_thunk_judge_delete_array)
 #else
 #define HOOKS_NEW_PLAIN_SLOT ((void *)hooks_guarded_new_plain)
 #define HOOKS_NEW_ARRAY_SLOT ((void *)hooks_guarded_new_array)
+#define HOOKS_DELETE_SLOT NULL
+#define HOOKS_DELETE_ARRAY_SLOT NULL
 #endif
 
 static const hooks_def_t hooks_defs[] = {
@@ -101,8 +107,8 @@ static const hooks_def_t hooks_defs[] = {
     {"_Znam", SLOT(new_array), HOOKS_NEW_ARRAY_SLOT, NEED_FREE},
     {"_ZdlPv", 0, NULL, NEED_FREE},
     {"_ZdaPv", 0, NULL, NEED_FREE},
-    {"_ZdlPvm", SLOT(sized_delete), NULL, NEED_FREE},
-    {"_ZdaPvm", SLOT(sized_delete_array), NULL, NEED_FREE},
+    {"_ZdlPvm", SLOT(sized_delete), HOOKS_DELETE_SLOT, NEED_FREE},
+    {"_ZdaPvm", SLOT(sized_delete_array), HOOKS_DELETE_ARRAY_SLOT, NEED_FREE},
     {"_ZnwmRKSt9nothrow_t", 0, NULL, NEED_FREE},
     {"_ZnamRKSt9nothrow_t", 0, NULL, NEED_FREE},
     {"_ZdlPvRKSt9nothrow_t", 0, NULL, NEED_FREE},
@@ -279,6 +285,37 @@ HS_HIDDEN void *hs_hook_judge_new_array(size_t n)
 }
 HS_KEEPREGS_THUNK(hs_thunk_judge_new_plain, hs_hook_judge_new_plain)
 HS_KEEPREGS_THUNK(hs_thunk_judge_new_array, hs_hook_judge_new_array)
+
+/* The sized deletes, judged the same way at their first call: one that comes back through
+ * free (a program's operator delete over its own free) would count each free twice on
+ * the fast path; its slot then gets the object's free (hs_real.free, which takes the
+ * same first argument), else the bare trampoline. */
+static void hooks_judge_delete(size_t i, void (**slot)(void *, size_t), void *p, size_t n)
+{
+    hs_tls_t *t = &hs_tls;
+    hs_guard_enter(t);
+    uint64_t before = t->frees;
+    ((void (*)(void *, size_t))hooks_orig[i])(p, n);
+    bool own = t->frees == before;
+    hs_guard_exit(t);
+    __atomic_store_n(slot,
+                     own ? (void (*)(void *, size_t))hooks_orig[i]
+                         : (void (*)(void *, size_t))(void *)hs_real.free,
+                     __ATOMIC_RELEASE);
+}
+HS_HIDDEN void hs_hook_judge_delete(void *p, size_t n);
+HS_HIDDEN void hs_hook_judge_delete(void *p, size_t n)
+{
+    hooks_judge_delete(13, &hs_real.sized_delete, p, n);
+}
+HS_HIDDEN void hs_hook_judge_delete_array(void *p, size_t n);
+HS_HIDDEN void hs_hook_judge_delete_array(void *p, size_t n)
+{
+    hooks_judge_delete(14, &hs_real.sized_delete_array, p, n);
+}
+HS_KEEPALL_THUNK(hs_thunk_judge_delete, hs_hook_judge_delete)
+HS_KEEPALL_THUNK(hs_thunk_judge_delete_array, hs_hook_judge_delete_array)
+_Static_assert(sizeof(hooks_defs) / sizeof(hooks_defs[0]) > 14, "the deletes' rows");
 #endif
 
 static void *hooks_own(const char *name)
