@@ -334,14 +334,23 @@ static const char *sus_verdict(const hs_suspect_t *x)
                                                                                      : "noise";
 }
 
+/* A suspect's figure in the page's unit ou, or in its own unit when a non-zero value would
+ * read 0 in it (a few kB lost must not read "lost 0" on a page in MB). */
+static void sus_label(char *out, size_t len, double v, const char *from, const char *ou)
+{
+    hs_report_flabel(out, len, v, from, ou);
+    if (v != 0 && strcmp(out, "0") == 0)
+        hs_report_flabel(out, len, v, from, "minimum");
+}
+
 static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x, const char *ou)
 {
     const char *u = s->rep.sample_unit;
     char slope[64], growth[64], noise[64], last[64];
-    hs_report_flabel(slope, sizeof(slope), x->slope, u, ou);
-    hs_report_label(growth, sizeof(growth), x->growth, u, ou);
-    hs_report_flabel(noise, sizeof(noise), 1.96 * sqrt(x->var), u, ou);
-    hs_report_label(last, sizeof(last), x->last, u, ou);
+    sus_label(slope, sizeof(slope), x->slope, u, ou);
+    sus_label(growth, sizeof(growth), (double)x->growth, u, ou);
+    sus_label(noise, sizeof(noise), 1.96 * sqrt(x->var), u, ou);
+    sus_label(last, sizeof(last), (double)x->last, u, ou);
     hs_buf_printf(b, "{\"verdict\":\"%s\",\"slope\":%.6g,\"growth\":%" PRId64 ",\"last\":%" PRId64,
                   sus_verdict(x), x->slope, x->growth, x->last);
     hs_buf_printf(b, ",\"r2\":");
@@ -352,7 +361,7 @@ static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x, 
     hs_buf_printf(b, ",\"rises\":%zu,\"unreachable\":%" PRId64 ",\"unreachable_label\":", x->rises,
                   x->unreach);
     char un[64];
-    hs_report_label(un, sizeof(un), x->unreach, u, ou);
+    sus_label(un, sizeof(un), (double)x->unreach, u, ou);
     hs_json_str(b, un);
     hs_buf_printf(b, ",\"slope_label\":");
     hs_json_str(b, slope);
