@@ -124,6 +124,10 @@ int hs_web_report_opts(hs_web_req_t *q, hs_report_opts_t *o);
  * after answering the error. */
 int hs_web_report(hs_web_req_t *q, hs_report_t *r, const hs_profile_t *const *profs, size_t n,
                   const hs_report_opts_t *o);
+/* The output unit of q's unit argument (B, kB, MB, GB, TB, PB: the page's one unit for every
+ * byte figure) for values in sample_unit: that unit when they are bytes, else "minimum"
+ * (pprof's choice, also when the argument is absent or "auto"); NULL for a bad unit. */
+const char *hs_web_unit(hs_web_req_t *q, const char *sample_unit);
 int hs_web_view_top(hs_web_req_t *q);
 int hs_web_view_diff(hs_web_req_t *q);
 int hs_web_view_flame(hs_web_req_t *q);

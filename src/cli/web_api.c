@@ -9,6 +9,7 @@
  *   /api/diff?target=T&a=A&b=B         `heapsift diff A B` rows      (web_views.c)
  *   /api/flame?target=T&id=I[&base=A]  the call tree                 (web_views.c)
  *   /api/series?target=T               live heap and RSS of each profile over time
+ *   /api/stats?target=T&id=I           `heapsift stats` of profile I, as text
  *   /api/suspects?target=T[&from=A&to=B] leak suspects over the ring (web_views.c)
  *   /api/raw?target=T&id=I             the profile itself, gzipped pprof (web_views.c)
  *
@@ -19,6 +20,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,6 +148,33 @@ static int api_series(hs_web_req_t *q)
     return hs_buf_append(b, "]}", 2) ? 500 : 0;
 }
 
+/* ?id=I[&bytes=1]: where the RSS went when profile I was written, the text `heapsift stats
+ * [--bytes]` prints (hs_report_stats), headed by the profile's label; "available": false
+ * (and no text) for a profile without heapsift's accounting comments. */
+static int api_stats(hs_web_req_t *q)
+{
+    const hs_web_prof_t *p = hs_web_req_prof(q, "id");
+    const char *bv = q->arg(q->ctx, "bytes");
+    if (!p)
+        return hs_web_error(q, 404, "no such profile (evicted from the ring?)");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    int rc = m ? hs_report_stats(p->prof, p->label, bv && !strcmp(bv, "1"), m) : -ENOMEM;
+    if (m && fclose(m) != 0 && rc == 0)
+        rc = -ENOMEM;
+    if (rc == 0 || rc == -ENOENT) {
+        hs_buf_printf(q->out, "{\"id\":%" PRIu64 ",\"available\":%s,\"text\":", p->id,
+                      rc == 0 ? "true" : "false");
+        hs_json_str(q->out, rc == 0 ? text : NULL);
+        rc = hs_buf_append(q->out, "}", 1) ? hs_web_error(q, 500, strerror(ENOMEM)) : 0;
+    } else {
+        rc = hs_web_error(q, 500, strerror(-rc));
+    }
+    free(text);
+    return rc;
+}
+
 typedef struct {
     const char *path;
     int (*fn)(hs_web_req_t *);
@@ -163,6 +192,7 @@ static const api_route_t api_routes[] = {
     {"/api/suspects", hs_web_view_suspects, true, NULL},
     {"/api/graph", hs_web_view_graph, true, NULL},
     {"/api/source", hs_web_view_source, true, NULL},
+    {"/api/stats", api_stats, true, NULL},
     {"/api/raw", hs_web_view_raw, true, "application/octet-stream"},
 };
 

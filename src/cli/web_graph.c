@@ -54,6 +54,9 @@ static int graph_json(hs_web_req_t *q, hs_report_t *r, bool diff)
     const char *layout = "";
     hs_graph_opts_default(&o);
     o.diff = diff;
+    o.unit = hs_web_unit(q, r->sample_unit);
+    if (!o.unit)
+        return hs_web_error(q, 400, "unit: B, kB, MB, GB, TB, PB or auto");
     int rc = hs_graph_build(r, &o, &g);
     if (rc)
         return hs_web_error(q, 500, strerror(-rc));
@@ -120,6 +123,11 @@ int hs_web_view_source(hs_web_req_t *q)
     o.obj_names = true;
     const hs_profile_t *profs[1] = {p->prof};
     rc = rc ? rc : hs_web_report(q, &r, profs, 1, &o);
+    const char *unit = rc ? NULL : hs_web_unit(q, r.sample_unit);
+    if (!rc && !unit) {
+        hs_report_free(&r);
+        rc = hs_web_error(q, 400, "unit: B, kB, MB, GB, TB, PB or auto");
+    }
     if (rc) {
         regfree(&re);
         return rc;
@@ -127,7 +135,7 @@ int hs_web_view_source(hs_web_req_t *q)
     char *text = NULL, msg[600];
     size_t len = 0, matched = 0;
     FILE *m = open_memstream(&text, &len);
-    rc = m ? hs_list_print(&r, "minimum", &re, m, &matched) : -ENOMEM;
+    rc = m ? hs_list_print(&r, unit, &re, m, &matched) : -ENOMEM;
     if (m && fclose(m) != 0 && rc == 0)
         rc = -ENOMEM;
     if (rc == 0 && matched == 0) {

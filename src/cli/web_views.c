@@ -63,6 +63,17 @@ static int api_report(hs_web_req_t *q, hs_report_t *r, const hs_profile_t *const
     return rc ? rc : hs_web_report(q, r, profs, n, &o);
 }
 
+const char *hs_web_unit(hs_web_req_t *q, const char *sample_unit)
+{
+    const char *v = q->arg(q->ctx, "unit"), *u = v && *v ? hs_report_unit_arg(v) : "minimum";
+    const char *scaled = "";
+    if (!u || !strcmp(u, "minimum"))
+        return u;
+    /* Bytes are the values that 1024 of auto-scales to 1kB (a count stays unitless). */
+    hs_report_scale(1024, sample_unit, "minimum", &scaled);
+    return strcmp(scaled, "kB") == 0 ? u : "minimum";
+}
+
 static void api_label(char *out, size_t len, const hs_report_t *r, int64_t v, const char *ou)
 {
     hs_report_label(out, len, v, r->sample_unit, ou);
@@ -131,7 +142,12 @@ static int api_rows(hs_web_req_t *q, hs_report_t *r, bool diff)
     uint32_t *shown = hs_report_select(r, false, 0.005, count < 0 ? 0 : count, &n, &orig, &dropped);
     if (!shown)
         return hs_web_error(q, 500, strerror(ENOMEM));
-    const char *ou = hs_report_out_unit(r, "minimum", shown, n);
+    const char *pu = hs_web_unit(q, r->sample_unit);
+    if (!pu) {
+        free(shown);
+        return hs_web_error(q, 400, "unit: B, kB, MB, GB, TB, PB or auto");
+    }
+    const char *ou = hs_report_out_unit(r, pu, shown, n);
     hs_buf_t *b = q->out;
     char a[64];
     int64_t flat_sum = 0, sum = 0;
@@ -200,9 +216,10 @@ int hs_web_view_diff(hs_web_req_t *q)
     rc = api_rows(q, &r, true);
     if (!rc) {
         char la[64], lb[64], ld[64];
-        api_label(la, sizeof(la), &r, tot[0], "minimum");
-        api_label(lb, sizeof(lb), &r, tot[1], "minimum");
-        api_label(ld, sizeof(ld), &r, tot[1] - tot[0], "minimum");
+        const char *u = hs_web_unit(q, r.sample_unit); /* checked by api_rows */
+        api_label(la, sizeof(la), &r, tot[0], u);
+        api_label(lb, sizeof(lb), &r, tot[1], u);
+        api_label(ld, sizeof(ld), &r, tot[1] - tot[0], u);
         hs_buf_printf(q->out,
                       ",\"a\":%" PRIu64 ",\"b\":%" PRIu64 ",\"a_total\":%" PRId64
                       ",\"b_total\":%" PRId64 ",\"a_total_label\":",
@@ -317,14 +334,23 @@ static const char *sus_verdict(const hs_suspect_t *x)
                                                                                      : "noise";
 }
 
-static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x)
+/* A suspect's figure in the page's unit ou, or in its own unit when a non-zero value would
+ * read 0 in it (a few kB lost must not read "lost 0" on a page in MB). */
+static void sus_label(char *out, size_t len, double v, const char *from, const char *ou)
+{
+    hs_report_flabel(out, len, v, from, ou);
+    if (v != 0 && strcmp(out, "0") == 0)
+        hs_report_flabel(out, len, v, from, "minimum");
+}
+
+static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x, const char *ou)
 {
     const char *u = s->rep.sample_unit;
     char slope[64], growth[64], noise[64], last[64];
-    hs_report_flabel(slope, sizeof(slope), x->slope, u, "minimum");
-    hs_report_label(growth, sizeof(growth), x->growth, u, "minimum");
-    hs_report_flabel(noise, sizeof(noise), 1.96 * sqrt(x->var), u, "minimum");
-    hs_report_label(last, sizeof(last), x->last, u, "minimum");
+    sus_label(slope, sizeof(slope), x->slope, u, ou);
+    sus_label(growth, sizeof(growth), (double)x->growth, u, ou);
+    sus_label(noise, sizeof(noise), 1.96 * sqrt(x->var), u, ou);
+    sus_label(last, sizeof(last), (double)x->last, u, ou);
     hs_buf_printf(b, "{\"verdict\":\"%s\",\"slope\":%.6g,\"growth\":%" PRId64 ",\"last\":%" PRId64,
                   sus_verdict(x), x->slope, x->growth, x->last);
     hs_buf_printf(b, ",\"r2\":");
@@ -335,7 +361,7 @@ static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x)
     hs_buf_printf(b, ",\"rises\":%zu,\"unreachable\":%" PRId64 ",\"unreachable_label\":", x->rises,
                   x->unreach);
     char un[64];
-    hs_report_label(un, sizeof(un), x->unreach, u, "minimum");
+    sus_label(un, sizeof(un), (double)x->unreach, u, ou);
     hs_json_str(b, un);
     hs_buf_printf(b, ",\"slope_label\":");
     hs_json_str(b, slope);
@@ -392,6 +418,8 @@ int hs_web_view_suspects(hs_web_req_t *q)
                   s.t[s.nprofiles - 1], s.timed ? "true" : "false",
                   hs_suspects_processes(profs, n));
     hs_json_str(q->out, s.rep.sample_type);
+    const char *ou = hs_web_unit(q, s.rep.sample_unit);
+    ou = ou ? ou : "minimum";
     hs_buf_printf(q->out,
                   ",\"stacks\":%zu,\"growing\":%zu,\"reachable_labels\":%s,\"unreachable\":%zu,"
                   "\"suspects\":[",
@@ -401,7 +429,7 @@ int hs_web_view_suspects(hs_web_req_t *q)
             continue;
         if (shown++)
             hs_buf_append(q->out, ",", 1);
-        sus_row(q->out, &s, &s.s[i]);
+        sus_row(q->out, &s, &s.s[i], ou);
     }
     hs_suspects_free(&s);
     return hs_buf_append(q->out, "]}", 2) ? 500 : 0;

@@ -30,7 +30,7 @@ n=$(web_wait_profiles 1 0.5)
 id=$(web_json "$T/p.json" 'j.profiles[0].id')
 web_api "top?target=0&id=$id&unit=B" >"$T/top.json"
 api=$(web_json "$T/top.json" 'j.rows.filter(r => r.name == "spool_site").map(r => r.flat_label).join("")')
-hs=$("$CLI" top "$T/spools/app.$pid.spool" 2>/dev/null | awk '$NF == "spool_site" { print $1 }')
+hs=$("$CLI" top --unit B "$T/spools/app.$pid.spool" 2>/dev/null | awk '$NF == "spool_site" { print $1 }')
 [ -n "$hs" ] && [ "$api" = "$hs" ] || { fail "spool_site: API '$api', heapsift top '$hs'"; show "$T/top.json"; }
 web_stop
 [ "$FAILS" -eq 0 ] && echo "web_spool: the spool of process $pid listed; spool_site holds $hs, as heapsift top reads"
