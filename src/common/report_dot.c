@@ -80,6 +80,16 @@ static double dot_h(int64_t w, int64_t total)
 /* entropyScore of every kept node into score[] (by report node index): a node with no
  * callers or no callees scores 1 on that side, else the entropy of its edges' weights
  * (its own flat value counts as one more outgoing share); times cum, plus flat. */
+/* int64(v) + flat as Go computes it on amd64 (pprof's score): a NaN or out-of-range v
+ * converts to the minimum int64, and the sum wraps. In C both are undefined; these are
+ * Go's results, so that the ranking matches pprof's. */
+static int64_t dot_go_score(double v, int64_t flat)
+{
+    int64_t iv =
+        v == v && v > -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : INT64_MIN;
+    return (int64_t)((uint64_t)iv + (uint64_t)flat);
+}
+
 static int dot_scores(const hs_report_t *r, const hs_redge_t *e, size_t ne, int64_t *score)
 {
     dot_ent_t *t = calloc(r->nnodes ? r->nnodes : 1, sizeof(*t));
@@ -106,7 +116,7 @@ static int dot_scores(const hs_report_t *r, const hs_redge_t *e, size_t ne, int6
             s += 1;
         else
             s += t[i].out_h + (n->flat > 0 ? dot_h(n->flat, t[i].out_total) : 0);
-        score[i] = (int64_t)(s * (double)n->cum) + n->flat;
+        score[i] = dot_go_score(s * (double)n->cum, n->flat);
     }
     free(t);
     return 0;

@@ -168,15 +168,23 @@ static void spool_add_map(hs_maps_t *maps, hs_map_t *m)
 }
 
 /* Lists every executable mapping of the process not listed yet. */
+/* Reads /proc/self/maps (through fdio.h, which may start the I/O thread: never under
+ * the spool's lock, whose rank is above the thread registry's) and appends what is new
+ * under the lock; the build ids read then allocate, inside the guard. */
 static void spool_read_maps(void)
 {
+    hs_tls_t *t = &hs_tls;
     hs_maps_t maps = {NULL, 0};
-    if (hs_maps_read_lazy(0, &maps) != 0)
-        return;
-    for (size_t i = 0; i < maps.n; i++)
-        spool_add_map(&maps, &maps.maps[i]);
-    hs_maps_free(&maps);
-    __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
+    hs_guard_enter(t); /* the maps and build ids allocate: not samples of the program's */
+    if (hs_maps_read_lazy(0, &maps) == 0) {
+        hs_lock(&spool_lock, HS_RANK_SPOOL);
+        for (size_t i = 0; i < maps.n; i++)
+            spool_add_map(&maps, &maps.maps[i]);
+        __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
+        hs_unlock(&spool_lock, HS_RANK_SPOOL);
+        hs_maps_free(&maps);
+    }
+    hs_guard_exit(t);
 }
 
 static void spool_append_stack(int32_t id, const uintptr_t *pcs, size_t depth)
@@ -220,11 +228,11 @@ void hs_spool_maps(const uintptr_t *pcs, size_t depth)
     bool missing = false;
     for (size_t k = 0; k < depth && !missing; k++)
         missing = pcs[k] > 1 && !spool_covered(pcs[k] - 1);
-    if (missing && sp.rereads < HS_SPOOL_REREADS) {
-        sp.rereads++;
-        spool_read_maps(); /* a library loaded since the last read */
-    }
+    bool reread = missing && sp.rereads < HS_SPOOL_REREADS;
+    sp.rereads += reread;
     hs_unlock(&spool_lock, HS_RANK_SPOOL);
+    if (reread)
+        spool_read_maps(); /* a library loaded since the last read */
 }
 
 /* --- opening and closing ---------------------------------------------------------- */
@@ -329,9 +337,7 @@ void hs_spool_open(void)
     if (sp.next == MAP_FAILED)
         return spool_give_up(base, size, "no memory for its free list", errno);
     sp.owner = getpid();
-    hs_lock(&spool_lock, HS_RANK_SPOOL);
     spool_read_maps();
-    hs_unlock(&spool_lock, HS_RANK_SPOOL);
     __atomic_store_n((uint64_t *)sp.h->magic, *(const uint64_t *)HS_SPOOL_MAGIC, __ATOMIC_RELEASE);
     if (rename(sp.tmp, sp.path) != 0)
         return spool_give_up(base, size, "cannot give it its name", errno);
