@@ -3,7 +3,8 @@
  * socket, HTTP server, poll loop), web_store.c (the targets and their rings of profiles,
  * filled from files, directories and HTTP endpoints), web_api.c (the JSON API over the
  * common report model); the JSON writer is json.c. The page itself is
- * src/cli/web/index.html, embedded at build time as hs_web_page (web_page.c, generated).
+ * src/cli/web/index.html with the scripts and style sheet beside it, embedded at build time
+ * as hs_web_page (web_page.c, generated).
  *
  * Threads: the HTTP server's thread runs the API, the main thread polls the targets. The
  * store's lock (hs_web_store_lock) guards every target and profile: the poller fetches

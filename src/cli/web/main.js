@@ -1,0 +1,103 @@
+/* heapsift web: the wiring: the views by tab, rendering in order, the controls' events and
+ * the poll. */
+/* ---- wiring --------------------------------------------------------------------------- */
+
+const renderers = { top: renderTop, flame: renderFlame, graph: renderGraph, source: renderSource,
+                    diff: renderDiff, series: renderSeries, suspects: renderSuspects };
+
+let rendering = Promise.resolve();
+function render() {
+  rendering = rendering.then(async () => {
+    try {
+      await renderers[state.tab]();
+      showError("");
+    } catch (e) {
+      showError(e.message);
+    }
+    saveState();
+    document.body.dataset.rendered = state.tab + ":" + state.a + ":" + state.b + ":" + Date.now();
+  });
+  return rendering;
+}
+
+function choose(which, id) {
+  state[which] = id;
+  if (which === "b") state.followB = id === state.profiles[state.profiles.length - 1]?.id;
+  $(which === "a" ? "profA" : "profB").value = String(id);
+  state.zoom = state.dzoom = null;
+  render();
+}
+
+function setTab(tab) {
+  state.tab = tab;
+  document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("on", b.dataset.tab === tab));
+  for (const t of Object.keys(renderers)) $("view-" + t).hidden = t !== tab;
+  saveState();
+  render();
+}
+
+async function refresh(force) {
+  try {
+    await loadTargets();
+    const changed = await loadProfiles();
+    if (changed || force) await render();
+  } catch (e) {
+    showError("cannot reach heapsift web: " + e.message);
+  }
+}
+
+function init() {
+  $("top-table").addEventListener("click", (e) => {
+    const tr = e.target.closest("tr[data-name]");
+    if (!tr) return;
+    $("flame-search").value = "^" + escapeRe(tr.dataset.name) + "$";
+    setTab("flame");
+  });
+  $("tabs").addEventListener("click", (e) => { if (e.target.dataset.tab) setTab(e.target.dataset.tab); });
+  $("target").addEventListener("change", async () => {
+    state.target = +$("target").value;
+    state.a = state.b = null;
+    state.followB = true;
+    state.sample = "";
+    state.zoom = state.dzoom = null;
+    await refresh(true);
+  });
+  $("profA").addEventListener("change", () => choose("a", +$("profA").value));
+  $("profB").addEventListener("change", () => choose("b", +$("profB").value));
+  $("sample").addEventListener("change", () => { state.sample = $("sample").value; render(); });
+  let timer = null;
+  $("focus").addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { state.focus = $("focus").value.trim(); render(); }, 300);
+  });
+  $("flame-reset").addEventListener("click", () => { state.zoom = null; render(); });
+  $("flame-invert").addEventListener("click", () => {
+    state.invert = !state.invert;
+    state.zoom = null;
+    render();
+  });
+  initGraph();
+  $("source-go").addEventListener("click", () => render());
+  $("source-fn").addEventListener("keydown", (e) => { if (e.key === "Enter") render(); });
+  $("flame-search").addEventListener("input", () => {
+    const svg = $("flamebox").querySelector("svg");
+    if (svg) highlight(svg, $("flame-search").value);
+  });
+  $("diff-mode").addEventListener("click", () => {
+    state.diffMode = state.diffMode === "table" ? "flame" : "table";
+    render();
+  });
+  $("gran").addEventListener("change", () => { state.gran = $("gran").value; render(); });
+  const tab = loadState();
+  if (renderers[tab]) setTab(tab);
+  // A fragment typed or followed (our own replaceState fires no hashchange).
+  window.addEventListener("hashchange", () => {
+    const t = loadState();
+    setTab(renderers[t] ? t : state.tab);
+  });
+  refresh(true).then(function tick() {
+    setTimeout(() => refresh(false).then(tick), Math.max(1000, state.interval * 1000));
+  });
+}
+
+init();
