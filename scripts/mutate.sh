@@ -41,7 +41,10 @@ sw-move-ignored|src/preload/stopworld.c|s/if \(to\)\n(\s*)\(\(ucontext_t \*\)ucv
 reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
 attach-stops-skip-wait|src/cli/ptrace_inject.c|s/\n        if \(rc == 0\)\n            rc = inject_wait_all\(s\);\n/\n/|integration/attach_exact
 attach-sigsys-reaches-program|src/cli/ptrace_inject.c|s/if \(\(st >> 16\) == 0 && sig == SIGSYS\)\n(\s*)inject_sigsys\(s, t\);/if (0)\n$1inject_sigsys(s, t);/|integration/attach_seccomp
-detach-keeps-trigger-thread|src/preload/attach.c|s/\n    hs_triggers_pause\(\);[^\n]*\n/\n/|integration/attach_threads'
+detach-keeps-trigger-thread|src/preload/attach.c|s/\n    hs_triggers_pause\(\);[^\n]*\n/\n/|integration/attach_threads
+got-lazy-slot-skipped|src/preload/gotslot.c|s/bool lazy =\n(\s*)type == R_X86_64_JUMP_SLOT/bool lazy = 0 \&\&\n$1type == R_X86_64_JUMP_SLOT/|unit/test_gotslot
+got-detach-keeps-slots|src/preload/gotslot.c|s/return got_put_all\(false\);/return 0;/|unit/test_gotslot
+got-thread-first-sample-no-recheck|src/preload/recorder.c|s/if \(sampled\) \//if (0) \//|integration/attach_got'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -33,7 +33,7 @@ static const run_opt_t run_opts[] = {
     {"max-stacks", 0, "HEAPSIFT_MAX_STACKS", NULL, "bound on distinct stacks"},
     {"unwind", 0, "HEAPSIFT_UNWIND", NULL, "unwinder: dwarf, libgcc or fp"},
     {"symbolize", 0, "HEAPSIFT_SYMBOLIZE", NULL, "names and lines: lines, full, names or none"},
-    {"hooks", 0, "HEAPSIFT_HOOKS", NULL, "hook allocators the program brings: auto or off"},
+    {"hooks", 0, "HEAPSIFT_HOOKS", NULL, "hook allocators the program brings: auto, got or off"},
     {"no-children", 0, "HEAPSIFT_CHILDREN", "0", "do not profile programs CMD executes"},
     {"children", 0, "HEAPSIFT_CHILDREN", "1", "profile programs CMD executes (default)"},
     {"quiet", 'q', "HEAPSIFT_VERBOSE", "0", "do not say where profiles went"},

@@ -8,16 +8,18 @@
  *   - heapsift_attach_init(optfile, ...): the options from the file (the HEAPSIFT_* names
  *     and values of the environment, one NAME=VALUE a line, read by options.c's one
  *     table), hs_init, the hooks (reach.c patches libc's or the program's malloc family
- *     in place: a library loaded last is never reached through symbol lookup), and what
+ *     in place, or where that fails rewrites the import slots that lead to it: a library
+ *     loaded last is never reached through symbol lookup), and what
  *     the constructors start (termination signals, triggers, HTTP). A second attach to
  *     the same process finds the library loaded (dlopen reuses the file's one copy) and
  *     puts the patches back, with the new -o and --rate, and starts the endpoint again
  *     on the new --http's address (none without); the other options stay the first
  *     attach's.
  *   - heapsift_attach_finish(...): the profile written to the -o pattern, sampling off,
- *     every patch removed and the live table emptied (frees are not seen once detached,
- *     so its entries would go stale), the trigger and HTTP threads ended. The library
- *     stays loaded, inert, with no thread of its own.
+ *     every patch removed and every import slot given its old value (gotslot.c), the
+ *     live table emptied (frees are not seen once detached, so its entries would go
+ *     stale), the trigger and HTTP threads ended. The library stays loaded, inert, with
+ *     no thread of its own.
  * Blocks allocated before the attach are unknown: their frees fail the live filter as an
  * unsampled block's do (the same cost), and the profiles say where knowledge starts
  * (hs_attach_comment, shown in `heapsift top`'s header).
@@ -27,6 +29,7 @@
 #include "attach.h"
 #include "core.h"
 #include "dump.h"
+#include "gotslot.h"
 #include "http.h"
 #include "leaks.h"
 #include "livetab.h"
@@ -184,6 +187,7 @@ static int attach_again(char *msg, size_t msglen)
     heapsift_set_rate(rate);
     heapsift_reset();
     rc = hs_patch_restore_all();
+    rc = rc ? rc : hs_got_restore_all();
     if (rc != 0) {
         attach_say(msg, msglen, "the hooks could not be put back");
         __atomic_store_n(&hs_state, HS_STATE_OFF, __ATOMIC_RELEASE);
@@ -298,6 +302,8 @@ HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report)
     hs_triggers_pause(); /* no thread of heapsift's left: */
     hs_http_pause();     /* the endpoint's ends too, its sockets closed */
     int rc2 = hs_patch_remove_all();
+    int rc3 = hs_got_remove_all();
+    rc2 = rc2 ? rc2 : rc3;
     attach_forget_all();
     __atomic_store_n(&hs_state, HS_STATE_OFF, __ATOMIC_RELEASE);
     attach_on = false;

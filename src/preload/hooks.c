@@ -16,6 +16,10 @@
  * its operator new/delete then free through hs_real.free, and the aligned forms need its
  * memalign hooked too.
  *
+ * Where patch.c refuses an entry point's prologue (or HEAPSIFT_HOOKS=got), the import
+ * slots that lead to it are pointed at the same hook instead (gotslot.c), and its
+ * original is the entry point itself.
+ *
  * Rust's entry points have hooks of their own, in hooks_rust.c.
  *
  * HEAPSIFT_HOOKS=off installs nothing (reach.c still says what bypasses heapsift).
@@ -23,11 +27,13 @@
 #define _GNU_SOURCE
 #include "hooks.h"
 #include "core.h"
+#include "gotslot.h"
 #include "livetab.h"
 #include "options.h"
 #include "patch.h"
 #include "recorder.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -340,6 +346,38 @@ static void *hooks_own(const char *name)
     return NULL;
 }
 
+static bool hooks_via_got[HOOKS_N]; /* hooked through import slots, not in place */
+
+static bool hooks_got_only(void)
+{
+    return hs_opt.hooks && strcmp(hs_opt.hooks, "got") == 0;
+}
+
+/* Member i through the import slots bound to addr, when patching it in place failed with
+ * err (or HEAPSIFT_HOOKS=got): its original is addr itself. HS_HOOKS_GOT, or err with why
+ * saying why not. Not for a definition in the executable: its own calls bind directly. */
+static int hooks_got(size_t i, void *addr, void *own, int err, char *why, size_t whylen)
+{
+    Dl_info self;
+    char first[120];
+    snprintf(first, sizeof(first), "%s", hooks_got_only() ? "HEAPSIFT_HOOKS=got" : why);
+    if (!dladdr((void *)&hooks_got, &self))
+        return err;
+    hooks_orig[i] = addr; /* before any slot leads to the hook */
+    int n = hs_got_redirect(hooks_defs[i].name, addr, own, self.dli_fbase);
+    if (n == -EXDEV || n == -ENOSYS || n == -ENOSPC) {
+        snprintf(why, whylen, "%s; %s", first,
+                 n == -EXDEV    ? "its import slots would miss the executable's own calls"
+                 : n == -ENOSPC ? "too many import slots redirected"
+                                : "import slots are x86-64 only");
+        return err ? err : n;
+    }
+    if (n < 0)
+        return n;
+    snprintf(why, whylen, "%s", first);
+    return HS_HOOKS_GOT;
+}
+
 bool hs_hooks_noop(const void *addr)
 {
     const uint8_t *c = addr;
@@ -368,12 +406,15 @@ int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *w
     for (size_t j = 0; j < HOOKS_N && rc == -EEXIST; j++)
         if (hooks_addr[j] == addr) { /* an alias (tcmalloc's memalign is aligned_alloc) */
             hooks_orig[i] = hooks_orig[j];
-            rc = 0;
+            rc = hooks_via_got[j] ? HS_HOOKS_GOT : 0;
         }
-    if (rc != 0)
+    if (rc == -EEXIST && !hooks_got_only())
         rc = hs_patch_install_ex(addr, size, 0, own, &hooks_orig[i], why, whylen);
-    if (rc != 0)
+    if (rc != 0 && rc != HS_HOOKS_GOT && rc != -ENOSYS)
+        rc = hooks_got(i, addr, own, rc, why, whylen);
+    if (rc != 0 && rc != HS_HOOKS_GOT)
         return rc;
+    hooks_via_got[i] = rc == HS_HOOKS_GOT;
     hooks_addr[i] = addr;
     if (d->slot) {
         void *v = d->guarded ? d->guarded : hooks_orig[i];
@@ -383,7 +424,7 @@ int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *w
         hooks_free_base = base;
     else if (strcmp(d->name, "memalign") == 0)
         hooks_memalign_base = base;
-    return 0;
+    return rc;
 }
 
 void *hs_hooks_entry(const char *name)

@@ -64,13 +64,17 @@ static inline bool hs_hooks_charge(hs_tls_t *t, size_t n)
 }
 /* Returned instead of 0 for a free (or __rust_dealloc) that does nothing: left alone. */
 #define HS_HOOKS_NOOP 1
+/* Returned instead of 0 when a family member is hooked through the import slots of the
+ * objects that call it (gotslot.c), since it could not be patched in place or
+ * HEAPSIFT_HOOKS=got. */
+#define HS_HOOKS_GOT 2
 
 /*
  * Hooks family member i, defined at addr (size bytes, 0 = unknown) by the object loaded
- * at base. Returns 0 when hooked; -ENOSYS when HEAPSIFT_HOOKS=off or hooks are not
- * available; -EPERM for operator new/delete of an object whose free is not hooked (its
- * blocks may not be malloc's); another negative errno when patch.c refused, why[]
- * saying why. Call at start, one thread running, inside the reentrancy guard.
+ * at base. Returns 0 when hooked in place, HS_HOOKS_GOT through import slots; -ENOSYS when
+ * HEAPSIFT_HOOKS=off or hooks are not available; -EPERM for operator new/delete of an object whose
+ * free is not hooked (its blocks may not be malloc's); another negative errno when patch.c refused,
+ * why[] saying why. Call at start, one thread running, inside the reentrancy guard.
  */
 int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *why, size_t whylen);
 

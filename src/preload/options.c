@@ -59,7 +59,7 @@ typedef struct {
 
 static const char *const hs_unwinders[] = {"dwarf", "libgcc", "fp", NULL};
 static const char *const hs_symbolize_modes[] = {"lines", "full", "names", "none", NULL};
-static const char *const hs_hooks_modes[] = {"auto", "off", NULL};
+static const char *const hs_hooks_modes[] = {"auto", "got", "off", NULL};
 static const char *const hs_leaks_modes[] = {"0", "1", "error", NULL};
 
 /* Parses a decimal with an optional K/M/G/T (powers of 1024) suffix. */
@@ -276,7 +276,7 @@ int hs_options_load(void)
          hs_unwinders},
         {"HEAPSIFT_SYMBOLIZE", HS_OPT_ENUM, "lines", 0, 0, OPT_DST(symbolize),
          "lines, full, names or none", hs_symbolize_modes},
-        {"HEAPSIFT_HOOKS", HS_OPT_ENUM, "auto", 0, 0, OPT_DST(hooks), "auto or off",
+        {"HEAPSIFT_HOOKS", HS_OPT_ENUM, "auto", 0, 0, OPT_DST(hooks), "auto, got or off",
          hs_hooks_modes},
         {"HEAPSIFT_CHILDREN", HS_OPT_BOOL, "1", 0, 0, OPT_DST(children), "0 or 1", NULL},
         {"HEAPSIFT_VERBOSE", HS_OPT_BOOL, "0", 0, 0, OPT_DST(verbose), "0 or 1", NULL},

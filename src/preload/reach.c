@@ -23,6 +23,7 @@
 #include "reach.h"
 #include "core.h"
 #include "fdio.h"
+#include "gotslot.h"
 #include "hooks.h"
 #include "log.h"
 #include "patch.h"
@@ -85,9 +86,11 @@ typedef struct {
 /* What was hooked and what still bypasses heapsift, for the one line. */
 typedef struct {
     reach_list_t hooked, bypass; /* bypass: each entry with where and why */
+    reach_list_t got;            /* hooked through the callers' import slots */
     reach_list_t fam;            /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
     char fam_why[200]; /* the first refusal among them */
+    char got_why[160]; /* why the first hooked through import slots was not in place */
     struct {
         uint8_t prefix; /* index in reach_prefixes */
         int8_t k;       /* hs_hooks_api_index */
@@ -116,9 +119,13 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, cons
         reach_add(&r->hooked, "free (does nothing: left alone)");
         return;
     }
-    if (rc == 0) {
-        reach_add(&r->hooked, reach_label(name));
+    if (rc == 0 || rc == HS_HOOKS_GOT) {
+        reach_add(rc == 0 ? &r->hooked : &r->got, reach_label(name));
         r->hooked_owner = owner;
+        if (rc == HS_HOOKS_GOT && !r->got_why[0])
+            snprintf(r->got_why, sizeof(r->got_why), "%s%s%.100s",
+                     strncmp(why, "HEAPSIFT_", 9) == 0 ? "" : reach_label(name),
+                     strncmp(why, "HEAPSIFT_", 9) == 0 ? "" : " not in place: ", why);
         return;
     }
     r->off |= rc == -ENOSYS;
@@ -586,6 +593,11 @@ static void reach_say(reach_t *r)
                              r->hooked.buf, r->hooked_owner ? " (defined by " : "",
                              r->hooked_owner ? reach_base(r->hooked_owner) : "",
                              r->hooked_owner ? ")" : "");
+    if (r->got.n && k < sizeof(reach_line))
+        k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
+                              "%shooked through %zu import slots: %s (defined by %s; %s)",
+                              k ? "; " : "reach: ", hs_got_count(), r->got.buf,
+                              reach_base(r->hooked_owner), r->got_why);
     if (r->bypass.n && k < sizeof(reach_line))
         snprintf(reach_line + k, sizeof(reach_line) - k,
                  "%scalls bypass heapsift: %s; the memory they allocate is not in its "
@@ -675,7 +687,8 @@ static void reach_later_start(const void *self_base, bool later)
             reach_seen[reach_nseen++] = nw.base[i];
     } while (nw.n == REACH_NEW_MAX && reach_nseen < REACH_SEEN_MAX);
     dl_iterate_phdr(reach_adds_of, &reach_adds);
-    if (later && hs_patch_decoder(true))
+    /* import slots: libc itself loads objects (gconv modules, NSS) */
+    if ((later && hs_patch_decoder(true)) || hs_got_any())
         __atomic_store_n(&reach_later_on, true, __ATOMIC_RELEASE);
 }
 
@@ -729,6 +742,20 @@ static void reach_later_release(hs_sw_t *w)
     hs_sw_free(w);
 }
 
+/* One object loaded after start: its import slots of the members hooked through them
+ * pointed at the hooks, and said. */
+static void reach_later_got(uintptr_t base, const char *path)
+{
+    char line[300];
+    int n = hs_got_object_at(base);
+    if (n <= 0)
+        return;
+    snprintf(line, sizeof(line), "%sloaded later: %d import slots of %s pointed at heapsift",
+             reach_line[0] ? "; " : "reach: ", n, reach_base(path));
+    reach_append(line);
+    hs_log("reach: %s", strstr(line, "loaded later: "));
+}
+
 /* One object loaded after start: its Rust allocator hooked, and said. */
 static void reach_later_object(uintptr_t base, const char *path)
 {
@@ -736,8 +763,10 @@ static void reach_later_object(uintptr_t base, const char *path)
     reach_t r;
     memset(&r, 0, sizeof(r));
     r.hooked.buf = hooked;
+    r.got.buf = fam;
     r.bypass.buf = bypass;
     r.fam.buf = fam;
+    reach_later_got(base, path);
     size_t size;
     void *p = path[0] ? reach_map_file(path, &size) : MAP_FAILED;
     if (p == MAP_FAILED)
@@ -824,10 +853,11 @@ int hs_reach_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *
 void hs_reach_detect(void)
 {
     Dl_info self;
-    char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "";
+    char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "", got[REACH_MAX] = "";
     reach_t r;
     memset(&r, 0, sizeof(r));
     r.hooked.buf = hooked;
+    r.got.buf = got;
     r.bypass.buf = bypass;
     r.fam.buf = fam;
     if (!dladdr((void *)&hs_reach_detect, &self))

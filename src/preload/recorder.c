@@ -235,8 +235,12 @@ bool hs_sample_begin(hs_tls_t *t, uint64_t n)
         if (s != HS_STATE_ON)
             return false;
     }
-    if (HS_UNLIKELY(t->rng == 0))
-        return recorder_new_thread(t, n);
+    if (HS_UNLIKELY(t->rng == 0)) {
+        bool sampled = recorder_new_thread(t, n);
+        if (sampled) /* a thread's first sample may follow a dlopen (attach: the first call) */
+            hs_reach_recheck();
+        return sampled;
+    }
     /* This allocation was judged at the rate its countdown was drawn with; the next
      * countdown uses the current one (heapsift_set_rate). */
     uint64_t rate = recorder_rate();

@@ -15,20 +15,6 @@ hs_need_go
 hs_need_built "$LIB" "$CLI" "$BUILD/programs/attach_target"
 "$BUILD/programs/attach_target" "$T" --expect >"$T/expect"
 
-check_profile() { # PROFILE LABEL
-    for st in alloc_objects alloc_space inuse_objects inuse_space; do
-        col=$(case $st in alloc_objects) echo 3 ;; alloc_space) echo 4 ;; inuse_objects) echo 5 ;; *) echo 6 ;; esac)
-        gotop "$1" $st >"$T/go.$st" 2>&1 || { fail "$2: go tool pprof $st"; show "$T/go.$st"; continue; }
-        table <"$T/go.$st" >"$T/go.$st.tab"
-        compare "$2 go pprof $st" "$T/expect" "$T/go.$st.tab" $col 0 || { fail "$2: go tool pprof $st"; show "$T/go.$st"; }
-        hstop "$1" $st >"$T/hs.$st" 2>&1 || { fail "$2: heapsift top $st"; continue; }
-        table <"$T/hs.$st" >"$T/hs.$st.tab"
-        compare "$2 heapsift top $st" "$T/expect" "$T/hs.$st.tab" $col 0 || { fail "$2: heapsift top $st"; show "$T/hs.$st"; }
-    done
-    "$CLI" top "$1" | sed '/^Type:/q' | grep -q '^attach: attached at .*allocations made before it are not seen' ||
-        fail "$2: heapsift top's header has no 'attach: attached at' line"
-}
-
 at_start
 "$CLI" attach --rate 1 -o "$T/p1.pb.gz" "$TPID" 2>"$T/a1.err" || { fail "attach: status $?"; show "$T/a1.err"; }
 grep -q "attached to process $TPID" "$T/a1.err" || { fail "attach said nothing"; show "$T/a1.err"; }
@@ -36,7 +22,7 @@ grep -q "attached to process $TPID" "$T/a1.err" || { fail "attach said nothing";
 at_round 1
 "$CLI" detach "$TPID" >"$T/d1.out" 2>"$T/d1.err" || { fail "detach: status $?"; show "$T/d1.err"; }
 grep -q "^heapsift: wrote $T/p1.pb.gz\$" "$T/d1.out" || { fail "detach did not say where the profile went"; show "$T/d1.out"; }
-[ -s "$T/p1.pb.gz" ] && check_profile "$T/p1.pb.gz" first
+[ -s "$T/p1.pb.gz" ] && at_check_profile "$T/p1.pb.gz" first
 n1=$(at_libs "$TPID")
 
 # Re-attach: the loaded library is reused; only the new round is seen.
@@ -45,7 +31,7 @@ grep -q 're-attached' "$T/a2.err" || { fail "re-attach did not say it reused the
 [ "$(at_libs "$TPID")" = "$n1" ] || fail "re-attach changed the libheapsift mappings ($n1 -> $(at_libs "$TPID"))"
 at_round 2
 "$CLI" detach "$TPID" >/dev/null 2>"$T/d2.err" || { fail "second detach: status $?"; show "$T/d2.err"; }
-[ -s "$T/p2.pb.gz" ] && check_profile "$T/p2.pb.gz" second
+[ -s "$T/p2.pb.gz" ] && at_check_profile "$T/p2.pb.gz" second
 
 # --seconds: writes and detaches by itself.
 "$CLI" attach --rate 1 --seconds 3 -o "$T/p3.pb.gz" "$TPID" >"$T/a3.out" 2>"$T/a3.err" &
@@ -58,7 +44,7 @@ done
 at_round 3
 wait $CLIPID || fail "attach --seconds: status $?"
 grep -q "^heapsift: wrote $T/p3.pb.gz\$" "$T/a3.out" || { fail "attach --seconds: no profile said"; show "$T/a3.err"; }
-[ -s "$T/p3.pb.gz" ] && check_profile "$T/p3.pb.gz" seconds
+[ -s "$T/p3.pb.gz" ] && at_check_profile "$T/p3.pb.gz" seconds
 
 "$CLI" detach "$TPID" 2>"$T/d4.err" && fail "detach of a detached process: status 0"
 grep -q 'not attached' "$T/d4.err" || { fail "detach of a detached process: no message"; show "$T/d4.err"; }

@@ -1,17 +1,20 @@
 # Shared by the attach_*.sh tests (sourced after common.sh): start tests/programs/
 # attach_target in the background and drive its rounds.
 
-# at_start [ARGS...]: starts attach_target "$T/d" ARGS, its stdout in $T/out, stderr in
-# $T/err, its exit status later in $T/status; waits for "ready"; sets TPID.
+# at_start [ARGS...]: starts attach_target "$T/d" ARGS (or the program $AT_PROG), its
+# stdout in $T/out, stderr in $T/err, its exit status later in $T/status; waits for
+# "ready"; sets TPID.
 at_start() {
+    _prog=${AT_PROG:-$BUILD/programs/attach_target}
     mkdir -p "$T/d"
-    ( set +e; "$BUILD/programs/attach_target" "$T/d" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
+    rm -f "$T/status" "$T/d"/go.* "$T/d/end"
+    ( set +e; "$_prog" "$T/d" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
     _i=0
     while ! grep -q '^ready$' "$T/out" 2>/dev/null; do
         _i=$((_i + 1)); [ $_i -lt 500 ] || { echo "FAIL: attach_target never ready" >&2; exit 1; }
         sleep 0.01
     done
-    TPID=$(pgrep -f "attach_target $T/d" | head -1)
+    TPID=$(pgrep -f "$(basename "$_prog") $T/d" | head -1)
     [ -n "$TPID" ] || { echo "FAIL: no attach_target pid" >&2; exit 1; }
 }
 
@@ -51,4 +54,21 @@ at_expect() {
     [ "$_rc" = "$_want" ] || { fail "$_label: status $_rc, not $_want"; show "$T/e"; }
     grep -Eq "$_pat" "$T/e" || { fail "$_label: no '$_pat' message"; show "$T/e"; }
     [ "$(wc -l <"$T/e")" = 1 ] || { fail "$_label: not one line on stderr"; show "$T/e"; }
+}
+
+# at_check_profile PROFILE LABEL: each site's alloc and inuse figures in PROFILE (one
+# round at rate 1) equal the truth in $T/expect (attach_target --expect), through go tool
+# pprof and heapsift top; heapsift top's header says where heapsift's knowledge starts.
+at_check_profile() {
+    for st in alloc_objects alloc_space inuse_objects inuse_space; do
+        col=$(case $st in alloc_objects) echo 3 ;; alloc_space) echo 4 ;; inuse_objects) echo 5 ;; *) echo 6 ;; esac)
+        gotop "$1" $st >"$T/go.$st" 2>&1 || { fail "$2: go tool pprof $st"; show "$T/go.$st"; continue; }
+        table <"$T/go.$st" >"$T/go.$st.tab"
+        compare "$2 go pprof $st" "$T/expect" "$T/go.$st.tab" $col 0 || { fail "$2: go tool pprof $st"; show "$T/go.$st"; }
+        hstop "$1" $st >"$T/hs.$st" 2>&1 || { fail "$2: heapsift top $st"; continue; }
+        table <"$T/hs.$st" >"$T/hs.$st.tab"
+        compare "$2 heapsift top $st" "$T/expect" "$T/hs.$st.tab" $col 0 || { fail "$2: heapsift top $st"; show "$T/hs.$st"; }
+    done
+    "$CLI" top "$1" | sed '/^Type:/q' | grep -q '^attach: attached at .*allocations made before it are not seen' ||
+        fail "$2: heapsift top's header has no 'attach: attached at' line"
 }

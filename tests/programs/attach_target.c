@@ -9,13 +9,18 @@
  * frees must pass unnoticed). Then it prints "round N done" and waits for the next go file
  * or for GO/end, and exits 0 after printing "bye".
  *
- * usage: attach_target DIR [--expect] [--spin]
+ * usage: attach_target DIR [--expect [lib]] [--spin] [--lib PATH]
  *   --expect  print the truth of one round, one line per site (sites_exact.sh's format):
- *             NAME flat ALLOC_OBJECTS ALLOC_SPACE INUSE_OBJECTS INUSE_SPACE
+ *             NAME flat ALLOC_OBJECTS ALLOC_SPACE INUSE_OBJECTS INUSE_SPACE; with "lib",
+ *             got_lib_keep's line too
  *   --spin    instead of rounds, 16 threads allocate and free as fast as they can until
  *             DIR/end appears; prints "spun" and exits 0
+ *   --lib     at the end of each round the main thread loads PATH with dlopen (the first
+ *             time), allocates once as programs do, and calls its got_lib_keep (100 blocks
+ *             of 300 bytes, kept: tests/programs/lib/got_lib.c)
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +127,23 @@ static int spin(void)
     return 0;
 }
 
+/* --lib: loads lib the first time, then calls its got_lib_keep. */
+static int lib_round(const char *lib)
+{
+    static int (*keep)(void);
+    if (!keep) {
+        void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+        keep = h ? (int (*)(void))dlsym(h, "got_lib_keep") : NULL;
+        if (!keep) {
+            fprintf(stderr, "attach_target: %s: %s\n", lib, dlerror());
+            return -1;
+        }
+        char *volatile p = malloc(64); /* heapsift looks at objects loaded since on its */
+        free(p);                       /* sampled path (a bare free(malloc()) is elided) */
+    }
+    return keep();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -132,10 +154,13 @@ int main(int argc, char **argv)
         printf("site_keep flat %ld %ld %ld %ld\n", k, k * KEEPSZ, k, k * KEEPSZ);
         printf("site_churn flat %ld %ld 0 0\n", c, c * CHURNSZ);
         printf("site_pre flat 0 0 0 0\n");
+        if (argc > 3 && strcmp(argv[3], "lib") == 0)
+            printf("got_lib_keep flat 100 30000 100 30000\n");
         return 0;
     }
     if (argc > 2 && strcmp(argv[2], "--spin") == 0)
         return spin();
+    const char *lib = argc > 3 && strcmp(argv[2], "--lib") == 0 ? argv[3] : NULL;
     site_pre();
     pthread_t t[NWORKERS];
     for (int i = 0; i < NWORKERS; i++)
@@ -160,6 +185,8 @@ int main(int argc, char **argv)
                 free(pre[i]);
                 pre[i] = NULL;
             }
+        if (lib && lib_round(lib) != 0)
+            return 2;
         printf("round %d done\n", r);
         fflush(stdout);
     }
