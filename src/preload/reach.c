@@ -87,7 +87,9 @@ typedef struct {
 typedef struct {
     reach_list_t hooked, bypass; /* bypass: each entry with where and why */
     reach_list_t got;            /* hooked through the callers' import slots */
-    reach_list_t fam;            /* the malloc family's members not hooked */
+    reach_list_t via;            /* not hooked, but calling the malloc hooked */
+    const char *via_owner;
+    reach_list_t fam; /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
     char fam_why[200]; /* the first refusal among them */
     char got_why[160]; /* why the first hooked through import slots was not in place */
@@ -107,8 +109,53 @@ static const char *reach_label(const char *name)
     return name[0] == '_' && name[1] == 'Z' ? "operator new/delete" : name;
 }
 
+static size_t reach_nsyms(const ElfW(Dyn) * dyn, ElfW(Addr) base);
+
+typedef struct {
+    const void *base;
+    const char *name;
+    bool seen, found;
+} reach_def_t;
+
+static int reach_defines_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    reach_def_t *d = arg;
+    const ElfW(Dyn) *dyn = NULL;
+    (void)size;
+    if ((const void *)info->dlpi_addr != d->base)
+        return 0;
+    d->seen = true;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    const ElfW(Sym) *sym = NULL;
+    const char *str = NULL;
+    for (const ElfW(Dyn) *e = dyn; e && e->d_tag != DT_NULL; e++) {
+        ElfW(Addr) a =
+            e->d_un.d_ptr < info->dlpi_addr ? e->d_un.d_ptr + info->dlpi_addr : e->d_un.d_ptr;
+        if (e->d_tag == DT_SYMTAB)
+            sym = (const ElfW(Sym) *)a;
+        else if (e->d_tag == DT_STRTAB)
+            str = (const char *)a;
+    }
+    size_t n = sym && str ? reach_nsyms(dyn, info->dlpi_addr) : 0;
+    for (size_t i = 1; i < n && i < (1u << 22) && !d->found; i++)
+        d->found = sym[i].st_shndx != SHN_UNDEF && strcmp(str + sym[i].st_name, d->name) == 0;
+    return 1;
+}
+
+/* Whether the object loaded at base defines the dynamic symbol name (true when no object
+ * is loaded there: not known). */
+static bool reach_defines(const void *base, const char *name)
+{
+    reach_def_t d = {base, name, false, false};
+    dl_iterate_phdr(reach_defines_cb, &d);
+    return d.found || !d.seen;
+}
+
 /* One entry point found at addr (size bytes, 0 unknown) in the object at base: hooked, or
- * said to bypass heapsift with why. */
+ * said to bypass heapsift with why; operator new/delete of an object with no malloc of its
+ * own (libstdc++'s, when attached) call the malloc and free hooked, and are said to. */
 static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, const void *base,
                              const char *owner)
 {
@@ -126,6 +173,12 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, cons
             snprintf(r->got_why, sizeof(r->got_why), "%s%s%.100s",
                      strncmp(why, "HEAPSIFT_", 9) == 0 ? "" : reach_label(name),
                      strncmp(why, "HEAPSIFT_", 9) == 0 ? "" : " not in place: ", why);
+        return;
+    }
+    if (rc == -EPERM && name[0] == '_' && hs_hooks_entry("malloc") &&
+        !reach_defines(base, "malloc") && !reach_defines(base, "free")) {
+        reach_add(&r->via, "operator new/delete"); /* libstdc++'s: its calls reach ours */
+        r->via_owner = owner;
         return;
     }
     r->off |= rc == -ENOSYS;
@@ -598,6 +651,10 @@ static void reach_say(reach_t *r)
                               "%shooked through %zu import slots: %s (defined by %s; %s)",
                               k ? "; " : "reach: ", hs_got_count(), r->got.buf,
                               reach_base(r->hooked_owner), r->got_why);
+    if (r->via.n && k < sizeof(reach_line))
+        k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
+                              "%s%s of %s reach heapsift through the malloc and free hooked",
+                              k ? "; " : "reach: ", r->via.buf, reach_base(r->via_owner));
     if (r->bypass.n && k < sizeof(reach_line))
         snprintf(reach_line + k, sizeof(reach_line) - k,
                  "%scalls bypass heapsift: %s; the memory they allocate is not in its "
@@ -854,10 +911,12 @@ void hs_reach_detect(void)
 {
     Dl_info self;
     char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "", got[REACH_MAX] = "";
+    char via[64] = "";
     reach_t r;
     memset(&r, 0, sizeof(r));
     r.hooked.buf = hooked;
     r.got.buf = got;
+    r.via.buf = via;
     r.bypass.buf = bypass;
     r.fam.buf = fam;
     if (!dladdr((void *)&hs_reach_detect, &self))
