@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "gotslot.h"
+#include "elfsyms.h"
 #include "log.h"
 #include "patch_int.h"
 
@@ -66,62 +67,6 @@ static int got_store(void **slot, void *v)
     return 0;
 }
 
-typedef struct {
-    const ElfW(Sym) * sym;
-    const char *str;
-    const ElfW(Rela) * rela[2];
-    size_t nrela[2];
-    uintptr_t lo, hi; /* the object's loaded extent, for slots not bound yet */
-} got_obj_t;
-
-static uintptr_t got_ptr(ElfW(Addr) v, ElfW(Addr) base)
-{
-    return v < base ? v + base : v; /* the loader relocated the entry, or not (vDSO) */
-}
-
-static bool got_parse(const struct dl_phdr_info *info, got_obj_t *o)
-{
-    const ElfW(Dyn) *dyn = NULL;
-    memset(o, 0, sizeof(*o));
-    o->lo = UINTPTR_MAX;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
-        if (ph->p_type == PT_LOAD) {
-            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-            o->lo = a < o->lo ? a : o->lo;
-            o->hi = a + ph->p_memsz > o->hi ? a + ph->p_memsz : o->hi;
-        }
-    }
-    for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++) {
-        uintptr_t a = got_ptr(d->d_un.d_ptr, info->dlpi_addr);
-        switch (d->d_tag) {
-        case DT_SYMTAB:
-            o->sym = (const ElfW(Sym) *)a;
-            break;
-        case DT_STRTAB:
-            o->str = (const char *)a;
-            break;
-        case DT_RELA:
-            o->rela[0] = (const ElfW(Rela) *)a;
-            break;
-        case DT_RELASZ:
-            o->nrela[0] = d->d_un.d_val / sizeof(ElfW(Rela));
-            break;
-        case DT_JMPREL:
-            o->rela[1] = (const ElfW(Rela) *)a;
-            break;
-        case DT_PLTRELSZ:
-            o->nrela[1] = d->d_un.d_val / sizeof(ElfW(Rela));
-            break;
-        default:
-            break;
-        }
-    }
-    return o->sym && o->str;
-}
-
 static void got_record(void **slot, void *old, void *hook)
 {
     for (size_t i = 0; i < got_nslots; i++)
@@ -153,7 +98,8 @@ static const got_redir_t *got_find(const char *name, const got_redir_t *only)
 /* Rewrites one object's slots of one redirection, or of all (only NULL), in one pass over
  * its relocations (Chromium's objects have a million, nearly all relative ones); the count
  * rewritten. */
-static int got_object(const struct dl_phdr_info *info, const got_obj_t *o, const got_redir_t *only)
+static int got_object(const struct dl_phdr_info *info, const hs_elf_dyn_t *o,
+                      const got_redir_t *only)
 {
     int n = 0;
 #if defined(__x86_64__)
@@ -192,10 +138,10 @@ typedef struct {
 static int got_each(struct dl_phdr_info *info, size_t size, void *arg)
 {
     got_walk_t *w = arg;
-    got_obj_t o;
+    hs_elf_dyn_t o;
     (void)size;
     if ((const void *)info->dlpi_addr == got_self ||
-        (w->base != UINTPTR_MAX && info->dlpi_addr != w->base) || !got_parse(info, &o))
+        (w->base != UINTPTR_MAX && info->dlpi_addr != w->base) || !hs_elf_dyn(info, &o))
         return 0;
     w->n += got_object(info, &o, w->only);
     return 0;

@@ -17,12 +17,12 @@
  * never be empty in silence.
  * Nothing here runs on an allocation path but hs_reach_recheck (objects loaded later, on
  * the sampled path); it reads the loaded objects' dynamic symbol tables in memory and the
- * .symtab of the executable and of objects loaded later through fdio.h.
+ * .symtab of the executable and of objects loaded later (elfsyms.c).
  */
 #define _GNU_SOURCE
 #include "reach.h"
 #include "core.h"
-#include "fdio.h"
+#include "elfsyms.h"
 #include "gotslot.h"
 #include "hooks.h"
 #include "log.h"
@@ -32,13 +32,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <elf.h>
-#include <fcntl.h>
 #include <link.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -109,50 +107,6 @@ static const char *reach_label(const char *name)
     return name[0] == '_' && name[1] == 'Z' ? "operator new/delete" : name;
 }
 
-static size_t reach_nsyms(const ElfW(Dyn) * dyn, ElfW(Addr) base);
-
-typedef struct {
-    const void *base;
-    const char *name;
-    bool seen, found;
-} reach_def_t;
-
-static int reach_defines_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    reach_def_t *d = arg;
-    const ElfW(Dyn) *dyn = NULL;
-    (void)size;
-    if ((const void *)info->dlpi_addr != d->base)
-        return 0;
-    d->seen = true;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    const ElfW(Sym) *sym = NULL;
-    const char *str = NULL;
-    for (const ElfW(Dyn) *e = dyn; e && e->d_tag != DT_NULL; e++) {
-        ElfW(Addr) a =
-            e->d_un.d_ptr < info->dlpi_addr ? e->d_un.d_ptr + info->dlpi_addr : e->d_un.d_ptr;
-        if (e->d_tag == DT_SYMTAB)
-            sym = (const ElfW(Sym) *)a;
-        else if (e->d_tag == DT_STRTAB)
-            str = (const char *)a;
-    }
-    size_t n = sym && str ? reach_nsyms(dyn, info->dlpi_addr) : 0;
-    for (size_t i = 1; i < n && i < (1u << 22) && !d->found; i++)
-        d->found = sym[i].st_shndx != SHN_UNDEF && strcmp(str + sym[i].st_name, d->name) == 0;
-    return 1;
-}
-
-/* Whether the object loaded at base defines the dynamic symbol name (true when no object
- * is loaded there: not known). */
-static bool reach_defines(const void *base, const char *name)
-{
-    reach_def_t d = {base, name, false, false};
-    dl_iterate_phdr(reach_defines_cb, &d);
-    return d.found || !d.seen;
-}
-
 /* One entry point found at addr (size bytes, 0 unknown) in the object at base: hooked, or
  * said to bypass heapsift with why; operator new/delete of an object with no malloc of its
  * own (libstdc++'s, when attached) call the malloc and free hooked, and are said to. */
@@ -176,7 +130,7 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, cons
         return;
     }
     if (rc == -EPERM && name[0] == '_' && hs_hooks_entry("malloc") &&
-        !reach_defines(base, "malloc") && !reach_defines(base, "free")) {
+        !hs_elf_defines(base, "malloc") && !hs_elf_defines(base, "free")) {
         reach_add(&r->via, "operator new/delete"); /* libstdc++'s: its calls reach ours */
         r->via_owner = owner;
         return;
@@ -271,34 +225,6 @@ static bool reach_is_api(const char *name)
     return false;
 }
 
-/* The number of dynamic symbols of an object, from DT_HASH or DT_GNU_HASH. */
-static size_t reach_nsyms(const ElfW(Dyn) * dyn, ElfW(Addr) base)
-{
-    const uint32_t *hash = NULL, *gnu = NULL;
-    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
-        ElfW(Addr) a = d->d_un.d_ptr < base ? d->d_un.d_ptr + base : d->d_un.d_ptr;
-        if (d->d_tag == DT_HASH)
-            hash = (const uint32_t *)a;
-        else if (d->d_tag == DT_GNU_HASH)
-            gnu = (const uint32_t *)a;
-    }
-    if (hash)
-        return hash[1];
-    if (!gnu)
-        return 0;
-    uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom = gnu[2];
-    const uint32_t *buckets = gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
-    const uint32_t *chain = buckets + nbuckets;
-    uint32_t last = 0;
-    for (uint32_t b = 0; b < nbuckets; b++)
-        last = buckets[b] > last ? buckets[b] : last;
-    if (last < symoffset)
-        return symoffset;
-    while (!(chain[last - symoffset] & 1))
-        last++;
-    return last + 1;
-}
-
 typedef struct {
     reach_list_t *l;
     const void *self_base;
@@ -317,24 +243,12 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
     reach_walk_t *w = arg;
     (void)size;
     int idx = w->idx++;
-    const ElfW(Dyn) *dyn = NULL;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    if (!dyn || (const void *)info->dlpi_addr == w->self_base)
+    hs_elf_dyn_t o;
+    if ((const void *)info->dlpi_addr == w->self_base || !hs_elf_dyn(info, &o))
         return 0;
-    const ElfW(Sym) *sym = NULL;
-    const char *str = NULL;
-    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
-        ElfW(Addr) a =
-            d->d_un.d_ptr < info->dlpi_addr ? d->d_un.d_ptr + info->dlpi_addr : d->d_un.d_ptr;
-        if (d->d_tag == DT_SYMTAB)
-            sym = (const ElfW(Sym) *)a;
-        else if (d->d_tag == DT_STRTAB)
-            str = (const char *)a;
-    }
-    size_t n = sym && str ? reach_nsyms(dyn, info->dlpi_addr) : 0;
-    for (size_t i = 1; i < n && i < (1u << 22); i++) {
+    const ElfW(Sym) *sym = o.sym;
+    const char *str = o.str;
+    for (size_t i = 1; i < o.nsyms && i < (1u << 22); i++) {
         bool defined = sym[i].st_shndx != SHN_UNDEF;
         if (defined && idx != 0)
             continue; /* a library's own definition: a bypass only where it is imported */
@@ -493,37 +407,6 @@ static void reach_api_all(reach_t *r, const void *base, const char *owner)
     }
 }
 
-/* Calls each(arg, name, value, size, local) for every function defined in the .symtab of
- * the ELF file image f; false when it has none. */
-typedef void reach_sym_fn(void *arg, const char *name, uintptr_t value, size_t size, bool local);
-
-static bool reach_symtab_each(const uint8_t *f, size_t size, reach_sym_fn *each, void *arg)
-{
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
-    if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
-        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size)
-        return false;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
-    bool found = false;
-    for (unsigned i = 0; i < eh->e_shnum; i++) {
-        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
-        if (sh[i].sh_offset + sh[i].sh_size > size || strs->sh_offset + strs->sh_size > size)
-            return found;
-        found = true;
-        const Elf64_Sym *s = (const Elf64_Sym *)(f + sh[i].sh_offset);
-        const char *names = (const char *)(f + strs->sh_offset);
-        for (size_t k = 0; k < sh[i].sh_size / sizeof(*s); k++)
-            if (s[k].st_name < strs->sh_size && s[k].st_shndx != SHN_UNDEF &&
-                ELF64_ST_TYPE(s[k].st_info) == STT_FUNC)
-                each(arg, names + s[k].st_name, s[k].st_value, s[k].st_size,
-                     ELF64_ST_BIND(s[k].st_info) == STB_LOCAL);
-    }
-    return found;
-}
-
 static void *reach_mallctl; /* the executable's own mallctl, from its .symtab */
 
 void *hs_reach_mallctl(void)
@@ -565,21 +448,6 @@ static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t s
         reach_add(&r->bypass, "mi_* (mimalloc linked into the executable)");
 }
 
-/* The file at path mapped read-only (*size its length), or MAP_FAILED. */
-static void *reach_map_file(const char *path, size_t *size)
-{
-    struct stat st;
-    int fd = hs_fd_open(path, O_RDONLY, 0);
-    if (fd < 0)
-        return MAP_FAILED;
-    void *p = MAP_FAILED;
-    if (hs_fd_fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        p = hs_fd_mmap((size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    hs_fd_close(fd);
-    *size = p == MAP_FAILED ? 0 : (size_t)st.st_size;
-    return p;
-}
-
 /* The executable's path, as the dynamic linker knows it (its link map's name is ""). */
 static const char *reach_exe_name(void)
 {
@@ -601,11 +469,11 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
 {
     reach_exe_t x = {r, 0, 0};
     size_t size;
-    void *p = reach_map_file("/proc/self/exe", &size);
+    void *p = hs_elf_map_file("/proc/self/exe", &size);
     if (p == MAP_FAILED)
         return;
     dl_iterate_phdr(reach_exe_base, &x.base);
-    bool symtab = reach_symtab_each(p, size, reach_exe_sym, &x);
+    bool symtab = hs_elf_symtab_each(p, size, reach_exe_sym, &x);
     munmap(p, size);
     reach_rust_hook(r, &r->rust, "the program's own");
     reach_api_all(r, (const void *)x.base, NULL);
@@ -825,14 +693,14 @@ static void reach_later_object(uintptr_t base, const char *path)
     r.fam.buf = fam;
     reach_later_got(base, path);
     size_t size;
-    void *p = path[0] ? reach_map_file(path, &size) : MAP_FAILED;
+    void *p = path[0] ? hs_elf_map_file(path, &size) : MAP_FAILED;
     if (p == MAP_FAILED)
         return;
     reach_obj_t o;
     memset(&o, 0, sizeof(o));
     o.r = &r;
     o.base = base;
-    reach_symtab_each(p, size, reach_obj_sym, &o);
+    hs_elf_symtab_each(p, size, reach_obj_sym, &o);
     munmap(p, size);
     bool any = r.napi > 0 || ((o.rust.fn[HS_RUST_ALLOC] || o.rust.fn[HS_RUST_ALLOC_ZEROED]) &&
                               !reach_rust_default(&o.rust));

@@ -1,0 +1,40 @@
+/*
+ * ELF symbols for the hooks' modules (elfsyms.c): the dynamic section of a loaded object
+ * read in memory (its symbols, strings and relocations), and the .symtab of an ELF file
+ * mapped read-only. reach.c asks where allocators are defined and imported; gotslot.c
+ * which import slots lead to them. Never allocates; file access through fdio.h.
+ */
+#ifndef HS_ELFSYMS_H
+#define HS_ELFSYMS_H
+
+#include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const ElfW(Dyn) * dyn;
+    const ElfW(Sym) * sym; /* dynamic symbols, nsyms of them */
+    const char *str;
+    size_t nsyms;
+    const ElfW(Rela) * rela[2]; /* DT_RELA and DT_JMPREL (the PLT's), nrela[k] each */
+    size_t nrela[2];
+    uintptr_t lo, hi; /* the object's loaded extent */
+} hs_elf_dyn_t;
+
+/* The dynamic section of a loaded object; false when it has none or no symbol table. */
+bool hs_elf_dyn(const struct dl_phdr_info *info, hs_elf_dyn_t *o);
+
+/* Whether the object loaded at base (its dlpi_addr) defines the dynamic symbol name;
+ * true when no object is loaded there (not known). Takes the loader's list lock. */
+bool hs_elf_defines(const void *base, const char *name);
+
+/* Calls each(arg, name, value, size, local) for every function defined in the .symtab of
+ * the ELF file image f; false when it has none. */
+typedef void hs_elf_sym_fn(void *arg, const char *name, uintptr_t value, size_t size, bool local);
+bool hs_elf_symtab_each(const uint8_t *f, size_t size, hs_elf_sym_fn *each, void *arg);
+
+/* The file at path mapped read-only (*size its length), or MAP_FAILED. */
+void *hs_elf_map_file(const char *path, size_t *size);
+
+#endif
