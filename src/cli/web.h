@@ -161,8 +161,9 @@ hs_web_upload_t *hs_web_upload_new(const char *length);
 bool hs_web_upload_too_big(const hs_web_upload_t *u);
 /* Keeps len more bytes of the body (dropped past HS_WEB_UPLOAD_MAX or out of memory). */
 void hs_web_upload_feed(hs_web_upload_t *u, const char *data, size_t len);
-/* The body is complete: parses it and adds it to a new uploaded target named after the
- * name argument, or to the uploaded target of the target argument. Returns the HTTP status
+/* The body is complete: parses it and adds it to the uploaded target of the target
+ * argument, else to the uploaded target named after the name argument (a new one when
+ * there is none). Returns the HTTP status
  * with JSON in out ({"target", "id", "spec", "label"} or {"error"}). */
 int hs_web_upload_finish(hs_web_store_t *s, hs_web_upload_t *u, hs_web_arg_fn arg, void *ctx,
                          hs_buf_t *out);

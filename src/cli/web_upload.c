@@ -5,7 +5,8 @@
  * jemalloc, Go's legacy text, a spool). It becomes a new target of kind HS_WEB_UPLOAD,
  * named after the file (at most HS_WEB_UPLOAD_TARGETS of them, in the room
  * hs_web_store_reserve made, so no target moves under the poller), or joins the uploaded
- * target given as &target=T (then two uploads can be diffed). Uploaded targets are never
+ * target given as &target=T, or else the uploaded target of the same name (a file sent
+ * again, a newer dump of it: then the two can be diffed). Uploaded targets are never
  * polled; their ring is the same as any target's.
  *
  * web.c feeds the body here as libmicrohttpd hands it over. A body over
@@ -92,8 +93,9 @@ static void upload_name(const char *arg, char *name, size_t len)
     snprintf(name, len, "%s", base && *base ? base : "upload");
 }
 
-/* The target the profile goes to: the target argument's (an uploaded one), else a new
- * one named name. Under the lock. NULL with the status in *status and the error in out. */
+/* The target the profile goes to: the target argument's (an uploaded one), else the
+ * uploaded target named name, else a new one. Under the lock. NULL with the status in *status and
+ * the error in out. */
 static hs_web_target_t *upload_target(hs_web_store_t *s, const char *targ, const char *name,
                                       size_t *ti, int *status, hs_buf_t *out)
 {
@@ -106,6 +108,12 @@ static hs_web_target_t *upload_target(hs_web_store_t *s, const char *targ, const
         }
         *ti = i;
         return &s->targets[i];
+    }
+    for (size_t i = 0; i < s->ntargets; i++) {
+        if (s->targets[i].kind == HS_WEB_UPLOAD && strcmp(s->targets[i].spec, name) == 0) {
+            *ti = i; /* the same file again (a newer dump of it): one more profile */
+            return &s->targets[i];
+        }
     }
     if (s->ntargets >= s->cap) {
         char msg[128];

@@ -10,7 +10,8 @@
 # a reload from its URL; a Top row opens the flame graph on it, a graph box focuses.
 # Uploads: tests/programs/tracked's profile chosen with the "Open profile…" file input,
 # then its legacy-text conversion dropped on the page (a DataTransfer drop event), each a
-# new target whose Top rows equal `heapsift top` of that file; a text file that is no
+# new target whose Top rows equal `heapsift top` of that file, and the first file again
+# joins its target (a second profile); a text file that is no
 # profile, dropped, is an error in the page and the server goes on; over the API, a body
 # over the limit is a 413. Skips (77) only when node or chromium cannot be installed, and
 # never under CI.

@@ -11,8 +11,8 @@
 // content. Clicks through: a Top row opens the flame graph with it highlighted; a graph
 // box focuses the views on it. Uploads: the "Open profile…" input (setInputFiles) and a
 // drop event carrying a DataTransfer each open a new target, the page switches to it and
-// its Top rows are heapsift top's of the file; a file that is no profile is an error in
-// the page, and the page goes on working. Prints "N passed, N failed".
+// its Top rows are heapsift top's of the file; the same file opened again joins its
+// target; a file that is no profile is an error in the page, and the page goes on working. Prints "N passed, N failed".
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { check, openPage, run } from "./harness.mjs";
@@ -216,6 +216,13 @@ await run(ctx, dir + "/tour", async () => {
   await opened("input", want.upload.file, 1, want.upload.rows);
   await drop(want.drop.file);
   await opened("drop", want.drop.file, 2, want.drop.rows);
+  // The same file again joins its target, as a newer dump of it: profile B #2, A #1.
+  await page.setInputFiles("#upload-file", want.upload.file);
+  await page.waitForFunction(() => document.querySelector("#target").value === "1" &&
+    document.querySelector("#profB").value === "2" && document.querySelector("#profA").value === "1");
+  check(await page.locator("#target option").count() === 3 && await page.locator("#profB option").count() === 2,
+        "input of tracked.pb.gz again: it joins its target (2 profiles, no new target)");
+  await page.waitForSelector('#top-table tbody tr[data-name="comp_shared"]');
   // Not a profile: an error in the page; the page and server go on.
   await drop(want.bad);
   await page.waitForFunction(() => !document.querySelector("#err").hidden);

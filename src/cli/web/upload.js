@@ -1,8 +1,9 @@
 /* heapsift web: opening profile files from the browser: the "Open profile…" button (a file
  * input) and files dropped anywhere on the page are sent to POST /api/upload, one request
- * per file with the file as the body. The files of one choice or one drop become one new
- * target (named after the first, sorted by time then name; the others join it, so two
- * dropped profiles can be diffed), and the page switches to it. A file too large or not a
+ * per file with the file as the body. The files of one choice or one drop go to one
+ * target (sorted by time then name, the others join the first's), which is new, named
+ * after the first file, unless a file of that name was opened before: then they join its
+ * target, as a newer dump of it. The page switches to that target, newest profile as B. A file too large or not a
  * profile is shown as the page's error; the server stays up either way. */
 let uploadMax = 256 * 1024 * 1024;
 
