@@ -9,10 +9,11 @@
  * This file owns the verb: options, the listening socket (bound here, so a bad address
  * or a port in use is a clear error before anything starts), the HTTP server
  * (libmicrohttpd, one internal thread: requests are served one at a time, each short)
- * and the poll loop on the main thread until SIGINT or SIGTERM. After start nothing is
- * fatal: a target that fails is shown failing in the page and logged on stderr.
- * Exit codes: 0 (stopped by a signal), 1 usage or bad --listen, 2 bad TARGET, 3 I/O
- * (cannot listen: port in use, no permission).
+ * and the poll loop on the main thread until SIGINT or SIGTERM. The one request that is
+ * not a GET, POST /api/upload (a profile file sent by the page), is fed to web_upload.c
+ * as its body arrives. After start nothing is fatal: a target that fails is shown failing in the
+ * page and logged on stderr. Exit codes: 0 (stopped by a signal), 1 usage or bad --listen, 2 bad
+ * TARGET, 3 I/O (cannot listen: port in use, no permission).
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -53,6 +54,8 @@ static void web_usage(FILE *f)
             "                      changes\n"
             "  DIR                 a directory of dumps, loaded in time order; new files\n"
             "                      are picked up at each poll\n"
+            "The page also opens a profile file from the browser (\"Open profile...\" or a\n"
+            "file dropped on it, up to %u MiB): it becomes a new target.\n"
             "\n"
             "  --listen ADDR       HOST:PORT, [IPV6]:PORT or PORT (default 127.0.0.1:8080;\n"
             "                      port 0 picks a free one). The URL is printed on stdout.\n"
@@ -61,7 +64,7 @@ static void web_usage(FILE *f)
             "\nStops on SIGINT or SIGTERM.\n"
             "Exit status: 0 stopped, 1 usage or bad --listen, 2 bad TARGET, 3 cannot listen\n"
             "(port in use, no permission).\n",
-            HS_WEB_RING);
+            HS_WEB_RING, HS_WEB_UPLOAD_MAX >> 20);
 }
 
 typedef struct {
@@ -176,17 +179,55 @@ static enum MHD_Result web_send(struct MHD_Connection *c, int status, const char
     return ret;
 }
 
+/* POST /api/upload (web_upload.c): called with the headers (*req NULL), then with each
+ * part of the body, then with none to answer. */
+static enum MHD_Result web_upload(hs_web_store_t *s, struct MHD_Connection *c, const char *data,
+                                  size_t *size, void **req)
+{
+    hs_web_upload_t *u = *req;
+    hs_buf_t out = HS_BUF_INIT;
+    int status;
+    if (!u) {
+        *req = u = hs_web_upload_new(
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH));
+        if (u && !hs_web_upload_too_big(u))
+            return MHD_YES;
+        /* Too big or out of memory: answered before reading the body. */
+    } else if (*size) {
+        hs_web_upload_feed(u, data, *size);
+        *size = 0;
+        return MHD_YES;
+    }
+    if (u)
+        status = hs_web_upload_finish(s, u, web_arg, c, &out);
+    else
+        status = 500, hs_buf_printf(&out, "{\"error\":\"out of memory\"}");
+    enum MHD_Result ret = web_send(c, status, "application/json", out.data, out.len);
+    hs_buf_free(&out);
+    return ret;
+}
+
+/* Frees an upload's state when its request ends, answered or cut. */
+static void web_completed(void *cls, struct MHD_Connection *c, void **req,
+                          enum MHD_RequestTerminationCode code)
+{
+    (void)cls;
+    (void)c;
+    (void)code;
+    hs_web_upload_free(*req);
+    *req = NULL;
+}
+
 static enum MHD_Result web_handle(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **req)
 {
     (void)version;
-    (void)upload;
-    (void)upload_size;
-    (void)req;
     hs_web_store_t *s = cls;
+    if (strcmp(method, "POST") == 0 && strcmp(url, "/api/upload") == 0)
+        return web_upload(s, c, upload, upload_size, req);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char msg[] = "only GET\n";
+        static const char msg[] = "only GET (and POST /api/upload)\n";
         return web_send(c, 405, "text/plain", msg, sizeof(msg) - 1);
     }
     if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
@@ -258,7 +299,7 @@ static int web_options(int argc, char **argv, hs_web_store_t *s, const char **li
 
 int hs_cmd_web(int argc, char **argv)
 {
-    hs_web_store_t s = {NULL, 0, 5};
+    hs_web_store_t s = {NULL, 0, 5, 0};
     const char *listen_spec = "127.0.0.1:8080";
     web_addr_t addr;
     int rc, family = AF_INET, fd = -1;
@@ -266,6 +307,11 @@ int hs_cmd_web(int argc, char **argv)
     char url[128];
     if ((rc = web_options(argc, argv, &s, &listen_spec)) >= 0)
         goto out;
+    rc = 3;
+    if (hs_web_store_reserve(&s, HS_WEB_UPLOAD_TARGETS) != 0) {
+        hs_cli_error("web: %s", strerror(ENOMEM));
+        goto out;
+    }
     rc = 1;
     if (!web_parse_listen(listen_spec, &addr)) {
         hs_cli_error("web: --listen wants HOST:PORT, [IPV6]:PORT or PORT, not '%s'", listen_spec);
@@ -282,7 +328,8 @@ int hs_cmd_web(int argc, char **argv)
     d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
                              (family == AF_INET6 ? MHD_USE_IPv6 : 0),
                          0, NULL, NULL, web_handle, &s, MHD_OPTION_LISTEN_SOCKET, fd,
-                         MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+                         MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_NOTIFY_COMPLETED,
+                         web_completed, NULL, MHD_OPTION_END);
     if (!d) {
         hs_cli_error("web: cannot start the HTTP server on %s", listen_spec);
         goto out;

@@ -25,7 +25,8 @@
 
 #define HS_WEB_RING 32 /* profiles kept per target, the oldest evicted first */
 
-typedef enum { HS_WEB_FILE, HS_WEB_DIR, HS_WEB_URL } hs_web_kind_t;
+/* HS_WEB_UPLOAD: profiles sent by the page (POST /api/upload, web_upload.c), never polled. */
+typedef enum { HS_WEB_FILE, HS_WEB_DIR, HS_WEB_URL, HS_WEB_UPLOAD } hs_web_kind_t;
 
 /* One profile of a target's ring. */
 typedef struct {
@@ -66,6 +67,7 @@ typedef struct {
     hs_web_target_t *targets;
     size_t ntargets;
     double interval; /* seconds */
+    size_t cap;      /* targets allocated (hs_web_store_reserve): uploads add up to it */
 } hs_web_store_t;
 
 /* ---- web_store.c -------------------------------------------------------------------- */
@@ -80,6 +82,13 @@ void hs_web_store_free(hs_web_store_t *s);
 void hs_web_store_lock(void);
 void hs_web_store_unlock(void);
 int64_t hs_web_now_ms(void);
+/* Makes room for extra more targets once the command line's are added, so that an upload
+ * adds one (under the lock) without moving the others. 0 or -ENOMEM. */
+int hs_web_store_reserve(hs_web_store_t *s, size_t extra);
+/* Adds a parsed profile (taking it and stats) to t's ring, evicting the oldest when full;
+ * takes the lock. */
+void hs_web_store_push(hs_web_target_t *t, hs_profile_t *prof, char *stats, int64_t time_ms,
+                       const char *label);
 
 /* ---- web_fetch.c -------------------------------------------------------------------- */
 
@@ -138,6 +147,27 @@ int hs_web_view_raw(hs_web_req_t *q);
  * {"text"} of `heapsift list`. */
 int hs_web_view_graph(hs_web_req_t *q);
 int hs_web_view_source(hs_web_req_t *q);
+
+/* ---- web_upload.c: POST /api/upload?name=FILE[&target=T] ----------------------------- */
+
+#define HS_WEB_UPLOAD_MAX (256u << 20) /* bytes of one uploaded profile */
+#define HS_WEB_UPLOAD_TARGETS 16       /* uploaded targets at most */
+
+typedef struct hs_web_upload hs_web_upload_t;
+
+/* A new upload whose Content-Length header is length (NULL when chunked). */
+hs_web_upload_t *hs_web_upload_new(const char *length);
+/* True when the declared length is over HS_WEB_UPLOAD_MAX: answer 413 without reading. */
+bool hs_web_upload_too_big(const hs_web_upload_t *u);
+/* Keeps len more bytes of the body (dropped past HS_WEB_UPLOAD_MAX or out of memory). */
+void hs_web_upload_feed(hs_web_upload_t *u, const char *data, size_t len);
+/* The body is complete: parses it and adds it to the uploaded target of the target
+ * argument, else to the uploaded target named after the name argument (a new one when
+ * there is none). Returns the HTTP status
+ * with JSON in out ({"target", "id", "spec", "label"} or {"error"}). */
+int hs_web_upload_finish(hs_web_store_t *s, hs_web_upload_t *u, hs_web_arg_fn arg, void *ctx,
+                         hs_buf_t *out);
+void hs_web_upload_free(hs_web_upload_t *u);
 
 /* ---- web_page.c (generated from src/cli/web/index.html) ----------------------------- */
 

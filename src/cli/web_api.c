@@ -12,6 +12,7 @@
  *   /api/stats?target=T&id=I           `heapsift stats` of profile I, as text
  *   /api/suspects?target=T[&from=A&to=B] leak suspects over the ring (web_views.c)
  *   /api/raw?target=T&id=I             the profile itself, gzipped pprof (web_views.c)
+ *   POST /api/upload?name=FILE[&target=T] a profile sent by the page   (web_upload.c)
  *
  * Takes the store lock for the whole request; errors are {"error": "..."} with a 4xx/5xx
  * status.
@@ -58,13 +59,14 @@ static int api_target(hs_web_req_t *q)
     return 0;
 }
 
-static const char *const api_kinds[] = {"file", "dir", "url"};
+static const char *const api_kinds[] = {"file", "dir", "url", "upload"};
 
 static int api_targets(hs_web_req_t *q)
 {
     hs_buf_t *b = q->out;
-    hs_buf_printf(b, "{\"interval\":%g,\"ring\":%d,\"now\":%" PRId64 ",\"targets\":[",
-                  q->s->interval, HS_WEB_RING, hs_web_now_ms());
+    hs_buf_printf(
+        b, "{\"interval\":%g,\"ring\":%d,\"upload_max\":%u,\"now\":%" PRId64 ",\"targets\":[",
+        q->s->interval, HS_WEB_RING, HS_WEB_UPLOAD_MAX, hs_web_now_ms());
     for (size_t i = 0; i < q->s->ntargets; i++) {
         const hs_web_target_t *t = &q->s->targets[i];
         hs_buf_printf(b, "%s{\"index\":%zu,\"spec\":", i ? "," : "", i);

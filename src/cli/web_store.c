@@ -361,10 +361,31 @@ out:
     store_outcome(t, err);
 }
 
+void hs_web_store_push(hs_web_target_t *t, hs_profile_t *prof, char *stats, int64_t time_ms,
+                       const char *label)
+{
+    store_push(t, prof, stats, time_ms, label);
+}
+
+int hs_web_store_reserve(hs_web_store_t *s, size_t extra)
+{
+    hs_web_target_t *nt = realloc(s->targets, (s->ntargets + extra) * sizeof(*nt));
+    if (!nt)
+        return -ENOMEM;
+    s->targets = nt;
+    s->cap = s->ntargets + extra;
+    return 0;
+}
+
 void hs_web_store_poll(hs_web_store_t *s)
 {
-    for (size_t i = 0; i < s->ntargets; i++) {
+    hs_web_store_lock(); /* an upload may add a target meanwhile (never moving them) */
+    size_t n = s->ntargets;
+    hs_web_store_unlock();
+    for (size_t i = 0; i < n; i++) {
         hs_web_target_t *t = &s->targets[i];
+        if (t->kind == HS_WEB_UPLOAD)
+            continue;
         if (t->kind == HS_WEB_URL)
             store_poll_url(t, s->interval);
         else if (t->kind == HS_WEB_FILE)

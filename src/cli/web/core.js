@@ -144,7 +144,7 @@ function renderStatus() {
   if (!t) { s.textContent = "no target"; return; }
   document.title = "heapsift web · " + t.spec;
   const parts = [t.spec + " · " + t.profiles + " profile" + (t.profiles === 1 ? "" : "s") +
-                 " kept · polled every " + state.interval + " s"];
+                 " kept · " + (t.kind === "upload" ? "uploaded" : "polled every " + state.interval + " s")];
   s.replaceChildren(parts[0]);
   if (t.last_ok) s.append(el("br"), "last profile " + fmtTime(t.last_ok));
   const banner = $("target-banner");
@@ -162,7 +162,8 @@ async function loadTargets() {
   const j = await api("targets");
   state.targets = j.targets;
   state.interval = j.interval;
-  fillSelect($("target"), j.targets.map((t) => [t.index, t.spec + (t.error ? "  ⚠" : "")]),
+  fillSelect($("target"), j.targets.map((t) => [t.index, t.spec + (t.kind === "upload" ? " (uploaded)" : "") +
+                                                   (t.error ? "  ⚠" : "")]),
              state.target);
   renderStatus();
 }

@@ -92,8 +92,9 @@ function drawFlame(box, details, data, zoomPath, onZoom, diff) {
   })(node, 0, chain.length, chain.slice(1).map((n) => n.n));
   const svg = el("svg:svg", { class: "flame", width: W, height: depth * H + 2,
                               viewBox: `0 0 ${W} ${depth * H + 2}` });
-  for (const f of frames) {
-    const g = el("svg:g", { class: "fr", "data-name": f.n.n });
+  const texts = [];
+  for (const [i, f] of frames.entries()) {
+    const g = el("svg:g", { class: "fr", "data-name": f.n.n, "data-i": i });
     const fill = diff ? diffColor(f.n, maxd) : f.d === 0 ? "#c9c9c2" : hue(f.n.n);
     g.append(el("svg:rect", { x: f.x.toFixed(2), y: f.d * H, width: Math.max(0.5, f.w).toFixed(2),
                               height: H - 1, rx: 2, fill, opacity: f.anc ? 0.6 : 1 }));
@@ -108,10 +109,16 @@ function drawFlame(box, details, data, zoomPath, onZoom, diff) {
     const text = f.n.n + " — " + fmtBytesOr(f.n.v, data.unit) + " (" + pct + ")" +
                  (f.n.s ? ", self " + fmtBytesOr(f.n.s, data.unit) : "") + delta;
     g.append(el("svg:title", {}, text));
-    g.addEventListener("mouseover", () => { details.textContent = text; });
-    g.addEventListener("click", () => onZoom(f.d === 0 ? [] : f.path));
+    texts.push(text);
     svg.append(g);
   }
+  // One listener each for all the frames (thousands on a large profile: bench/webpaint.sh).
+  const frameOf = (e) => { const g = e.target.closest("g.fr"); return g ? +g.dataset.i : -1; };
+  svg.addEventListener("mouseover", (e) => { const i = frameOf(e); if (i >= 0) details.textContent = texts[i]; });
+  svg.addEventListener("click", (e) => {
+    const i = frameOf(e);
+    if (i >= 0) onZoom(frames[i].d === 0 ? [] : frames[i].path);
+  });
   box.replaceChildren(svg);
   return svg;
 }
