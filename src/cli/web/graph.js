@@ -53,13 +53,12 @@ async function renderGraph() {
 }
 
 function graphFocus(fn) {
-  state.focus = "^" + escapeRe(fn) + "$";
-  $("focus").value = state.focus;
+  refineSet("focus", "^" + escapeRe(fn) + "$");
   const d = $("graph-details");
   const src = el("button", { id: "graph-source" }, "Source of " + fn);
   src.addEventListener("click", () => { $("source-fn").value = "^" + escapeRe(fn) + "$"; setTab("source"); });
   const clear = el("button", { id: "graph-unfocus" }, "Clear focus");
-  clear.addEventListener("click", () => { state.focus = ""; $("focus").value = ""; d.replaceChildren(); render(); });
+  clear.addEventListener("click", () => { refineSet("focus", null); d.replaceChildren(); render(); });
   d.replaceChildren("Focused on " + fn + " ", src, " ", clear);
   render();
 }

@@ -26,11 +26,11 @@ async function renderTop() {
                               href: "/api/raw?" + new URLSearchParams({ target: state.target, id: j.id }) },
                        "download (pprof)"));
   const max = Math.max(1, ...j.rows.map((r) => Math.abs(r.cum)));
-  body.replaceChildren(...j.rows.map((r) => el("tr", { "data-name": r.name },
+  body.replaceChildren(...j.rows.map((r) => el("tr", { "data-name": r.name, "data-fn": r.fn },
     el("td", { class: "flat" }, r.flat_label), el("td", {}, r.flat_pct),
     el("td", {}, r.sum_pct), el("td", { class: "cum" }, r.cum_label), el("td", {}, r.cum_pct),
     el("td", { class: "bar" }, bar(r.cum / max, "#9db4e0")),
-    el("td", { class: "name", title: (r.file ? r.file + " · " : "") + "click: show in the flame graph" },
+    el("td", { class: "name", title: (r.file ? r.file + " · " : "") + "click: show in the flame graph · right-click: focus, ignore, hide" },
        r.name))));
 }
 
@@ -200,7 +200,7 @@ async function renderDiff() {
                       el("b", {}, j.b_total_label), " · change ",
                       el("b", { id: "diff-delta" }, (j.b_total >= j.a_total ? "+" : "") + j.delta_label),
                       " · " + j.sample_type + " · percentages of A's total");
-  body.replaceChildren(...j.rows.map((r) => el("tr", { class: r.change, "data-name": r.name },
+  body.replaceChildren(...j.rows.map((r) => el("tr", { class: r.change, "data-name": r.name, "data-fn": r.fn },
     el("td", { class: "flat" }, (r.flat > 0 ? "+" : "") + r.flat_label), el("td", {}, r.flat_pct),
     el("td", {}, r.sum_pct), el("td", { class: "cum" }, (r.cum > 0 ? "+" : "") + r.cum_label),
     el("td", {}, r.cum_pct), el("td", { class: "chg" }, r.change),
