@@ -11,8 +11,9 @@
 // show; focus from the right-click menu, then tagfocus: each time the rows of heapsift top
 // with the same options; the Graph's boxes and the Diff's rows under them; a reload and
 // the URL keep the chips and rows; a bad regular expression is refused with the server's
-// message and adds no chip; an old URL's focus= opens as a focus chip. Prints "N passed,
-// N failed".
+// message and adds no chip; an old URL's focus= opens as a focus chip; hide and ignore
+// from a right-click on a flame frame and a graph box; the granularity chip. Prints "N
+// passed, N failed".
 import { readFileSync } from "node:fs";
 import { check, openPage, run } from "./harness.mjs";
 
@@ -142,6 +143,28 @@ await run(ctx, shots, async () => {
   await page.waitForSelector('#chips .chip[data-kind="focus"]');
   await expectRows("focus", "an old URL's focus=: heapsift top --focus's rows");
   check(await chips() === "focus=^tenant_main$", "an old URL's focus= is a chip", await chips());
+
+  // From the flame graph and the call graph: right-click a frame, a box.
+  await page.click('#tabs button[data-tab="flame"]');
+  await page.click('#flamebox g.fr[data-name="work"] rect', { button: "right" });
+  await page.click('#ctxmenu button[data-kind="hide"]');
+  await page.waitForSelector('#chips .chip[data-kind="hide"][data-value="^work$"]');
+  await page.waitForFunction(() => document.querySelector('#flamebox g.fr[data-name="site_alloc"]') &&
+    !document.querySelector('#flamebox g.fr[data-name="work"]'));
+  check(true, "Flame: right-click work, Hide it: its frames are gone, site_alloc's stay");
+  await page.click('#tabs button[data-tab="graph"]');
+  await page.click('#graphbox g.node[data-name="site_alloc"]', { button: "right" });
+  await page.click('#ctxmenu button[data-kind="ignore"]');
+  await page.waitForSelector('#chips .chip[data-kind="ignore"][data-value="^site_alloc$"]');
+  check(await chips() === "focus=^tenant_main$ hide=^work$ ignore=^site_alloc$",
+        "Graph: right-click site_alloc, Ignore it: a chip", await chips());
+  // Granularity other than functions is a chip too; its x goes back to functions.
+  await page.selectOption("#gran", "lines");
+  await page.waitForSelector('#chips .chip[data-kind="granularity"][data-value="lines"]');
+  await page.click('#chips .chip[data-kind="granularity"] button.x');
+  await page.waitForFunction(() => !document.querySelector('#chips .chip[data-kind="granularity"]'));
+  check(await page.locator("#gran").inputValue() === "functions", "granularity's chip: its x goes back to functions");
+  await page.screenshot({ path: shots + "-context.png", fullPage: true });
 
   const foreign = requests.filter((u) => !u.startsWith(url) && !u.startsWith("data:"));
   check(foreign.length === 0, "no request leaves the server", foreign.join(" "));

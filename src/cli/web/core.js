@@ -145,7 +145,8 @@ function renderStatus() {
   if (!t) { s.textContent = "no target"; return; }
   document.title = "heapsift web · " + t.spec;
   const parts = [t.spec + " · " + t.profiles + " profile" + (t.profiles === 1 ? "" : "s") +
-                 " kept · polled every " + state.interval + " s"];
+                 " kept" + (t.pins ? " (" + t.pins + " pinned)" : "") + " · polled every " +
+                 state.interval + " s"];
   s.replaceChildren(parts[0]);
   if (t.last_ok) s.append(el("br"), "last profile " + fmtTime(t.last_ok));
   const banner = $("target-banner");

@@ -102,8 +102,10 @@ function renderRefine() {
   const pins = state.profiles.filter((p) => p.pinned).length;
   $("pin-a").textContent = a && a.pinned ? "Unpin A" : "Pin A";
   $("pin-a").disabled = !a;
-  $("pin-note").textContent = a && a.pinned
-    ? "A #" + a.id + " is pinned: kept while the ring of " + state.ring +
+  const failed = state.pinError && state.pinError.a === state.a;
+  $("pin-note").classList.toggle("bad", !!failed);
+  $("pin-note").textContent = failed ? "Cannot pin A #" + state.a + ": " + state.pinError.msg
+    : a && a.pinned ? "A #" + a.id + " is pinned: kept while the ring of " + state.ring +
       " rolls on (" + pins + " of " + state.maxPins + " pins)" : "";
   $("refine-bar").hidden = !chips.length && !$("pin-note").textContent && $("refine-err").hidden;
 }
@@ -142,12 +144,12 @@ function ctxOpen(e, fn) {
 
 async function pinSet(pin) {
   if (state.a === null) return;
+  state.pinError = null;
   try {
     await fetchPin(pin ? "pin" : "unpin", state.a);
     state.pinWanted = pin;
-    showError("");
   } catch (e) {
-    showError(e.message);
+    state.pinError = { a: state.a, msg: e.message };
   }
   await loadProfiles();
   render();
