@@ -49,7 +49,7 @@ async function renderGraph() {
     (diff ? " against A #" + state.a + " (red grew, green shrank beyond noise)" : "") + " · ",
     el("b", {}, j.nodes + " nodes, " + j.edges + " edges"),
     " · drawn by " + (j.layout === "dot" ? "Graphviz" : "heapsift (Graphviz not installed)") +
-    " · wheel: zoom, drag: pan, click a box: focus on it");
+    " · wheel: zoom, drag: pan, click a box: focus on it, right-click: refine");
 }
 
 function graphFocus(fn) {

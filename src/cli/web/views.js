@@ -167,7 +167,7 @@ async function renderFlame() {
   if (state.invert) j.root = invertTree(j.root);
   $("flame-summary").textContent = "Profile B #" + j.id + " · " + j.sample_type + " · total " +
     fmtBytesOr(j.root.v, j.unit) + (state.invert ? " · bottom-up: each function's flat use, " +
-    "its callers below it" : "") + " · click a frame to zoom";
+    "its callers below it" : "") + " · click a frame to zoom, right-click to refine";
   const svg = drawFlame($("flamebox"), $("flame-details"), j, state.zoom,
                         (p) => { state.zoom = p; renderFlame(); }, false);
   highlight(svg, $("flame-search").value);
@@ -190,7 +190,7 @@ async function renderDiff() {
   if (!table) {
     const j = await api("flame", viewParams({ id: state.b, base: state.a }));
     sum.textContent = "B #" + state.b + " against A #" + state.a + " · " + j.sample_type +
-                      " · click a frame to zoom";
+                      " · click a frame to zoom, right-click to refine";
     drawFlame($("dflamebox"), $("dflame-details"), j, state.dzoom,
               (p) => { state.dzoom = p; renderDiff(); }, true);
     return;
