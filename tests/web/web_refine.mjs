@@ -36,7 +36,7 @@ async function expectRows(name, what) {
   try {
     await page.waitForFunction((w) => JSON.stringify([...document.querySelectorAll("#top-table tbody tr[data-name]")]
       .map((tr) => { const c = [...tr.cells].map((td) => td.textContent.trim());
-                     return [c[0], c[1], c[2], c[3], c[4], c[6]]; })) === w, w, { timeout: 15000 });
+                     return [c[0], c[1], c[2], c[3], c[4], c[6]]; })) === w, w, { timeout: 30000 });
   } catch (e) { /* reported below */ }
   const got = JSON.stringify(await topRows());
   check(got === w, what, got + " want " + w);
@@ -48,9 +48,10 @@ async function addChip(kind, value) {
   await page.click("#refine-add");
 }
 
-async function contextAction(row, kind) {
+async function contextAction(row, kind, shot) {
   await page.click(`#top-table tbody tr[data-name="${row}"] td.name`, { button: "right" });
   await page.waitForSelector("#ctxmenu:not([hidden])");
+  if (shot) await page.screenshot({ path: shots + "-" + shot + ".png", fullPage: true });
   await page.click(`#ctxmenu button[data-kind="${kind}"]`);
 }
 
@@ -91,7 +92,7 @@ await run(ctx, shots, async () => {
   check(msg.startsWith("ignore: bad regular expression '('"), "a bad regex is refused with the server's 400", msg);
   check(await chips() === "", "a refused refinement adds no chip", await chips());
 
-  await contextAction("tenant_main", "focus");
+  await contextAction("tenant_main", "focus", "menu");
   await page.waitForSelector('#chips .chip[data-kind="focus"][data-value="^tenant_main$"]');
   await expectRows("focus", "right-click tenant_main, Focus on it: heapsift top --focus's rows");
   check(await page.locator("#refine-err").isHidden(), "the error goes once a refinement applies");
@@ -104,7 +105,7 @@ await run(ctx, shots, async () => {
   await page.click('#tabs button[data-tab="graph"]');
   try {
     await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
-      .map((g) => g.dataset.name).sort().join(",") === w, want.graph, { timeout: 15000 });
+      .map((g) => g.dataset.name).sort().join(",") === w, want.graph, { timeout: 30000 });
   } catch (e) { /* reported below */ }
   const gn = await page.locator("#graphbox g.node[data-name]").evaluateAll((gs) => gs.map((g) => g.dataset.name).sort().join(","));
   check(gn === want.graph, "Graph: heapsift graph --focus --tagfocus's boxes", gn + " want " + want.graph);
