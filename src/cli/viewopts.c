@@ -20,6 +20,7 @@ const char hs_viewopts_help[] =
     "                      source file or mapping file; POSIX extended syntax)\n"
     "  --ignore REGEX      drop samples with a frame matching REGEX\n"
     "  --hide REGEX        remove frames matching REGEX from the stacks\n"
+    "  --show REGEX        keep only the frames matching REGEX in the stacks\n"
     "  --tagfocus F        keep only samples whose labels match F: [KEY=]REGEX[,REGEX]\n"
     "                      (string labels), or [KEY=]N, N:, :N, LO:HI with units such as\n"
     "                      64kb or 1ms (numeric labels), like pprof -tagfocus\n"
@@ -108,6 +109,8 @@ static int vo_valued(int argc, char **argv, int *i, hs_viewopts_t *o, unsigned f
         o->r.ignore = v;
     else if ((v = hs_view_optval(argc, argv, i, "--hide", &missing)))
         o->r.hide = v;
+    else if ((v = hs_view_optval(argc, argv, i, "--show", &missing)))
+        o->r.show = v;
     else if ((v = hs_view_optval(argc, argv, i, "--tagfocus", &missing)))
         o->r.tagfocus = v;
     else if ((v = hs_view_optval(argc, argv, i, "--tagignore", &missing)))

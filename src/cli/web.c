@@ -47,7 +47,7 @@ static void web_usage(FILE *f)
             "Serves a live web UI over heap profiles: the top table, a flame graph, the\n"
             "diff between any two profiles, live heap and RSS over time, leak suspects.\n"
             "The page is self-contained (no network needed). Each TARGET is polled every\n"
-            "N seconds and its last %d profiles are kept:\n"
+            "N seconds and its last %d profiles are kept (and up to %d pinned ones):\n"
             "  http://HOST:PORT    a process serving /debug/pprof/heap (HEAPSIFT_HTTP, or\n"
             "                      any Go program); /debug/heapsift/stats gives RSS\n"
             "  FILE                a profile (any format heapsift reads), reloaded when it\n"
@@ -64,7 +64,7 @@ static void web_usage(FILE *f)
             "\nStops on SIGINT or SIGTERM.\n"
             "Exit status: 0 stopped, 1 usage or bad --listen, 2 bad TARGET, 3 cannot listen\n"
             "(port in use, no permission).\n",
-            HS_WEB_RING, HS_WEB_UPLOAD_MAX >> 20);
+            HS_WEB_RING, HS_WEB_PINS, HS_WEB_UPLOAD_MAX >> 20);
 }
 
 typedef struct {
@@ -179,6 +179,9 @@ static enum MHD_Result web_send(struct MHD_Connection *c, int status, const char
     return ret;
 }
 
+/* *req of a POST that is not an upload (web_post): web_completed has nothing to free. */
+static int web_post_mark;
+
 /* POST /api/upload (web_upload.c): called with the headers (*req NULL), then with each
  * part of the body, then with none to answer. */
 static enum MHD_Result web_upload(hs_web_store_t *s, struct MHD_Connection *c, const char *data,
@@ -207,6 +210,27 @@ static enum MHD_Result web_upload(hs_web_store_t *s, struct MHD_Connection *c, c
     return ret;
 }
 
+/* A POST to the API (pin, unpin): its arguments are in the URL, a body is read and
+ * dropped; answered once the request is complete. */
+static enum MHD_Result web_post(struct MHD_Connection *c, hs_web_store_t *s, const char *url,
+                                size_t *upload_size, void **req)
+{
+    if (!*req) {
+        *req = &web_post_mark;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    hs_buf_t out = HS_BUF_INIT;
+    int status = hs_web_api_post(s, url, web_arg, c, &out);
+    enum MHD_Result ret =
+        web_send(c, status, "application/json", out.data ? (const void *)out.data : "", out.len);
+    hs_buf_free(&out);
+    return ret;
+}
+
 /* Frees an upload's state when its request ends, answered or cut. */
 static void web_completed(void *cls, struct MHD_Connection *c, void **req,
                           enum MHD_RequestTerminationCode code)
@@ -214,7 +238,8 @@ static void web_completed(void *cls, struct MHD_Connection *c, void **req,
     (void)cls;
     (void)c;
     (void)code;
-    hs_web_upload_free(*req);
+    if (*req != &web_post_mark)
+        hs_web_upload_free(*req);
     *req = NULL;
 }
 
@@ -226,8 +251,10 @@ static enum MHD_Result web_handle(void *cls, struct MHD_Connection *c, const cha
     hs_web_store_t *s = cls;
     if (strcmp(method, "POST") == 0 && strcmp(url, "/api/upload") == 0)
         return web_upload(s, c, upload, upload_size, req);
+    if (strcmp(method, "POST") == 0 && hs_web_api_is_post(url))
+        return web_post(c, s, url, upload_size, req);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char msg[] = "only GET (and POST /api/upload)\n";
+        static const char msg[] = "only GET (and POST to /api/upload, /api/pin, /api/unpin)\n";
         return web_send(c, 405, "text/plain", msg, sizeof(msg) - 1);
     }
     if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)

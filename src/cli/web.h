@@ -24,6 +24,8 @@
 #include <stdint.h>
 
 #define HS_WEB_RING 32 /* profiles kept per target, the oldest evicted first */
+#define HS_WEB_PINS 8  /* pinned profiles per target: kept past the ring until unpinned */
+#define HS_WEB_KEEP (HS_WEB_RING + HS_WEB_PINS)
 
 /* HS_WEB_UPLOAD: profiles sent by the page (POST /api/upload, web_upload.c), never polled. */
 typedef enum { HS_WEB_FILE, HS_WEB_DIR, HS_WEB_URL, HS_WEB_UPLOAD } hs_web_kind_t;
@@ -38,6 +40,7 @@ typedef struct {
     int64_t rss;          /* bytes, -1 when unknown */
     const char *rss_from; /* "stats" (the endpoint's JSON), "profile" (its comments), "" */
     char *stats;          /* the endpoint's /debug/heapsift/stats body (JSON), or NULL */
+    bool pinned;          /* never evicted (hs_web_store_pin) */
 } hs_web_prof_t;
 
 /* What was seen of a directory entry or a file: reloaded when it changes. */
@@ -52,8 +55,10 @@ typedef struct {
     char *spec; /* as given on the command line */
     hs_web_kind_t kind;
     char *heap_url, *stats_url; /* HS_WEB_URL */
-    hs_web_prof_t ring[HS_WEB_RING];
-    size_t n; /* profiles in ring, oldest first */
+    /* The kept profiles, oldest first: the newest HS_WEB_RING unpinned ones and, wherever
+     * they fall among them, up to HS_WEB_PINS pinned ones. */
+    hs_web_prof_t ring[HS_WEB_KEEP];
+    size_t n;
     uint64_t next_id;
     char error[512];              /* the last poll's error, "" when it went well */
     int64_t error_ms, last_ok_ms; /* when the current error began; the last profile */
@@ -79,6 +84,13 @@ int hs_web_store_add(hs_web_store_t *s, const char *spec, char *err, size_t errl
  * target and logged on stderr when they change. */
 void hs_web_store_poll(hs_web_store_t *s);
 void hs_web_store_free(hs_web_store_t *s);
+/* Pins (pin true) or unpins profile id of t, with the store lock held. A pinned profile
+ * stays while the ring rolls on; an unpinned one goes back to the ring's rule (evicted at
+ * the next profile when HS_WEB_RING newer unpinned ones are kept). Returns 0, -ENOENT (no
+ * such profile) or -ENOSPC (HS_WEB_PINS already pinned), with a message in err. */
+int hs_web_store_pin(hs_web_target_t *t, uint64_t id, bool pin, char *err, size_t errlen);
+/* How many of t's profiles are pinned. */
+size_t hs_web_store_pins(const hs_web_target_t *t);
 void hs_web_store_lock(void);
 void hs_web_store_unlock(void);
 int64_t hs_web_now_ms(void);
@@ -111,6 +123,11 @@ typedef const char *(*hs_web_arg_fn)(void *ctx, const char *name);
  * memory). Takes the store lock. */
 int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx, hs_buf_t *out,
                const char **type);
+/* Whether path is an API path answered to POST (/api/pin, /api/unpin), and its answer:
+ * as hs_web_api, JSON. */
+bool hs_web_api_is_post(const char *path);
+int hs_web_api_post(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx,
+                    hs_buf_t *out);
 
 /* One API request, for the views. */
 typedef struct {

@@ -13,6 +13,8 @@
  *   /api/suspects?target=T[&from=A&to=B] leak suspects over the ring (web_views.c)
  *   /api/raw?target=T&id=I             the profile itself, gzipped pprof (web_views.c)
  *   POST /api/upload?name=FILE[&target=T] a profile sent by the page   (web_upload.c)
+ *   POST /api/pin?target=T&id=I        pins profile I: kept past the ring (web_store.c)
+ *   POST /api/unpin?target=T&id=I      unpins it
  *
  * Takes the store lock for the whole request; errors are {"error": "..."} with a 4xx/5xx
  * status.
@@ -64,16 +66,17 @@ static const char *const api_kinds[] = {"file", "dir", "url", "upload"};
 static int api_targets(hs_web_req_t *q)
 {
     hs_buf_t *b = q->out;
-    hs_buf_printf(
-        b, "{\"interval\":%g,\"ring\":%d,\"upload_max\":%u,\"now\":%" PRId64 ",\"targets\":[",
-        q->s->interval, HS_WEB_RING, HS_WEB_UPLOAD_MAX, hs_web_now_ms());
+    hs_buf_printf(b,
+                  "{\"interval\":%g,\"ring\":%d,\"max_pins\":%d,\"upload_max\":%u,\"now\":%" PRId64
+                  ",\"targets\":[",
+                  q->s->interval, HS_WEB_RING, HS_WEB_PINS, HS_WEB_UPLOAD_MAX, hs_web_now_ms());
     for (size_t i = 0; i < q->s->ntargets; i++) {
         const hs_web_target_t *t = &q->s->targets[i];
         hs_buf_printf(b, "%s{\"index\":%zu,\"spec\":", i ? "," : "", i);
         hs_json_str(b, t->spec);
         hs_buf_printf(b, ",\"kind\":\"%s\",\"heap_url\":", api_kinds[t->kind]);
         hs_json_str(b, t->heap_url);
-        hs_buf_printf(b, ",\"profiles\":%zu,\"last_id\":", t->n);
+        hs_buf_printf(b, ",\"profiles\":%zu,\"pins\":%zu,\"last_id\":", t->n, hs_web_store_pins(t));
         hs_json_int_or_null(b, t->n ? (int64_t)t->ring[t->n - 1].id : -1);
         hs_buf_printf(b, ",\"error\":");
         hs_json_str(b, t->error[0] ? t->error : NULL);
@@ -97,6 +100,7 @@ static void api_point(hs_buf_t *b, const hs_web_prof_t *p)
     hs_json_int_or_null(b, p->rss);
     hs_buf_printf(b, ",\"rss_from\":");
     hs_json_str(b, p->rss_from);
+    hs_buf_printf(b, ",\"pinned\":%s", p->pinned ? "true" : "false");
 }
 
 static void api_profile(hs_buf_t *b, const hs_web_prof_t *p)
@@ -177,6 +181,33 @@ static int api_stats(hs_web_req_t *q)
     return rc;
 }
 
+/* POST ?id=I: pins or unpins profile I; {"id", "pinned", "pins", "max_pins"}. 409 when
+ * HS_WEB_PINS are pinned already. */
+static int api_pin_set(hs_web_req_t *q, bool pin)
+{
+    const char *v = q->arg(q->ctx, "id");
+    char *end, err[160];
+    unsigned long long id = v ? strtoull(v, &end, 10) : 0;
+    if (!v || !*v || *end)
+        return hs_web_error(q, 400, "id: a profile id");
+    int rc = hs_web_store_pin(q->t, id, pin, err, sizeof(err));
+    if (rc)
+        return hs_web_error(q, rc == -ENOSPC ? 409 : 404, err);
+    hs_buf_printf(q->out, "{\"id\":%llu,\"pinned\":%s,\"pins\":%zu,\"max_pins\":%d}", id,
+                  pin ? "true" : "false", hs_web_store_pins(q->t), HS_WEB_PINS);
+    return 0;
+}
+
+static int api_pin(hs_web_req_t *q)
+{
+    return api_pin_set(q, true);
+}
+
+static int api_unpin(hs_web_req_t *q)
+{
+    return api_pin_set(q, false);
+}
+
 typedef struct {
     const char *path;
     int (*fn)(hs_web_req_t *);
@@ -198,26 +229,60 @@ static const api_route_t api_routes[] = {
     {"/api/raw", hs_web_view_raw, true, "application/octet-stream"},
 };
 
+static const api_route_t api_posts[] = {
+    {"/api/pin", api_pin, true, NULL},
+    {"/api/unpin", api_unpin, true, NULL},
+};
+
+static const api_route_t *api_find(const api_route_t *routes, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(path, routes[i].path) == 0)
+            return &routes[i];
+    return NULL;
+}
+
+bool hs_web_api_is_post(const char *path)
+{
+    return api_find(api_posts, sizeof(api_posts) / sizeof(api_posts[0]), path) != NULL;
+}
+
+/* Answers path by its route (NULL: unknown), under the store lock. */
+static int api_answer(hs_web_req_t *q, const api_route_t *route, const char *path,
+                      const char **type)
+{
+    int rc = 404;
+    hs_web_store_lock();
+    if (route) {
+        rc = route->needs_target ? api_target(q) : 0;
+        rc = rc ? rc : route->fn(q);
+        if (rc == 0 && route->type)
+            *type = route->type;
+    } else if (hs_web_api_is_post(path)) {
+        rc = hs_web_error(q, 405, "POST only");
+    }
+    if (rc == 404 && !q->t && q->out->len == 0)
+        hs_web_error(q, 404, "no such API path");
+    hs_web_store_unlock();
+    if (rc == 0 && q->out->len == 0)
+        rc = 500;
+    return rc == 0 ? 200 : rc;
+}
+
 int hs_web_api(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx, hs_buf_t *out,
                const char **type)
 {
     hs_web_req_t q = {s, arg, ctx, out, NULL, 0};
     *type = "application/json";
-    int rc = 404;
-    hs_web_store_lock();
-    for (size_t i = 0; i < sizeof(api_routes) / sizeof(api_routes[0]); i++) {
-        if (strcmp(path, api_routes[i].path) != 0)
-            continue;
-        rc = api_routes[i].needs_target ? api_target(&q) : 0;
-        rc = rc ? rc : api_routes[i].fn(&q);
-        if (rc == 0 && api_routes[i].type)
-            *type = api_routes[i].type;
-        break;
-    }
-    if (rc == 404 && !q.t && out->len == 0)
-        hs_web_error(&q, 404, "no such API path");
-    hs_web_store_unlock();
-    if (rc == 0 && out->len == 0)
-        rc = 500;
-    return rc == 0 ? 200 : rc;
+    return api_answer(&q, api_find(api_routes, sizeof(api_routes) / sizeof(api_routes[0]), path),
+                      path, type);
+}
+
+int hs_web_api_post(hs_web_store_t *s, const char *path, hs_web_arg_fn arg, void *ctx,
+                    hs_buf_t *out)
+{
+    hs_web_req_t q = {s, arg, ctx, out, NULL, 0};
+    const char *type = "application/json";
+    return api_answer(&q, api_find(api_posts, sizeof(api_posts) / sizeof(api_posts[0]), path), path,
+                      &type);
 }

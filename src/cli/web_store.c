@@ -1,7 +1,8 @@
 /*
  * `heapsift web`'s targets (web.h): what each command-line TARGET is (a process's HTTP
  * endpoint, a profile file, a directory of dumps), polling it, and the ring of its last
- * HS_WEB_RING profiles with the figures the series chart needs (live heap, RSS).
+ * HS_WEB_RING profiles with the figures the series chart needs (live heap, RSS), and the
+ * pinned ones (up to HS_WEB_PINS, kept past the ring until unpinned).
  *
  * - URL: GET <base>/debug/pprof/heap (any pprof a reader of ours takes: heapsift's, Go's)
  *   and <base>/debug/heapsift/stats (JSON; absent on a Go process, which is fine). A URL
@@ -156,7 +157,50 @@ static void store_symbolize(hs_profile_t *p)
     }
 }
 
-/* Adds a parsed profile (taking it and stats) to t's ring under the lock. */
+size_t hs_web_store_pins(const hs_web_target_t *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->ring[i].pinned;
+    return n;
+}
+
+/* Evicts the oldest unpinned profiles of t until at most keep are left (lock held). */
+static void store_evict(hs_web_target_t *t, size_t keep)
+{
+    size_t unpinned = t->n - hs_web_store_pins(t);
+    for (size_t i = 0; i < t->n && unpinned > keep;) {
+        if (t->ring[i].pinned) {
+            i++;
+            continue;
+        }
+        store_prof_free(&t->ring[i]);
+        memmove(&t->ring[i], &t->ring[i + 1], (t->n - i - 1) * sizeof(t->ring[0]));
+        t->n--;
+        unpinned--;
+    }
+}
+
+int hs_web_store_pin(hs_web_target_t *t, uint64_t id, bool pin, char *err, size_t errlen)
+{
+    hs_web_prof_t *p = NULL;
+    for (size_t i = 0; i < t->n && !p; i++)
+        p = t->ring[i].id == id ? &t->ring[i] : NULL;
+    if (!p) {
+        snprintf(err, errlen, "no such profile (evicted from the ring?)");
+        return -ENOENT;
+    }
+    if (pin && !p->pinned && hs_web_store_pins(t) >= HS_WEB_PINS) {
+        snprintf(err, errlen, "at most %d profiles of a target can be pinned: unpin one first",
+                 HS_WEB_PINS);
+        return -ENOSPC;
+    }
+    p->pinned = pin;
+    return 0;
+}
+
+/* Adds a parsed profile (taking it and stats) to t's ring under the lock, evicting the
+ * oldest unpinned profile when the ring is full. */
 static void store_push(hs_web_target_t *t, hs_profile_t *prof, char *stats, int64_t time_ms,
                        const char *label)
 {
@@ -168,11 +212,7 @@ static void store_push(hs_web_target_t *t, hs_profile_t *prof, char *stats, int6
     store_symbolize(prof);
     store_figures(&np);
     hs_web_store_lock();
-    if (t->n == HS_WEB_RING) {
-        store_prof_free(&t->ring[0]);
-        memmove(&t->ring[0], &t->ring[1], (HS_WEB_RING - 1) * sizeof(t->ring[0]));
-        t->n--;
-    }
+    store_evict(t, HS_WEB_RING - 1);
     np.id = t->next_id++;
     t->ring[t->n++] = np;
     t->last_ok_ms = hs_web_now_ms();

@@ -4,8 +4,10 @@
  * options and formatting `heapsift top`, `diff` and `flamegraph` use, so the page shows
  * the same rows, values and labels as the command line; a top row's 95% intervals and a
  * diff's verdicts are those of `heapsift top --ci` and `heapsift diff` (report_noise.c). Arguments
- * of the views: sample (a sample type), focus, ignore, hide (regular expressions), granularity
- * (functions, lines, addresses), n (row count). Called with the store lock held.
+ * of the views: sample (a sample type), focus, ignore, hide, show (regular expressions),
+ * tagfocus, tagignore (label filters), granularity (functions, lines, addresses), n (row
+ * count); a refinement that does not compile is a 400 naming it. Called with the store lock
+ * held.
  */
 #include "pprof.h"
 #include "sort.h"
@@ -16,21 +18,58 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The argument name, NULL when absent or empty. */
+static const char *web_opt(hs_web_req_t *q, const char *name)
+{
+    const char *v = q->arg(q->ctx, name);
+    return v && *v ? v : NULL;
+}
+
+/* The refinements of q into o (focus, ignore, hide, show: POSIX extended regular
+ * expressions; tagfocus, tagignore: pprof's label filters): 0, or the status after
+ * answering 400 with the argument that does not compile. */
+static int web_refine_opts(hs_web_req_t *q, hs_report_opts_t *o)
+{
+    static const char *const names[] = {"focus", "ignore", "hide", "show"};
+    const char **res[] = {&o->focus, &o->ignore, &o->hide, &o->show};
+    char msg[400], why[128];
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        regex_t re;
+        int rc;
+        if (!(*res[i] = web_opt(q, names[i])))
+            continue;
+        if ((rc = regcomp(&re, *res[i], REG_EXTENDED | REG_NOSUB)) != 0) {
+            regerror(rc, &re, why, sizeof(why));
+            snprintf(msg, sizeof(msg), "%s: bad regular expression '%.200s': %s", names[i], *res[i],
+                     why);
+            return hs_web_error(q, 400, msg);
+        }
+        regfree(&re);
+    }
+    o->tagfocus = web_opt(q, "tagfocus");
+    o->tagignore = web_opt(q, "tagignore");
+    const char *tags[2] = {o->tagfocus, o->tagignore}, *tnames[2] = {"tagfocus", "tagignore"};
+    for (int i = 0; i < 2; i++) {
+        hs_tagfilter_t *f = NULL;
+        int rc = tags[i] ? hs_tagfilter_compile(tags[i], tnames[i], &f, why, sizeof(why)) : 0;
+        hs_tagfilter_free(f);
+        if (rc == -EINVAL)
+            return hs_web_error(q, 400, why);
+        if (rc)
+            return hs_web_error(q, 500, strerror(-rc));
+    }
+    return 0;
+}
 
 int hs_web_report_opts(hs_web_req_t *q, hs_report_opts_t *o_)
 {
     hs_report_opts_t o = {0};
     const char *g = q->arg(q->ctx, "granularity");
-    o.sample_type = q->arg(q->ctx, "sample");
-    o.sample_type = o.sample_type && *o.sample_type ? o.sample_type : NULL;
-    o.focus = q->arg(q->ctx, "focus");
-    o.ignore = q->arg(q->ctx, "ignore");
-    o.hide = q->arg(q->ctx, "hide");
-    o.focus = o.focus && *o.focus ? o.focus : NULL;
-    o.ignore = o.ignore && *o.ignore ? o.ignore : NULL;
-    o.hide = o.hide && *o.hide ? o.hide : NULL;
+    o.sample_type = web_opt(q, "sample");
     o.trim_paths = true;
     o.gran = !g || !*g || !strcmp(g, "functions") ? HS_GRAN_FUNCTIONS
              : !strcmp(g, "lines")                ? HS_GRAN_LINES
@@ -38,6 +77,9 @@ int hs_web_report_opts(hs_web_req_t *q, hs_report_opts_t *o_)
                                                   : (hs_gran_t)-1;
     if (o.gran == (hs_gran_t)-1)
         return hs_web_error(q, 400, "granularity: functions, lines or addresses");
+    int rc = web_refine_opts(q, &o);
+    if (rc)
+        return rc;
     *o_ = o;
     return 0;
 }
@@ -109,6 +151,8 @@ static void api_row(hs_buf_t *b, const hs_report_t *r, const hs_rnode_t *nd, con
     api_label(c, sizeof(c), r, nd->cum, ou);
     hs_buf_printf(b, "{\"flat\":%" PRId64 ",\"cum\":%" PRId64 ",\"name\":", nd->flat, nd->cum);
     hs_json_str(b, nd->name);
+    hs_buf_printf(b, ",\"fn\":");
+    hs_json_str(b, nd->fname);
     hs_buf_printf(b, ",\"file\":");
     hs_json_str(b, nd->file);
     hs_buf_printf(b, ",\"flat_label\":");
@@ -389,7 +433,7 @@ static void sus_row(hs_buf_t *b, const hs_suspects_t *s, const hs_suspect_t *x, 
 int hs_web_view_suspects(hs_web_req_t *q)
 {
     const hs_web_prof_t *a = hs_web_req_prof(q, "from"), *z = hs_web_req_prof(q, "to");
-    const hs_profile_t *profs[HS_WEB_RING];
+    const hs_profile_t *profs[HS_WEB_KEEP];
     size_t n = 0;
     for (size_t i = 0; i < q->t->n; i++)
         if ((!a || q->t->ring[i].id >= a->id) && (!z || q->t->ring[i].id <= z->id))
@@ -404,12 +448,12 @@ int hs_web_view_suspects(hs_web_req_t *q)
     char err[512];
     const char *nv = q->arg(q->ctx, "n");
     long max = nv ? strtol(nv, NULL, 10) : 20, shown = 0;
-    o.sample_type = q->arg(q->ctx, "sample");
-    o.sample_type = o.sample_type && *o.sample_type ? o.sample_type : NULL;
-    o.focus = q->arg(q->ctx, "focus");
-    o.focus = o.focus && *o.focus ? o.focus : NULL;
+    o.sample_type = web_opt(q, "sample");
     o.trim_paths = true;
-    int rc = hs_suspects_find(&s, profs, n, &o, err, sizeof(err));
+    int rc = web_refine_opts(q, &o);
+    if (rc)
+        return rc;
+    rc = hs_suspects_find(&s, profs, n, &o, err, sizeof(err));
     if (rc) {
         hs_suspects_free(&s);
         return hs_web_error(q, rc == -ENOMEM ? 500 : 400, err);

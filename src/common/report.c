@@ -53,8 +53,8 @@ struct hs_report_priv {
     uint32_t *frames; /* frame pool of all samples */
     uint8_t *inl;
     size_t nframes, frames_cap;
-    regex_t re[3];
-    bool have_re[3];
+    regex_t re[4];
+    bool have_re[4];
     hs_tagfilter_t *tagfocus, *tagignore;
     hs_numunits_t *units; /* per input profile */
     size_t nunits;
@@ -62,7 +62,7 @@ struct hs_report_priv {
     size_t npools;
 };
 
-enum { RE_FOCUS, RE_IGNORE, RE_HIDE };
+enum { RE_FOCUS, RE_IGNORE, RE_HIDE, RE_SHOW };
 
 /* ---- ids ---------------------------------------------------------------------------------- */
 
@@ -361,7 +361,10 @@ static uint64_t rep_loc_hash(const rep_input_t *in, const hs_location_t *l)
     return h;
 }
 
-/* The nodes of location l after hide (pprof's CreateNodes over the hidden profile). */
+/* The nodes of location l after hide and show (pprof's CreateNodes over the profile
+ * FilterSamplesByName left: hide drops the matching lines, all of them when the mapping
+ * file matches; show then keeps the matching lines, all of them when the mapping file
+ * matches; a location with no line left, an unsymbolized one under show too, is hidden). */
 static int rep_loc_nodes(hs_report_t *r, rep_input_t *in, size_t li, uint32_t *k,
                          const hs_report_opts_t *o)
 {
@@ -369,6 +372,8 @@ static int rep_loc_nodes(hs_report_t *r, rep_input_t *in, size_t li, uint32_t *k
     const hs_mapping_t *m = hs_profile_mapping(in->p, l->mapping_id);
     const char *obj = m ? hs_profile_get_str(in->p, m->filename) : "";
     const regex_t *hide = r->priv->have_re[RE_HIDE] ? &r->priv->re[RE_HIDE] : NULL;
+    const regex_t *show = r->priv->have_re[RE_SHOW] ? &r->priv->re[RE_SHOW] : NULL;
+    bool show_all = !show || (m && rep_re_match(show, obj));
     rep_loc_t *rl = &in->loc[li];
     rl->off = *k;
     rl->hash = rep_loc_hash(in, l);
@@ -376,6 +381,7 @@ static int rep_loc_nodes(hs_report_t *r, rep_input_t *in, size_t li, uint32_t *k
         r->hide_matched = true;
         rl->hidden = m && rep_re_match(hide, obj);
     }
+    rl->hidden |= show && l->nlines == 0;
     if (!rl->hidden && l->nlines == 0) {
         int64_t n = rep_line_node(r, in, l, NULL, obj, o);
         if (n < 0)
@@ -384,6 +390,8 @@ static int rep_loc_nodes(hs_report_t *r, rep_input_t *in, size_t li, uint32_t *k
     }
     for (size_t j = 0; !rl->hidden && j < l->nlines; j++) {
         if (hide && rep_line_matches(in, &l->lines[j], hide))
+            continue;
+        if (!show_all && !rep_line_matches(in, &l->lines[j], show))
             continue;
         int64_t n = rep_line_node(r, in, l, &l->lines[j], obj, o);
         if (n < 0)
@@ -677,9 +685,9 @@ static bool rep_compatible(const hs_profile_t *a, const hs_profile_t *b)
 
 static int rep_compile(hs_report_t *r, const hs_report_opts_t *o, char *err, size_t errlen)
 {
-    const char *res[3] = {o->focus, o->ignore, o->hide};
-    static const char *names[3] = {"focus", "ignore", "hide"};
-    for (int i = 0; i < 3; i++) {
+    const char *res[4] = {o->focus, o->ignore, o->hide, o->show};
+    static const char *names[4] = {"focus", "ignore", "hide", "show"};
+    for (int i = 0; i < 4; i++) {
         if (!res[i] || !*res[i])
             continue;
         int rc = regcomp(&r->priv->re[i], res[i], REG_EXTENDED | REG_NOSUB);
@@ -920,7 +928,7 @@ void hs_report_free(hs_report_t *r)
     free(r->samples);
     free(r->comments);
     if (r->priv) {
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
             if (r->priv->have_re[i])
                 regfree(&r->priv->re[i]);
         hs_tagfilter_free(r->priv->tagfocus);

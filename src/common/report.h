@@ -35,8 +35,11 @@ typedef struct {
     hs_gran_t gran;
     /* POSIX extended regular expressions (unanchored, like Go's MatchString), or NULL.
      * focus keeps samples with a frame whose function name, file or mapping file matches,
-     * ignore drops them, hide removes matching frames. */
+     * ignore drops them, hide removes matching frames, show keeps only matching frames
+     * (pprof's -show: a location keeps the lines whose function name or file matches, all
+     * of them when its mapping file does; one with none left leaves the stack). */
     const char *focus, *ignore, *hide;
+    const char *show;
     /* pprof's -tagfocus/-tagignore: [KEY=]REGEX[,REGEX...] on string labels, or
      * [KEY=]VALUE, LO:, :HI, LO:HI with units (1ms, 64kb) on numeric labels. */
     const char *tagfocus, *tagignore;

@@ -288,10 +288,10 @@ void hs_report_print_header(const hs_report_t *r, const char *out_unit, FILE *f)
 /* legendActiveFilters: each cut to 80 bytes plus an ellipsis. */
 void hs_report_print_filters(const hs_report_opts_t *o, FILE *f)
 {
-    const char *v[5] = {o->focus, o->ignore, o->hide, o->tagfocus, o->tagignore};
-    static const char *k[5] = {"focus", "ignore", "hide", "tagfocus", "tagignore"};
+    const char *v[6] = {o->focus, o->ignore, o->hide, o->show, o->tagfocus, o->tagignore};
+    static const char *k[6] = {"focus", "ignore", "hide", "show", "tagfocus", "tagignore"};
     bool any = false;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         if (!v[i] || !*v[i])
             continue;
         if (!any)

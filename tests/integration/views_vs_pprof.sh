@@ -1,7 +1,7 @@
 #!/bin/sh
 # heapsift's views vs go tool pprof on the same files, byte for byte: traces (-traces),
-# peek (-peek), top at every granularity (-lines, -addresses) with --focus/--ignore/--hide
-# (-focus/-ignore/-hide), sample labels (traces, --tags, --tagfocus/--tagignore with string
+# peek (-peek), top at every granularity (-lines, -addresses) with --focus/--ignore/--hide/--show
+# (-focus/-ignore/-hide/-show), sample labels (traces, --tags, --tagfocus/--tagignore with string
 # regexps and numeric ranges with units), and diff (-top -diff_base) without heapsift's
 # extra "change" column. Profiles come from a Go program (runtime/pprof: two runs, also
 # diffed against each other), from heapsift itself running
@@ -89,6 +89,9 @@ views() {
     check top top --focus "$re" "$f" -- -top -focus "$re" "$f"
     check top top --ignore "$re" "$f" -- -top -ignore "$re" "$f"
     check top top --hide "$re" "$f" -- -top -hide "$re" "$f"
+    check top top --show "$re|main" "$f" -- -top -show "$re|main" "$f"
+    check traces traces --show "$re" "$f" -- -traces -show "$re" "$f"
+    check top top --granularity=lines --show "$re" "$f" -- -top -lines -show "$re" "$f"
     check top top --cum --focus main --hide "$re" "$f" -- -top -cum -focus main -hide "$re" "$f"
     check traces traces --focus "$re" --hide runtime "$f" -- -traces -focus "$re" -hide runtime "$f"
 }

@@ -6,7 +6,7 @@
 // usage: node web_graph.mjs URL EXPECT.json SCREENSHOT_PREFIX
 // Checks: the Graph tab opened from the URL (#graph) draws heapsift graph's boxes, with
 // site_grow's value; the wheel zooms in at the pointer, a drag pans, Fit goes back; a
-// click on site_grow's box focuses the views on it (the Focus box says so, the graph
+// click on site_grow's box focuses the views on it (a focus chip says so, the graph
 // redraws with heapsift graph --focus's boxes); "Source of site_grow" opens the Source tab
 // with heapsift list's text; Clear focus; "colour by change since A" gives the boxes
 // heapsift graph --base's verdicts; granularity lines gives heapsift graph --granularity
@@ -23,6 +23,9 @@ const { page, pageErrors, requests } = ctx;
 
 const names = () => page.locator("#graphbox g.node[data-name]").evaluateAll(
   (gs) => gs.map((g) => g.dataset.name).sort().join(","));
+// The focus chip's regular expression ("" when there is none).
+const focusChip = () => page.evaluate(() => [...document.querySelectorAll('#chips .chip[data-kind="focus"]')]
+  .map((c) => c.dataset.value).join("|"));
 const viewBox = () => page.locator("#graph-svg").evaluate(
   (s) => s.getAttribute("viewBox").split(/[\s,]+/).map(Number));
 
@@ -56,7 +59,7 @@ await run(ctx, shots, async () => {
   const v2 = await viewBox();
   check(v2[0] < v1[0] && v2[1] < v1[1] && v2[2] === v1[2], "Graph: a drag pans (same zoom)",
         v1.join(" ") + " -> " + v2.join(" "));
-  check(await page.locator("#focus").inputValue() === "", "Graph: a drag focuses on nothing");
+  check(await focusChip() === "", "Graph: a drag focuses on nothing");
   await page.click("#graph-fit");
   const v3 = await viewBox();
   check(Math.abs(v3[2] - v0[2]) < 0.01 && Math.abs(v3[0] - v0[0]) < 0.01, "Graph: Fit shows it all",
@@ -64,7 +67,7 @@ await run(ctx, shots, async () => {
 
   // Click site_grow's box: the views focus on it.
   await grow.click();
-  await page.waitForFunction(() => document.querySelector("#focus").value === "^site_grow$");
+  await page.waitForSelector('#chips .chip[data-kind="focus"][data-value="^site_grow$"]');
   await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
     .map((g) => g.dataset.name).sort().join(",") === w, want.focused);
   check(true, "Graph: a click on site_grow focuses on it: heapsift graph --focus's boxes");
@@ -90,7 +93,7 @@ await run(ctx, shots, async () => {
   await page.click("#graph-unfocus");
   await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
     .map((g) => g.dataset.name).sort().join(",") === w, want.nodes);
-  check(await page.locator("#focus").inputValue() === "", "Graph: Clear focus");
+  check(await focusChip() === "", "Graph: Clear focus");
   // Granularity lines: heapsift graph --granularity lines's boxes; and back.
   await page.selectOption("#gran", "lines");
   await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
@@ -121,7 +124,7 @@ await run(ctx, shots, async () => {
   await page.goto(url + "#graph&focus=%5Esite_grow%24");
   await page.waitForFunction((w) => [...document.querySelectorAll("#graphbox g.node[data-name]")]
     .map((g) => g.dataset.name).sort().join(",") === w, want.focused);
-  check(await page.locator("#focus").inputValue() === "^site_grow$", "URL: a focus given in it applies");
+  check(await focusChip() === "^site_grow$", "URL: a focus given in it applies (as a chip)");
 
   const foreign = requests.filter((u) => !u.startsWith(url) && !u.startsWith("data:"));
   check(foreign.length === 0, "no request leaves the server", foreign.join(" "));

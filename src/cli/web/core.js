@@ -58,8 +58,8 @@ function fmtTime(ms) {
 
 const state = {
   targets: [], interval: 5, target: 0, profiles: [], a: null, b: null, followB: true,
-  sample: "", focus: "", gran: "functions", tab: "top", diffMode: "table", zoom: null,
-  dzoom: null, unit: null, invert: false,
+  sample: "", gran: "functions", tab: "top", diffMode: "table", zoom: null,
+  dzoom: null, unit: null, invert: false, refine: [], pinWanted: false,
 };
 
 async function api(path, params) {
@@ -73,7 +73,7 @@ async function api(path, params) {
 function viewParams(extra) {
   const p = { target: state.target, ...extra };
   if (state.sample) p.sample = state.sample;
-  if (state.focus) p.focus = state.focus;
+  Object.assign(p, refineParams(state.refine));
   if (state.gran !== "functions") p.granularity = state.gran;
   if (state.unit !== null) p.unit = UNITS[state.unit];
   return p;
@@ -81,14 +81,15 @@ function viewParams(extra) {
 
 /* The page's state in the URL's fragment, "#TAB&key=value...", so a view can be reloaded
  * and shared: target, profiles A and B (B only when chosen, not following the newest),
- * sample type, focus, granularity, the Graph's "colour by change" and the Source regex. */
+ * sample type, the refinements (refine.js), granularity, whether A is pinned, the Graph's
+ * "colour by change" and the Source regex. */
 function stateHash() {
   const q = new URLSearchParams();
   if (state.target) q.set("target", state.target);
   if (state.a !== null) q.set("a", state.a);
   if (state.b !== null && !state.followB) q.set("b", state.b);
   if (state.sample) q.set("sample", state.sample);
-  if (state.focus) q.set("focus", state.focus);
+  refineToQuery(q);
   if (state.gran !== "functions") q.set("granularity", state.gran);
   if ($("graph-diff").checked) q.set("graphdiff", "1");
   if ($("source-fn").value.trim()) q.set("fn", $("source-fn").value.trim());
@@ -110,8 +111,7 @@ function loadState() {
   if (q.has("a")) state.a = +q.get("a");
   if (q.has("b")) { state.b = +q.get("b"); state.followB = false; }
   state.sample = q.get("sample") || "";
-  state.focus = q.get("focus") || "";
-  $("focus").value = state.focus;
+  refineFromQuery(q);
   state.gran = q.get("granularity") || "functions";
   $("gran").value = state.gran;
   $("graph-diff").checked = q.get("graphdiff") === "1";
@@ -129,7 +129,8 @@ function showError(msg) {
 /* ---- targets, profiles and the selectors ------------------------------------------ */
 
 function profName(p) {
-  return "#" + p.id + "  " + p.label + (p.inuse !== null ? "  (" + fmtBytes(p.inuse) + ")" : "");
+  return "#" + p.id + "  " + p.label + (p.inuse !== null ? "  (" + fmtBytes(p.inuse) + ")" : "") +
+         (p.pinned ? "  · pinned" : "");
 }
 
 function fillSelect(sel, items, value) {
@@ -144,7 +145,8 @@ function renderStatus() {
   if (!t) { s.textContent = "no target"; return; }
   document.title = "heapsift web · " + t.spec;
   const parts = [t.spec + " · " + t.profiles + " profile" + (t.profiles === 1 ? "" : "s") +
-                 " kept · " + (t.kind === "upload" ? "uploaded" : "polled every " + state.interval + " s")];
+                 " kept" + (t.pins ? " (" + t.pins + " pinned)" : "") + " · " +
+                 (t.kind === "upload" ? "uploaded" : "polled every " + state.interval + " s")];
   s.replaceChildren(parts[0]);
   if (t.last_ok) s.append(el("br"), "last profile " + fmtTime(t.last_ok));
   const banner = $("target-banner");

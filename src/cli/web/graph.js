@@ -49,17 +49,16 @@ async function renderGraph() {
     (diff ? " against A #" + state.a + " (red grew, green shrank beyond noise)" : "") + " · ",
     el("b", {}, j.nodes + " nodes, " + j.edges + " edges"),
     " · drawn by " + (j.layout === "dot" ? "Graphviz" : "heapsift (Graphviz not installed)") +
-    " · wheel: zoom, drag: pan, click a box: focus on it");
+    " · wheel: zoom, drag: pan, click a box: focus on it, right-click: refine");
 }
 
 function graphFocus(fn) {
-  state.focus = "^" + escapeRe(fn) + "$";
-  $("focus").value = state.focus;
+  refineSet("focus", "^" + escapeRe(fn) + "$");
   const d = $("graph-details");
   const src = el("button", { id: "graph-source" }, "Source of " + fn);
   src.addEventListener("click", () => { $("source-fn").value = "^" + escapeRe(fn) + "$"; setTab("source"); });
   const clear = el("button", { id: "graph-unfocus" }, "Clear focus");
-  clear.addEventListener("click", () => { state.focus = ""; $("focus").value = ""; d.replaceChildren(); render(); });
+  clear.addEventListener("click", () => { refineSet("focus", null); d.replaceChildren(); render(); });
   d.replaceChildren("Focused on " + fn + " ", src, " ", clear);
   render();
 }

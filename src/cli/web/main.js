@@ -9,6 +9,7 @@ let rendering = Promise.resolve();
 function render() {
   rendering = rendering.then(async () => {
     try {
+      renderRefine();
       await renderers[state.tab]();
       showError("");
     } catch (e) {
@@ -40,7 +41,7 @@ async function refresh(force) {
   try {
     // Both at once: one round trip less before the first paint (bench/webpaint.sh).
     const [, changed] = await Promise.all([loadTargets(), loadProfiles()]);
-    if (changed || force) await render();
+    if (await pinRestore() || changed || force) await render();
   } catch (e) {
     showError("cannot reach heapsift web: " + e.message);
   }
@@ -65,11 +66,7 @@ function init() {
   $("profA").addEventListener("change", () => choose("a", +$("profA").value));
   $("profB").addEventListener("change", () => choose("b", +$("profB").value));
   $("sample").addEventListener("change", () => { state.sample = $("sample").value; render(); });
-  let timer = null;
-  $("focus").addEventListener("input", () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => { state.focus = $("focus").value.trim(); render(); }, 300);
-  });
+  initRefine();
   $("flame-reset").addEventListener("click", () => { state.zoom = null; render(); });
   $("flame-invert").addEventListener("click", () => {
     state.invert = !state.invert;

@@ -26,11 +26,11 @@ async function renderTop() {
                               href: "/api/raw?" + new URLSearchParams({ target: state.target, id: j.id }) },
                        "download (pprof)"));
   const max = Math.max(1, ...j.rows.map((r) => Math.abs(r.cum)));
-  body.replaceChildren(...j.rows.map((r) => el("tr", { "data-name": r.name },
+  body.replaceChildren(...j.rows.map((r) => el("tr", { "data-name": r.name, "data-fn": r.fn },
     el("td", { class: "flat" }, r.flat_label), el("td", {}, r.flat_pct),
     el("td", {}, r.sum_pct), el("td", { class: "cum" }, r.cum_label), el("td", {}, r.cum_pct),
     el("td", { class: "bar" }, bar(r.cum / max, "#9db4e0")),
-    el("td", { class: "name", title: (r.file ? r.file + " · " : "") + "click: show in the flame graph" },
+    el("td", { class: "name", title: (r.file ? r.file + " · " : "") + "click: show in the flame graph · right-click: focus, ignore, hide" },
        r.name))));
 }
 
@@ -174,7 +174,7 @@ async function renderFlame() {
   if (state.invert) j.root = invertTree(j.root);
   $("flame-summary").textContent = "Profile B #" + j.id + " · " + j.sample_type + " · total " +
     fmtBytesOr(j.root.v, j.unit) + (state.invert ? " · bottom-up: each function's flat use, " +
-    "its callers below it" : "") + " · click a frame to zoom";
+    "its callers below it" : "") + " · click a frame to zoom, right-click to refine";
   const svg = drawFlame($("flamebox"), $("flame-details"), j, state.zoom,
                         (p) => { state.zoom = p; renderFlame(); }, false);
   highlight(svg, $("flame-search").value);
@@ -197,7 +197,7 @@ async function renderDiff() {
   if (!table) {
     const j = await api("flame", viewParams({ id: state.b, base: state.a }));
     sum.textContent = "B #" + state.b + " against A #" + state.a + " · " + j.sample_type +
-                      " · click a frame to zoom";
+                      " · click a frame to zoom, right-click to refine";
     drawFlame($("dflamebox"), $("dflame-details"), j, state.dzoom,
               (p) => { state.dzoom = p; renderDiff(); }, true);
     return;
@@ -207,7 +207,7 @@ async function renderDiff() {
                       el("b", {}, j.b_total_label), " · change ",
                       el("b", { id: "diff-delta" }, (j.b_total >= j.a_total ? "+" : "") + j.delta_label),
                       " · " + j.sample_type + " · percentages of A's total");
-  body.replaceChildren(...j.rows.map((r) => el("tr", { class: r.change, "data-name": r.name },
+  body.replaceChildren(...j.rows.map((r) => el("tr", { class: r.change, "data-name": r.name, "data-fn": r.fn },
     el("td", { class: "flat" }, (r.flat > 0 ? "+" : "") + r.flat_label), el("td", {}, r.flat_pct),
     el("td", {}, r.sum_pct), el("td", { class: "cum" }, (r.cum > 0 ? "+" : "") + r.cum_label),
     el("td", {}, r.cum_pct), el("td", { class: "chg" }, r.change),
