@@ -195,7 +195,7 @@ await run(ctx, dir + "/tour", async () => {
   // A graph box focuses the views on its function.
   await page.click('#tabs button[data-tab="graph"]');
   await page.click('#graphbox g.node[data-name="site_leak"]');
-  await page.waitForFunction(() => document.querySelector("#focus").value === "^site_leak$");
+  await page.waitForSelector('#chips .chip[data-kind="focus"][data-value="^site_leak$"]');
   await page.waitForFunction(() => !document.querySelector('#graphbox g.node[data-name="site_flat"]') &&
     document.querySelector('#graphbox g.node[data-name="site_leak"]'));
   check(page.url().includes("focus=%5Esite_leak%24"), "Graph box → focus on site_leak, in the URL", page.url());
@@ -203,12 +203,12 @@ await run(ctx, dir + "/tour", async () => {
   const t0 = await now();
   await page.reload();
   await rendered("graph", t0);
-  check(await page.locator("#focus").inputValue() === "^site_leak$" &&
+  check(await page.locator('#chips .chip[data-kind="focus"][data-value="^site_leak$"]').count() === 1 &&
         await page.locator('#graphbox g.node[data-name="site_flat"]').count() === 0,
         "reload: still focused on site_leak");
-  await page.fill("#focus", ""); // the Focus box: the views are whole again
+  await page.click('#chips .chip[data-kind="focus"] button.x'); // the chip removed: whole views again
   await page.waitForSelector('#graphbox g.node[data-name="site_flat"]');
-  check(!page.url().includes("focus="), "Focus box emptied: no focus in the URL", page.url());
+  check(!page.url().includes("focus="), "focus chip removed: no focus in the URL", page.url());
 
   // Open a profile: the file input, then a drop.
   await page.click('#tabs button[data-tab="top"]');
