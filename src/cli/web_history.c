@@ -345,11 +345,14 @@ int hs_web_view_history(hs_web_req_t *q)
 
 void hs_web_history_inuse(size_t ti, const hs_web_prof_t *p, double *lo, double *hi)
 {
+    /* The options of the page's default History request: one cache entry serves both. */
     hs_report_opts_t o = {.sample_type = "inuse_space", .gran = HS_GRAN_FUNCTIONS};
     hist_entry_t *e;
-    char err[512];
+    char err[512], *key = NULL;
     *lo = *hi = (double)p->inuse;
-    if (p->inuse < 0 || hist_get(ti, p, &o, "\x1dseries", &e, err, sizeof(err)) != 0)
-        return;
-    hs_report_interval((double)p->inuse, e->sum_var, lo, hi);
+    o.trim_paths = true;
+    if (p->inuse >= 0 && (key = hist_key(&o)) &&
+        hist_get(ti, p, &o, key, &e, err, sizeof(err)) == 0)
+        hs_report_interval((double)p->inuse, e->sum_var, lo, hi);
+    free(key);
 }
