@@ -8,10 +8,11 @@
 // site's flat and 95% interval in `heapsift top --ci --unit B` of that dump (0 where top
 // has no such row); at rate 1 they are also sitehist's arithmetic, and sampled, every
 // interval of a site sampled in that dump holds the exact run's value; the small charts
-// share one time axis and have round ticks; a click on site_rise shows it large with its
-// two stacks (from_left 3/4, from_right 1/4); a reload of the URL gives the same view; the
-// callers button opens the flame graph bottom-up on it; every Series live heap point lies
-// in its band. Prints "N passed, N failed".
+// share one time axis and each has round ticks in the page's unit (0.005MB steps too); a
+// click on site_rise shows it large with its two stacks (from_left 3/4, from_right 1/4); a
+// reload of the URL gives the same view; the callers button opens the flame graph
+// bottom-up on it; every Series live heap point lies in its band. Prints "N passed, N
+// failed".
 import { execFileSync } from "node:child_process";
 import { check, openPage, run } from "./harness.mjs";
 
@@ -91,9 +92,11 @@ await run(ctx, shots, async () => {
   const cxs = new Map();
   for (const p of pts) cxs.set(p.id, (cxs.get(p.id) || new Set()).add(p.cx));
   check([...cxs.values()].every((s) => s.size === 1), "History: the small charts share one time axis");
-  const rise = await page.locator('#hist-grid .hcard[data-site="site_rise"] text.ytick')
-    .evaluateAll((ts) => ts.map((t) => t.textContent));
-  checkTicks(rise, "History: site_rise's chart");
+  for (const name of await cardNames()) {
+    const ticks = await page.locator(`#hist-grid .hcard[data-site="${name}"] text.ytick`)
+      .evaluateAll((ts) => ts.map((t) => t.textContent));
+    checkTicks(ticks, `History: ${name}'s chart`);
+  }
   await page.screenshot({ path: shots + "-grid.png", fullPage: true });
 
   // N = 4: the four largest in B.

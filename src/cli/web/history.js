@@ -22,6 +22,20 @@ function histTicks(max, bytes) {
   return { top: n * step, ticks };
 }
 
+/* A tick's label: in the page's unit (bytes) with as many decimals as the step needs, so a
+ * small site's ticks on a page in MB read 0.005MB, 0.01MB, 0.015MB rather than 0.01MB twice. */
+function histTickLabel(v, axis, bytes) {
+  if (!bytes || v === 0) return String(v);
+  let ui = state.unit;
+  if (ui === null) {
+    ui = 0;
+    for (let a = axis.top; a >= 1024 && ui < UNITS.length - 1; a /= 1024) ui++;
+  }
+  const u = 1024 ** ui, step = (axis.ticks[1] - axis.ticks[0]) / u;
+  const digits = Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
+  return String(parseFloat((v / u).toFixed(digits))) + UNITS[ui];
+}
+
 /* One site's chart: its values over the target's profiles (shared time axis t0..t1), the
  * 95% band and whiskers, a round-valued axis. big: the chart of the chosen site, whose
  * points pick profile B when clicked. */
@@ -42,7 +56,7 @@ function histChart(j, s, big) {
   for (const v of axis.ticks) {
     svg.append(el("svg:line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), stroke: "#eee" }),
                el("svg:text", { x: L - 5, y: Y(v) + 4, "text-anchor": "end", class: "ytick",
-                                "data-v": v }, bytes ? fmtBytes(v) : String(v)));
+                                "data-v": v }, histTickLabel(v, axis, bytes)));
   }
   const nt = Math.min(pts.length, big ? 6 : 2);
   for (let i = 0; i < nt; i++) {
