@@ -164,6 +164,12 @@ int hs_web_view_raw(hs_web_req_t *q);
  * {"text"} of `heapsift list`. */
 int hs_web_view_graph(hs_web_req_t *q);
 int hs_web_view_source(hs_web_req_t *q);
+/* Per-site history (web_history.c): the top sites of B and their flat in every kept profile
+ * with 95% intervals, and a chosen site's stacks. */
+int hs_web_view_history(hs_web_req_t *q);
+/* The 95% interval of p's live heap (p->inuse; p of target ti) from the report model's
+ * sampling variance; [inuse, inuse] when exact or unknown. Store lock held. */
+void hs_web_history_inuse(size_t ti, const hs_web_prof_t *p, double *lo, double *hi);
 
 /* ---- web_upload.c: POST /api/upload?name=FILE[&target=T] ----------------------------- */
 

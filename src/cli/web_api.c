@@ -8,7 +8,9 @@
  *   /api/top?target=T&id=I             `heapsift top` rows           (web_views.c)
  *   /api/diff?target=T&a=A&b=B         `heapsift diff A B` rows      (web_views.c)
  *   /api/flame?target=T&id=I[&base=A]  the call tree                 (web_views.c)
- *   /api/series?target=T               live heap and RSS of each profile over time
+ *   /api/series?target=T               live heap (with its 95% interval) and RSS of
+ *                                      each profile over time
+ *   /api/history?target=T[&n=N&site=S] per-site history of the top sites (web_history.c)
  *   /api/stats?target=T&id=I           `heapsift stats` of profile I, as text
  *   /api/suspects?target=T[&from=A&to=B] leak suspects over the ring (web_views.c)
  *   /api/raw?target=T&id=I             the profile itself, gzipped pprof (web_views.c)
@@ -148,7 +150,13 @@ static int api_series(hs_web_req_t *q)
     for (size_t i = 0; i < q->t->n; i++) {
         if (i)
             hs_buf_append(b, ",", 1);
+        double lo, hi;
         api_point(b, &q->t->ring[i]);
+        hs_web_history_inuse(q->ti, &q->t->ring[i], &lo, &hi);
+        hs_buf_printf(b, ",\"inuse_lo\":");
+        hs_json_int_or_null(b, (int64_t)lo); /* null with inuse */
+        hs_buf_printf(b, ",\"inuse_hi\":");
+        hs_json_int_or_null(b, (int64_t)hi);
         hs_buf_append(b, "}", 1);
     }
     return hs_buf_append(b, "]}", 2) ? 500 : 0;
@@ -226,6 +234,7 @@ static const api_route_t api_routes[] = {
     {"/api/graph", hs_web_view_graph, true, NULL},
     {"/api/source", hs_web_view_source, true, NULL},
     {"/api/stats", api_stats, true, NULL},
+    {"/api/history", hs_web_view_history, true, NULL},
     {"/api/raw", hs_web_view_raw, true, "application/octet-stream"},
 };
 

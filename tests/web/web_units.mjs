@@ -69,7 +69,10 @@ await run(ctx, shots, async () => {
   await page.click('#tabs button[data-tab="series"]');
   await page.waitForSelector("#series-box circle.pt-inuse");
   const heapTip = await page.locator("#series-box circle.pt-inuse title").first().textContent();
-  check(heapTip.endsWith("live heap " + want.total), "Series: the live heap point says " + want.total, heapTip);
+  // "... live heap 22.10MB (95%: 21.62MB..22.58MB)": the interval in the unit too.
+  const ci = (heapTip.match(/\(95%: (\S+)\.\.(\S+)\)$/) || []).slice(1);
+  check((heapTip.match(/live heap (\S+)/) || [])[1] === want.total && ci.length === 2 && ci.every(inUnit),
+        "Series: the live heap point says " + want.total, heapTip);
   const rssTips = await page.locator("#series-box circle.pt-rss title").allTextContents();
   const rssFig = rssTips.map((t) => t.split("RSS ")[1]);
   check(rssFig.length > 0 && rssFig.every(inUnit), "Series: RSS in " + U, rssTips.join(" | "));

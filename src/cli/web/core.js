@@ -82,7 +82,7 @@ function viewParams(extra) {
 /* The page's state in the URL's fragment, "#TAB&key=value...", so a view can be reloaded
  * and shared: target, profiles A and B (B only when chosen, not following the newest),
  * sample type, the refinements (refine.js), granularity, whether A is pinned, the Graph's
- * "colour by change" and the Source regex. */
+ * "colour by change", the Source regex, and the History's site count and chosen site. */
 function stateHash() {
   const q = new URLSearchParams();
   if (state.target) q.set("target", state.target);
@@ -94,6 +94,8 @@ function stateHash() {
   if ($("graph-diff").checked) q.set("graphdiff", "1");
   if ($("source-fn").value.trim()) q.set("fn", $("source-fn").value.trim());
   if (state.invert) q.set("flame", "callers");
+  if (state.histN !== 8) q.set("hn", state.histN);
+  if (state.site) q.set("site", state.site);
   const rest = q.toString();
   return "#" + state.tab + (rest ? "&" + rest : "");
 }
@@ -117,6 +119,8 @@ function loadState() {
   $("graph-diff").checked = q.get("graphdiff") === "1";
   $("source-fn").value = q.get("fn") || "";
   state.invert = q.get("flame") === "callers";
+  state.histN = +q.get("hn") || 8;
+  state.site = q.get("site") || "";
   return amp < 0 ? h : h.slice(0, amp);
 }
 

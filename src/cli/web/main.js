@@ -3,7 +3,8 @@
 /* ---- wiring --------------------------------------------------------------------------- */
 
 const renderers = { top: renderTop, flame: renderFlame, graph: renderGraph, source: renderSource,
-                    diff: renderDiff, series: renderSeries, suspects: renderSuspects };
+                    diff: renderDiff, series: renderSeries, suspects: renderSuspects,
+                    history: renderHistory };
 
 let rendering = Promise.resolve();
 function render() {
@@ -74,6 +75,12 @@ function init() {
     render();
   });
   initGraph();
+  initHistory();
+  /* In-page link: scrolls, and leaves the fragment (the page's state) alone. */
+  $("series-acct-link").addEventListener("click", (e) => {
+    e.preventDefault();
+    $("acct-title").scrollIntoView();
+  });
   $("source-go").addEventListener("click", () => render());
   $("source-fn").addEventListener("keydown", (e) => { if (e.key === "Enter") render(); });
   $("flame-search").addEventListener("input", () => {

@@ -1,5 +1,5 @@
-/* heapsift web: live heap and RSS over time with `heapsift stats`' table (Series), and the
- * leak suspects. */
+/* heapsift web: live heap (with its 95% interval band) and RSS over time, why they differ,
+ * with `heapsift stats`' table (Series), and the leak suspects. */
 /* ---- Series ------------------------------------------------------------------------- */
 
 /* The series' value axis: ticks at round values of the page's unit (1, 2 or 5 times a
@@ -26,7 +26,7 @@ async function renderSeries() {
   const box = $("series-box");
   const W = Math.max(600, Math.min(1200, box.clientWidth || 1000)), H = 300;
   const L = 70, R = 16, T = 14, B = 34;
-  const vals = pts.flatMap((p) => [p.inuse, p.rss]).filter((v) => v !== null);
+  const vals = pts.flatMap((p) => [p.inuse, p.inuse_hi, p.rss]).filter((v) => v !== null && v !== undefined);
   const hasRss = pts.some((p) => p.rss !== null);
   const axis = roundTicks(Math.max(1, ...vals)), ymax = axis.top;
   const t0 = pts.length ? pts[0].time : 0, t1 = pts.length ? pts[pts.length - 1].time : 1;
@@ -44,6 +44,13 @@ async function renderSeries() {
     const anchor = ticks === 1 ? "middle" : i === 0 ? "start" : i === ticks - 1 ? "end" : "middle";
     svg.append(el("svg:text", { x: X(p.time), y: H - 12, "text-anchor": anchor }, fmtTime(p.time)));
   }
+  /* The live heap's 95% interval (each point's sampled estimate; none when exact). */
+  const band = pts.filter((p) => p.inuse !== null && p.inuse_lo !== null);
+  if (band.length > 1) {
+    const up = band.map((p) => X(p.time).toFixed(1) + "," + Y(p.inuse_hi).toFixed(1));
+    const down = band.slice().reverse().map((p) => X(p.time).toFixed(1) + "," + Y(p.inuse_lo).toFixed(1));
+    svg.append(el("svg:polygon", { class: "band-inuse", points: up.concat(down).join(" ") }));
+  }
   for (const [key, color] of [["inuse", "var(--heap)"], ["rss", "var(--rss)"]]) {
     const ps = pts.filter((p) => p[key] !== null);
     if (ps.length > 1) {
@@ -53,9 +60,12 @@ async function renderSeries() {
     for (const p of ps) {
       const c = el("svg:circle", { cx: X(p.time), cy: Y(p[key]), r: p.id === state.b ? 6 : 4,
         fill: p.id === state.b || p.id === state.a ? color : "#fff", stroke: color,
-        "stroke-width": 2, class: "pt-" + key, "data-id": p.id, "data-value": p[key] });
+        "stroke-width": 2, class: "pt-" + key, "data-id": p.id, "data-value": p[key],
+        "data-lo": key === "inuse" ? p.inuse_lo : null, "data-hi": key === "inuse" ? p.inuse_hi : null });
+      const ci = key === "inuse" && p.inuse_hi > p.inuse_lo
+        ? " (95%: " + fmtBytes(p.inuse_lo) + ".." + fmtBytes(p.inuse_hi) + ")" : "";
       c.append(el("svg:title", {}, "#" + p.id + " " + p.label + " · " + fmtTime(p.time) + " · " +
-                                   (key === "inuse" ? "live heap " : "RSS ") + fmtBytes(p[key])));
+                                   (key === "inuse" ? "live heap " : "RSS ") + fmtBytes(p[key]) + ci));
       c.addEventListener("click", (e) => choose(e.shiftKey ? "a" : "b", p.id));
       svg.append(c);
     }
