@@ -9,7 +9,8 @@
 // Suspects: site_leak grew; Series: a point per profile; any other tab: some text and no
 // error), DIR/TAB.png is saved, and a reload from the URL shows the same tab, state and
 // content. Clicks through: a Top row opens the flame graph with it highlighted; a graph
-// box focuses the views on it. Uploads: the "Open profile…" input (setInputFiles) and a
+// box focuses the views on it. Every tab once more with an ignore chip added through the
+// controls and A pinned: reloaded from its URL, the same view. Uploads: the "Open profile…" input (setInputFiles) and a
 // drop event carrying a DataTransfer each open a new target, the page switches to it and
 // its Top rows are heapsift top's of the file; the same file opened again joins its
 // target; a file that is no profile is an error in the page, and the page goes on working. Prints "N passed, N failed".
@@ -142,6 +143,37 @@ async function visit(tab) {
         String(again).slice(0, 160) + " != " + String(got).slice(0, 160));
 }
 
+// A tab with the ignore chip and A pinned: no site_churn where functions are drawn, the
+// URL says both, DIR/TAB-refined.png, and a reload shows the same (its text, digits aside).
+const churnIn = {
+  top: '#top-table tbody tr[data-name="site_churn"]',
+  flame: '#flamebox g.fr[data-name="site_churn"]',
+  graph: '#graphbox g.node[data-name="site_churn"]',
+};
+async function visitRefined(tab) {
+  const t0 = await now();
+  await page.click(`#tabs button[data-tab="${tab}"]`);
+  await rendered(tab, t0);
+  const got = await otherContent(tab);
+  if (churnIn[tab]) {
+    await page.waitForSelector(churnIn[tab].replace(/\[data-name=.*$/, "")); // drawn
+    check(await page.locator(churnIn[tab]).count() === 0, `${tab}, refined: no site_churn (ignored)`);
+  }
+  const href = page.url();
+  check(href.includes("ignore=%5Esite_churn%24") && href.includes("pin=1"),
+        `${tab}, refined: the chip and the pin are in the URL`, href);
+  await page.screenshot({ path: `${dir}/${tab}-refined.png`, fullPage: true });
+  const t1 = await now();
+  await page.reload();
+  await rendered(tab, t1);
+  check(await page.locator('#chips .chip[data-kind="ignore"][data-value="^site_churn$"]').count() === 1 &&
+        await page.locator("#pin-a").textContent() === "Unpin A" && page.url() === href,
+        `${tab}, refined: a reload keeps the chip, the pin and the state`, page.url());
+  const again = await otherContent(tab);
+  check(again === got, `${tab}, refined: a reload shows the same content`,
+        String(again).slice(0, 160) + " != " + String(got).slice(0, 160));
+}
+
 // Sends a file the way a drop does: a DataTransfer with a File, dispatched on the page.
 async function drop(file) {
   const b64 = readFileSync(file).toString("base64");
@@ -209,6 +241,22 @@ await run(ctx, dir + "/tour", async () => {
   await page.click('#chips .chip[data-kind="focus"] button.x'); // the chip removed: whole views again
   await page.waitForSelector('#graphbox g.node[data-name="site_flat"]');
   check(!page.url().includes("focus="), "focus chip removed: no focus in the URL", page.url());
+
+  // Every tab again, refined (an ignore chip added through the controls) and with A
+  // pinned: the chip and the pin are in the URL, site_churn is gone from the Top, Flame
+  // and Graph, and a reload gives the same view.
+  await page.click('#tabs button[data-tab="top"]');
+  await page.selectOption("#refine-kind", "ignore");
+  await page.fill("#refine-value", "^site_churn$");
+  await page.click("#refine-add");
+  await page.waitForSelector('#chips .chip[data-kind="ignore"][data-value="^site_churn$"]');
+  await page.click("#pin-a");
+  await page.waitForFunction(() => document.querySelector("#pin-a").textContent === "Unpin A");
+  for (const tab of tabs) await visitRefined(tab);
+  await page.click('#chips .chip[data-kind="ignore"] button.x');
+  await page.click("#pin-a");
+  await page.waitForFunction(() => document.querySelector("#pin-a").textContent === "Pin A" &&
+    !location.hash.includes("ignore="));
 
   // Open a profile: the file input, then a drop.
   await page.click('#tabs button[data-tab="top"]');
