@@ -124,4 +124,11 @@ int hs_cli_dot_svg(const char *text, size_t len, hs_buf_t *svg, char *err, size_
 int hs_list_print(const hs_report_t *r, const char *unit, const regex_t *re, FILE *f,
                   size_t *matched);
 
+/* heapsift peek's listing (peek.c): the callers and callees of the functions matching re in
+ * r, as `go tool pprof -peek` prints them, nodes sorted by cum (or flat), values in unit
+ * (NULL: pprof's choice), on f; with header, the profile's header and the filters first;
+ * *matched gets the number of functions matched. 0 or -ENOMEM. */
+int hs_peek_print(hs_report_t *r, const char *unit, bool cum, bool header,
+                  const hs_report_opts_t *filters, const regex_t *re, FILE *f, size_t *matched);
+
 #endif

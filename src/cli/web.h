@@ -160,10 +160,11 @@ int hs_web_view_diff(hs_web_req_t *q);
 int hs_web_view_flame(hs_web_req_t *q);
 int hs_web_view_suspects(hs_web_req_t *q);
 int hs_web_view_raw(hs_web_req_t *q);
-/* The call graph (web_graph.c): {"svg", "names", "layout"}; and the source listing
- * {"text"} of `heapsift list`. */
+/* The call graph (web_graph.c): {"svg", "names", "layout"}; the source listing {"text"} of
+ * `heapsift list`, and the callers and callees {"text"} of `heapsift peek`. */
 int hs_web_view_graph(hs_web_req_t *q);
 int hs_web_view_source(hs_web_req_t *q);
+int hs_web_view_peek(hs_web_req_t *q);
 /* Per-site history (web_history.c): the top sites of B and their flat in every kept profile
  * with 95% intervals, and a chosen site's stacks. */
 int hs_web_view_history(hs_web_req_t *q);

@@ -13,6 +13,8 @@
  *   /api/history?target=T[&n=N&site=S] per-site history of the top sites (web_history.c)
  *   /api/stats?target=T&id=I           `heapsift stats` of profile I, as text
  *   /api/suspects?target=T[&from=A&to=B] leak suspects over the ring (web_views.c)
+ *   /api/source?target=T&id=I&fn=RE   `heapsift list` of profile I, as text (web_graph.c)
+ *   /api/peek?target=T&id=I&fn=RE     `heapsift peek` of profile I: callers, callees (web_graph.c)
  *   /api/raw?target=T&id=I             the profile itself, gzipped pprof (web_views.c)
  *   POST /api/upload?name=FILE[&target=T] a profile sent by the page   (web_upload.c)
  *   POST /api/pin?target=T&id=I        pins profile I: kept past the ring (web_store.c)
@@ -233,6 +235,7 @@ static const api_route_t api_routes[] = {
     {"/api/suspects", hs_web_view_suspects, true, NULL},
     {"/api/graph", hs_web_view_graph, true, NULL},
     {"/api/source", hs_web_view_source, true, NULL},
+    {"/api/peek", hs_web_view_peek, true, NULL},
     {"/api/stats", api_stats, true, NULL},
     {"/api/history", hs_web_view_history, true, NULL},
     {"/api/raw", hs_web_view_raw, true, "application/octet-stream"},

@@ -1,9 +1,10 @@
 /*
- * The Graph and Source tabs' API of `heapsift web` (web_api.c dispatches): the call graph
+ * The Graph, Source and Peek tabs' API of `heapsift web` (web_api.c dispatches): the call graph
  * of a profile, or of B against a base A, exactly as `heapsift graph` draws it (the same
  * hs_graph_t, the same DOT text; laid out by Graphviz's dot when it is installed, else by
- * report_graphsvg.c), with the names of its nodes so the page can focus on one; and the
- * source listing of `heapsift list` for a regular expression. Called with the store lock
+ * report_graphsvg.c), with the names of its nodes so the page can focus on one; the
+ * source listing of `heapsift list` for a regular expression, and the callers and callees
+ * of `heapsift peek` (pprof's Peek view) for one. Called with the store lock
  * held; dot runs for the time of one layout (a fraction of a second for 80 nodes).
  */
 #define _GNU_SOURCE /* open_memstream */
@@ -104,8 +105,24 @@ int hs_web_view_graph(hs_web_req_t *q)
     return rc;
 }
 
-/* ?id=B&fn=REGEX: `heapsift list REGEX` of B, as text. */
-int hs_web_view_source(hs_web_req_t *q)
+typedef int web_text_fn(hs_report_t *r, const char *unit, const regex_t *re, FILE *f,
+                        size_t *matched);
+
+static int web_list_text(hs_report_t *r, const char *unit, const regex_t *re, FILE *f,
+                         size_t *matched)
+{
+    return hs_list_print(r, unit, re, f, matched);
+}
+
+static int web_peek_text(hs_report_t *r, const char *unit, const regex_t *re, FILE *f,
+                         size_t *matched)
+{
+    return hs_peek_print(r, unit, true, false, NULL, re, f, matched);
+}
+
+/* print's text for the functions fn names in B, as {"functions", "text"}; lines: at line
+ * granularity with the objects' names (list), else at the page's. */
+static int web_text_view(hs_web_req_t *q, web_text_fn *print, bool lines)
 {
     const hs_web_prof_t *p = hs_web_req_prof(q, "id");
     const char *fn = q->arg(q->ctx, "fn");
@@ -119,8 +136,10 @@ int hs_web_view_source(hs_web_req_t *q)
     hs_report_opts_t o;
     hs_report_t r;
     int rc = hs_web_report_opts(q, &o);
-    o.gran = HS_GRAN_LINES;
-    o.obj_names = true;
+    if (lines) {
+        o.gran = HS_GRAN_LINES;
+        o.obj_names = true;
+    }
     const hs_profile_t *profs[1] = {p->prof};
     rc = rc ? rc : hs_web_report(q, &r, profs, 1, &o);
     const char *unit = rc ? NULL : hs_web_unit(q, r.sample_unit);
@@ -135,7 +154,7 @@ int hs_web_view_source(hs_web_req_t *q)
     char *text = NULL, msg[600];
     size_t len = 0, matched = 0;
     FILE *m = open_memstream(&text, &len);
-    rc = m ? hs_list_print(&r, unit, &re, m, &matched) : -ENOMEM;
+    rc = m ? print(&r, unit, &re, m, &matched) : -ENOMEM;
     if (m && fclose(m) != 0 && rc == 0)
         rc = -ENOMEM;
     if (rc == 0 && matched == 0) {
@@ -152,4 +171,16 @@ int hs_web_view_source(hs_web_req_t *q)
     regfree(&re);
     hs_report_free(&r);
     return rc;
+}
+
+/* ?id=B&fn=REGEX: `heapsift list REGEX` of B, as text. */
+int hs_web_view_source(hs_web_req_t *q)
+{
+    return web_text_view(q, web_list_text, true);
+}
+
+/* ?id=B&fn=REGEX: `heapsift peek REGEX` of B (its callers and callees), as text. */
+int hs_web_view_peek(hs_web_req_t *q)
+{
+    return web_text_view(q, web_peek_text, false);
 }

@@ -47,6 +47,11 @@ units() {
     printf '}'
 }
 "$CLI" top "$NEWEST" | grep -q ' site_leak$' || fail "heapsift top of the newest dump has no site_leak"
+# The Peek tab's text for ^site_leak$ in each unit: heapsift peek's after its header.
+for u in B kB MB GB; do
+    "$CLI" peek --unit $u '^site_leak$' "$NEWEST" | sed -n '/^Showing nodes/,$p' >"$T/peek.$u.txt"
+done
+grep -q '| site_leak$' "$T/peek.MB.txt" || { fail "heapsift peek ^site_leak$ of the newest dump"; show "$T/peek.MB.txt"; }
 
 web_start "$T/web" --interval 1 "$T/dumps"
 [ -n "$URL" ] || { cat "$T/web.err" >&2; exit 1; }
@@ -63,7 +68,7 @@ code=$(curl -sS -o /dev/null -w '%{http_code}' "${URL}api/targets")
 [ "$code" = 200 ] || fail "after the 413 the server does not answer ($code)"
 
 cat >"$T/want.json" <<JSON
-{ "top": $(units "$NEWEST"), "profiles": 6,
+{ "top": $(units "$NEWEST"), "profiles": 6, "peek": "$T/peek",
   "upload": { "file": "$T/up/tracked.pb.gz", "rows": $(units "$T/up/tracked.pb.gz") },
   "drop": { "file": "$T/up/tracked.heap", "rows": $(units "$T/up/tracked.heap") },
   "bad": "$T/up/notes.txt" }

@@ -5,11 +5,12 @@
 //
 // usage: node web_tour.mjs URL EXPECT.json SCREENSHOT_DIR
 // For each tab of the nav (read from the page, not a fixed list): its content is real
-// (Top: heapsift top's rows; Flame, Graph, Source: site_leak drawn or listed; Diff and
+// (Top: heapsift top's rows; Flame, Graph, Source: site_leak drawn or listed; Peek: its
+// callers and callees as heapsift peek prints them; Diff and
 // Suspects: site_leak grew; Series: a point per profile; any other tab: some text and no
 // error), DIR/TAB.png is saved, and a reload from the URL shows the same tab, state and
 // content. Clicks through: a Top row opens the flame graph with it highlighted; a graph
-// box focuses the views on it. Every tab once more with an ignore chip added through the
+// box focuses the views on it; a right-click on a Top row opens Peek on it. Every tab once more with an ignore chip added through the
 // controls and A pinned: reloaded from its URL, the same view. Uploads: the "Open profile…" input (setInputFiles) and a
 // drop event carrying a DataTransfer each open a new target, the page switches to it and
 // its Top rows are heapsift top's of the file; the same file opened again joins its
@@ -87,6 +88,19 @@ const content = {
     const text = await page.locator("#source-text").textContent();
     check(/ROUTINE =+ site_leak in .*leakseries\.c/.test(text), "Source: site_leak's lines in leakseries.c",
           text.slice(0, 120));
+    return text;
+  },
+  async peek() {
+    if (!(await page.locator("#peek-fn").inputValue())) {
+      await page.fill("#peek-fn", "^site_leak$");
+      await page.press("#peek-fn", "Enter");
+    }
+    await page.waitForFunction(() => !document.querySelector("#peek-text").hidden &&
+      /\| site_leak\n/.test(document.querySelector("#peek-text").textContent));
+    const text = await page.locator("#peek-text").textContent();
+    const u = await unitOf(0), cli = readFileSync(`${want.peek}.${u}.txt`, "utf8");
+    check(text === cli, `Peek: site_leak's callers and callees, heapsift peek --unit ${u}'s text`,
+          text.slice(0, 200) + " != " + cli.slice(0, 200));
     return text;
   },
   async diff() {
@@ -211,8 +225,8 @@ await run(ctx, dir + "/tour", async () => {
   await page.goto(url);
   await page.waitForSelector("#top-table tbody tr[data-name]");
   const tabs = await page.locator("#tabs button[data-tab]").evaluateAll((bs) => bs.map((b) => b.dataset.tab));
-  check(["top", "flame", "graph", "source", "diff", "series", "suspects"].every((t) => tabs.includes(t)),
-        "the nav has the seven known tabs", tabs.join(","));
+  check(["top", "flame", "graph", "source", "peek", "diff", "series", "history", "suspects"]
+        .every((t) => tabs.includes(t)), "the nav has the nine known tabs", tabs.join(","));
   for (const tab of tabs) await visit(tab);
 
   // Click through: a Top row opens the flame graph with that function highlighted.
@@ -241,6 +255,18 @@ await run(ctx, dir + "/tour", async () => {
   await page.click('#chips .chip[data-kind="focus"] button.x'); // the chip removed: whole views again
   await page.waitForSelector('#graphbox g.node[data-name="site_flat"]');
   check(!page.url().includes("focus="), "focus chip removed: no focus in the URL", page.url());
+
+  // A right-click on a Top row: "Callers and callees" opens Peek on that function.
+  await page.click('#tabs button[data-tab="top"]');
+  await page.click('#top-table tbody tr[data-name="site_flat"] td.name', { button: "right" });
+  await page.click('#ctxmenu button[data-kind="peek"]');
+  await page.waitForFunction(() => !document.querySelector("#view-peek").hidden &&
+    /\| site_flat\n/.test(document.querySelector("#peek-text").textContent));
+  check(await page.locator("#peek-fn").inputValue() === "^site_flat$" && page.url().includes("pfn=%5Esite_flat%24"),
+        "right-click on Top's site_flat → Callers and callees: Peek on ^site_flat$, in the URL", page.url());
+  await page.screenshot({ path: `${dir}/click-top-to-peek.png`, fullPage: true });
+  await page.fill("#peek-fn", "^site_leak$"); // as the refined pass below expects it
+  await page.press("#peek-fn", "Enter");
 
   // Every tab again, refined (an ignore chip added through the controls) and with A
   // pinned: the chip and the pin are in the URL, site_churn is gone from the Top, Flame

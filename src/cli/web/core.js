@@ -82,7 +82,8 @@ function viewParams(extra) {
 /* The page's state in the URL's fragment, "#TAB&key=value...", so a view can be reloaded
  * and shared: target, profiles A and B (B only when chosen, not following the newest),
  * sample type, the refinements (refine.js), granularity, whether A is pinned, the Graph's
- * "colour by change", the Source regex, and the History's site count and chosen site. */
+ * "colour by change", the Source and Peek regexes, and the History's site count and chosen
+ * site. */
 function stateHash() {
   const q = new URLSearchParams();
   if (state.target) q.set("target", state.target);
@@ -93,6 +94,7 @@ function stateHash() {
   if (state.gran !== "functions") q.set("granularity", state.gran);
   if ($("graph-diff").checked) q.set("graphdiff", "1");
   if ($("source-fn").value.trim()) q.set("fn", $("source-fn").value.trim());
+  if ($("peek-fn").value.trim()) q.set("pfn", $("peek-fn").value.trim());
   if (state.invert) q.set("flame", "callers");
   if (state.histN !== 8) q.set("hn", state.histN);
   if (state.site) q.set("site", state.site);
@@ -118,6 +120,7 @@ function loadState() {
   $("gran").value = state.gran;
   $("graph-diff").checked = q.get("graphdiff") === "1";
   $("source-fn").value = q.get("fn") || "";
+  $("peek-fn").value = q.get("pfn") || "";
   state.invert = q.get("flame") === "callers";
   state.histN = +q.get("hn") || 8;
   state.site = q.get("site") || "";

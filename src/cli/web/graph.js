@@ -1,4 +1,5 @@
-/* heapsift web: the call graph (pan, zoom, click to focus) and the source lines. */
+/* heapsift web: the call graph (pan, zoom, click to focus), the source lines, and a
+ * function's callers and callees (Peek, as pprof's). */
 /* ---- Graph: `heapsift graph` of B (or B against A), pan, zoom, click to focus ---------- */
 
 const graphView = { vb: null, home: null };
@@ -56,10 +57,12 @@ function graphFocus(fn) {
   refineSet("focus", "^" + escapeRe(fn) + "$");
   const d = $("graph-details");
   const src = el("button", { id: "graph-source" }, "Source of " + fn);
-  src.addEventListener("click", () => { $("source-fn").value = "^" + escapeRe(fn) + "$"; setTab("source"); });
+  src.addEventListener("click", () => showFn("source", fn));
+  const peek = el("button", { id: "graph-peek" }, "Callers and callees");
+  peek.addEventListener("click", () => showFn("peek", fn));
   const clear = el("button", { id: "graph-unfocus" }, "Clear focus");
   clear.addEventListener("click", () => { refineSet("focus", null); d.replaceChildren(); render(); });
-  d.replaceChildren("Focused on " + fn + " ", src, " ", clear);
+  d.replaceChildren("Focused on " + fn + " ", src, " ", peek, " ", clear);
   render();
 }
 
@@ -101,20 +104,35 @@ function initGraph() {
   $("graph-diff").addEventListener("change", () => render());
 }
 
-/* ---- Source: `heapsift list` of B ------------------------------------------------------ */
+/* ---- Source: `heapsift list` of B; Peek: `heapsift peek` of B ------------------------- */
 
-async function renderSource() {
-  const fn = $("source-fn").value.trim(), pre = $("source-text");
+/* The text view of tab ("source" or "peek"): API path, the hint, the command it equals. */
+const fnViews = {
+  source: { path: "source", cmd: "heapsift list",
+            hint: "Name a function (a regular expression), or use \u201cSource of\u201d under a box of the Graph." },
+  peek: { path: "peek", cmd: "heapsift peek, as go tool pprof -peek",
+          hint: "Name a function (a regular expression), or right-click one: \u201cCallers and callees\u201d." },
+};
+
+async function renderFnText(tab) {
+  const v = fnViews[tab], fn = $(tab + "-fn").value.trim(), pre = $(tab + "-text");
   if (state.b === null || !fn) {
-    $("source-summary").textContent = state.b === null ? "No profile yet for this target." :
-      "Name a function (a regular expression), or use \u201cSource of\u201d under a box of the Graph.";
+    $(tab + "-summary").textContent = state.b === null ? "No profile yet for this target." : v.hint;
     pre.hidden = true;
     return;
   }
-  const j = await api("source", viewParams({ id: state.b, fn }));
-  $("source-summary").textContent = "Profile B #" + state.b + " · " + j.functions + " function" +
-    (j.functions === 1 ? "" : "s") + " (heapsift list)";
+  const j = await api(v.path, viewParams({ id: state.b, fn }));
+  $(tab + "-summary").textContent = "Profile B #" + state.b + " · " + j.functions + " function" +
+    (j.functions === 1 ? "" : "s") + " (" + v.cmd + ")";
   pre.textContent = j.text;
   pre.hidden = false;
 }
 
+const renderSource = () => renderFnText("source");
+const renderPeek = () => renderFnText("peek");
+
+/* Opens tab ("source" or "peek") on the function named fn. */
+function showFn(tab, fn) {
+  $(tab + "-fn").value = "^" + escapeRe(fn) + "$";
+  setTab(tab);
+}

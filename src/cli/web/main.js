@@ -2,7 +2,7 @@
  * the poll. */
 /* ---- wiring --------------------------------------------------------------------------- */
 
-const renderers = { top: renderTop, flame: renderFlame, graph: renderGraph, source: renderSource,
+const renderers = { top: renderTop, flame: renderFlame, graph: renderGraph, source: renderSource, peek: renderPeek,
                     diff: renderDiff, series: renderSeries, suspects: renderSuspects,
                     history: renderHistory };
 
@@ -81,8 +81,10 @@ function init() {
     e.preventDefault();
     $("acct-title").scrollIntoView();
   });
-  $("source-go").addEventListener("click", () => render());
-  $("source-fn").addEventListener("keydown", (e) => { if (e.key === "Enter") render(); });
+  for (const tab of ["source", "peek"]) {
+    $(tab + "-go").addEventListener("click", () => render());
+    $(tab + "-fn").addEventListener("keydown", (e) => { if (e.key === "Enter") render(); });
+  }
   $("flame-search").addEventListener("input", () => {
     const svg = $("flamebox").querySelector("svg");
     if (svg) highlight(svg, $("flame-search").value);

@@ -133,8 +133,11 @@ function ctxOpen(e, fn) {
     b.addEventListener("click", () => { ctxHide(); refineAdd(kind, re); });
     return b;
   };
+  const peek = el("button", { "data-kind": "peek" }, "Callers and callees");
+  peek.addEventListener("click", () => { ctxHide(); showFn("peek", fn); });
   m.replaceChildren(el("div", { class: "ttl" }, fn), item("focus", "Focus on it"),
-                    item("ignore", "Ignore it"), item("hide", "Hide it"), item("show", "Show only it"));
+                    item("ignore", "Ignore it"), item("hide", "Hide it"), item("show", "Show only it"),
+                    peek);
   m.style.left = Math.min(e.pageX, window.scrollX + innerWidth - 220) + "px";
   m.style.top = e.pageY + "px";
   m.hidden = false;
