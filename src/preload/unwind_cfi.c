@@ -181,7 +181,9 @@ static bool cfi_ptr(hs_cfi_cur_t *c, uint8_t enc, const hs_cfi_obj_t *o, uintptr
 /*
  * The FDE whose table entry is the last to start at or below pc, from the binary-search
  * table of .eh_frame_hdr. Only the table encoding every GNU linker writes (datarel
- * sdata4) is searched; an object with another one is left to the fallback.
+ * sdata4) is searched; an object with another one is left to the fallback. An empty
+ * table (an object built without unwind tables, as Chromium's own libvulkan.so.1) covers
+ * no pc.
  */
 static hs_cfi_result_t cfi_hdr_search(uintptr_t pc, const uint8_t *hdr, const hs_cfi_obj_t *obj,
                                       const uint8_t **fde)
@@ -198,9 +200,11 @@ static hs_cfi_result_t cfi_hdr_search(uintptr_t pc, const uint8_t *hdr, const hs
     cnt_enc = (uint8_t)cfi_u(&c, 1);
     tab_enc = (uint8_t)cfi_u(&c, 1);
     if (!cfi_ptr(&c, ptr_enc, o, &eh_frame) || !cfi_ptr(&c, cnt_enc, o, &count) ||
-        tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || count == 0 ||
-        count > (size_t)(c.end - c.p) / 8 || ((uintptr_t)c.p & 3) != 0)
+        tab_enc != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || count > (size_t)(c.end - c.p) / 8 ||
+        ((uintptr_t)c.p & 3) != 0)
         return HS_CFI_NO_INFO;
+    if (count == 0)
+        return HS_CFI_NO_FDE; /* a table of nothing (libgcc reads it so too) */
     tab = (const int32_t *)(const void *)c.p;
     if (pc < (uintptr_t)hdr + (intptr_t)tab[0])
         return HS_CFI_NO_FDE;
@@ -649,12 +653,43 @@ hs_cfi_result_t hs_cfi_rule_in(uintptr_t pc, const void *eh_frame_hdr, uintptr_t
     return res;
 }
 
+/*
+ * The range the unwind tables of pc's object are read in. _dl_find_object gives an
+ * object's whole span, except for a main program whose segments leave a gap between them
+ * (glibc's l_contiguous is 0: Debian's Chromium, whose .text lld aligned to a page of its
+ * own, or any program linked with -z max-page-size above the page size): there each
+ * PT_LOAD segment is an entry of its own, and pc's is not the one that holds
+ * .eh_frame_hdr. The tables are then read inside the segment that holds .eh_frame_hdr,
+ * found by a second lookup (.eh_frame sits next to it, in the same read-only segment,
+ * as linkers lay them out; a table outside it fails the bounds checks). Both lookups
+ * are lock-free.
+ */
+static bool cfi_tables_range(const struct dl_find_object *dlfo, uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t hdr = (uintptr_t)dlfo->dlfo_eh_frame;
+    struct dl_find_object seg;
+
+    *lo = (uintptr_t)dlfo->dlfo_map_start;
+    *hi = (uintptr_t)dlfo->dlfo_map_end;
+    if (hdr == 0 || (hdr >= *lo && hdr < *hi))
+        return true;
+    if (_dl_find_object((void *)hdr, &seg) != 0 || seg.dlfo_link_map != dlfo->dlfo_link_map ||
+        (uintptr_t)seg.dlfo_eh_frame != hdr)
+        return false;
+    *lo = (uintptr_t)seg.dlfo_map_start;
+    *hi = (uintptr_t)seg.dlfo_map_end;
+    return true;
+}
+
 hs_cfi_result_t hs_cfi_rule(uintptr_t pc, hs_cfi_rule_t *rule)
 {
     struct dl_find_object dlfo;
+    uintptr_t lo, hi;
 
+    *rule = (hs_cfi_rule_t){0, 0, 0, HS_CFI_UNSUPPORTED};
     if (_dl_find_object((void *)pc, &dlfo) != 0)
-        return HS_CFI_NO_FDE;
-    return hs_cfi_rule_in(pc, dlfo.dlfo_eh_frame, (uintptr_t)dlfo.dlfo_map_start,
-                          (uintptr_t)dlfo.dlfo_map_end, rule);
+        return HS_CFI_NO_OBJECT;
+    if (!cfi_tables_range(&dlfo, &lo, &hi))
+        return HS_CFI_NO_INFO;
+    return hs_cfi_rule_in(pc, dlfo.dlfo_eh_frame, lo, hi, rule);
 }

@@ -35,15 +35,17 @@ typedef struct {
 _Static_assert(sizeof(hs_cfi_rule_t) == 8, "hs_cfi_rule_t must fit one word");
 
 typedef enum {
-    HS_CFI_FOUND,   /* *rule is set (it may say UNSUPPORTED) */
-    HS_CFI_NO_FDE,  /* no object or no FDE covers pc: the walk ends here */
-    HS_CFI_NO_INFO, /* an object holds pc but its tables cannot be read (no or odd
-                     * .eh_frame_hdr): the caller should let another unwinder try */
+    HS_CFI_FOUND,     /* *rule is set (it may say UNSUPPORTED) */
+    HS_CFI_NO_FDE,    /* pc's object has unwind tables, and no FDE in them covers pc (code
+                       * built without them): an answer as lasting as the object */
+    HS_CFI_NO_INFO,   /* an object holds pc but its tables cannot be read (no or odd
+                       * .eh_frame_hdr): the caller should let another unwinder try */
+    HS_CFI_NO_OBJECT, /* no loaded object holds pc (JIT code): hs_cfi_rule only */
 } hs_cfi_result_t;
 
 /* The rule in effect at pc (a return address minus one, so inside the call), in whatever
  * loaded object holds pc. *rule is set (UNSUPPORTED unless FOUND says otherwise) for
- * FOUND and NO_INFO. */
+ * every result. */
 hs_cfi_result_t hs_cfi_rule(uintptr_t pc, hs_cfi_rule_t *rule);
 
 /* The same, for an object whose .eh_frame_hdr is at eh_frame_hdr and whose tables all lie

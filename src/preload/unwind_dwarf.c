@@ -135,18 +135,20 @@ _Static_assert(offsetof(hs_cfi_rule_t, cfa_off) == 0 && offsetof(hs_cfi_rule_t, 
  * unwind tables, as most of Debian's Chromium, or code outside every object, as a JIT's),
  * the frame-pointer rule: CFA = %rbp + 16, the return address below it, the caller's %rbp
  * at %rbp. A frame that keeps no frame pointer gives a %rbp the walk's checks reject (the
- * CFA must rise and stay on the stack), and the walk ends there. */
+ * CFA must rise and stay on the stack), and the walk ends there. That rule is cached for
+ * an address inside a loaded object (as lasting as an FDE's rule: Chromium's stacks are
+ * mostly such frames), not for one outside every object: code loaded there later must be
+ * found. */
 static __attribute__((noinline)) uint64_t udw_rule_miss(uintptr_t pc)
 {
     hs_cfi_rule_t rule;
     uint64_t w;
+    hs_cfi_result_t res = hs_cfi_rule(pc, &rule);
 
-    if (hs_cfi_rule(pc, &rule) == HS_CFI_NO_FDE) {
+    if (res == HS_CFI_NO_FDE || res == HS_CFI_NO_OBJECT)
         rule = (hs_cfi_rule_t){16, -16, -8, HS_CFI_CFA_RBP | HS_CFI_RBP_AT_CFA};
-        memcpy(&w, &rule, sizeof(w));
-        return w; /* not cached: code loaded there later must be found */
-    }
-    udw_cache_put(pc, &rule);
+    if (res != HS_CFI_NO_OBJECT)
+        udw_cache_put(pc, &rule);
     memcpy(&w, &rule, sizeof(w));
     return w;
 }
