@@ -20,12 +20,8 @@ web_need_browser
 hs_need_built "$CLI" "$LIB" "$BUILD/programs/grow"
 
 mkdir -p "$T/dumps"
-prof() { # OUT SEED N
-    HEAPSIFT_RATE=4096 HEAPSIFT_SEED=$2 HEAPSIFT_OUT=$1 LD_PRELOAD=$LIB \
-        "$BUILD/programs/grow" "$3" >/dev/null || fail "grow $3 did not run"
-}
-prof "$T/dumps/a.pb.gz" 1 4000
-prof "$T/dumps/b.pb.gz" 2 12000
+web_grow "$T/dumps/a.pb.gz" 1 4000
+web_grow "$T/dumps/b.pb.gz" 2 12000
 touch -d '-20 seconds' "$T/dumps/a.pb.gz"
 touch -d '-10 seconds' "$T/dumps/b.pb.gz"
 B=$T/dumps/b.pb.gz

@@ -20,12 +20,8 @@ web_need_browser
 hs_need_built "$CLI" "$LIB" "$BUILD/programs/grow"
 
 mkdir -p "$T/dumps"
-prof() { # OUT SEED N
-    HEAPSIFT_RATE=4096 HEAPSIFT_SEED=$2 HEAPSIFT_OUT=$1 LD_PRELOAD=$LIB \
-        "$BUILD/programs/grow" "$3" >/dev/null || fail "grow $3 did not run"
-}
-prof "$T/big.pb.gz" 1 8000
-prof "$T/dumps/d02.pb.gz" 2 4000
+web_grow "$T/big.pb.gz" 1 8000
+web_grow "$T/dumps/d02.pb.gz" 2 4000
 cp "$T/big.pb.gz" "$T/dumps/d01.pb.gz"
 cp "$T/big.pb.gz" "$T/dumps/d03.pb.gz"
 now=$(date +%s)

@@ -23,13 +23,9 @@ web_need_browser
 
 # --- profiles with known sites -------------------------------------------------------
 mkdir -p "$T/dumps" "$T/srv/debug/pprof"
-prof() { # OUT SEED N
-    HEAPSIFT_RATE=4096 HEAPSIFT_SEED=$2 HEAPSIFT_OUT=$1 LD_PRELOAD=$LIB \
-        "$BUILD/programs/grow" "$3" >/dev/null || fail "grow $3 did not run"
-}
-prof "$T/dumps/a.pb.gz" 1 4000
-prof "$T/dumps/b.pb.gz" 2 6000
-prof "$T/c.pb.gz" 3 8000
+web_grow "$T/dumps/a.pb.gz" 1 4000
+web_grow "$T/dumps/b.pb.gz" 2 6000
+web_grow "$T/c.pb.gz" 3 8000
 touch -d '-20 seconds' "$T/dumps/a.pb.gz"
 touch -d '-10 seconds' "$T/dumps/b.pb.gz"
 cp "$T/dumps/b.pb.gz" "$T/srv/debug/pprof/heap"

@@ -98,3 +98,10 @@ web_wait_profiles() {
     done
     echo "$_n"
 }
+
+# web_grow OUT SEED N: OUT, a profile of tests/programs/grow N at HEAPSIFT_RATE=4096 with
+# HEAPSIFT_SEED=SEED (the web tests' directory targets).
+web_grow() {
+    HEAPSIFT_RATE=4096 HEAPSIFT_SEED=$2 HEAPSIFT_OUT=$1 LD_PRELOAD=$LIB \
+        "$BUILD/programs/grow" "$3" >/dev/null || fail "grow $3 did not run"
+}
