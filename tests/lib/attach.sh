@@ -3,7 +3,7 @@
 
 # at_start [ARGS...]: starts attach_target "$T/d" ARGS (or the program $AT_PROG), its
 # stdout in $T/out, stderr in $T/err, its exit status later in $T/status; waits for
-# "ready"; sets TPID.
+# "ready"; sets TPID, killed when the test exits.
 at_start() {
     _prog=${AT_PROG:-$BUILD/programs/attach_target}
     mkdir -p "$T/d"
@@ -16,6 +16,8 @@ at_start() {
     done
     TPID=$(pgrep -f "$(basename "$_prog") $T/d" | head -1)
     [ -n "$TPID" ] || { echo "FAIL: no attach_target pid" >&2; exit 1; }
+    # A test that ends early (a failure under set -e, a signal) leaves no target running.
+    trap 'kill -9 "$TPID" 2>/dev/null || true; rm -rf "$T"' EXIT INT TERM
 }
 
 # at_round N: runs round N and waits for its "round N done".
