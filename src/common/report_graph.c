@@ -172,7 +172,8 @@ static int rep_edge_cmp(const void *a, const void *b, void *arg)
 
 void hs_report_sort_edges(const hs_report_t *r, hs_redge_t *e, size_t n)
 {
-    qsort_r(e, n, sizeof(*e), rep_edge_cmp, (void *)r);
+    if (n > 1) /* e is NULL when there is no edge: qsort_r's pointer must not be */
+        qsort_r(e, n, sizeof(*e), rep_edge_cmp, (void *)r);
 }
 
 /* ---- call tree ------------------------------------------------------------------------------ */

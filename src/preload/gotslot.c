@@ -11,13 +11,16 @@
  * its own malloc, an allocator's internal calls to its own functions), and calls from an
  * object loaded later until its slots are rewritten (reach.c does that at the first sample
  * after the load). A slot bound elsewhere (to another definition) is left alone; a slot not
- * bound yet (lazy binding: it points into its own object's PLT) is rewritten too.
+ * bound yet (lazy binding: it points into its own object's PLT) is rewritten too when the
+ * global lookup finds the definition (dlsym(RTLD_DEFAULT), at hs_got_redirect), as the
+ * loader's binding would.
  *
  * This file owns the slots: finding them (the objects' dynamic sections, read in memory),
  * writing them (a read-only page, RELRO's, is made writable for the one store and put back),
  * and the record of every slot written, so that detach restores them and a re-attach writes
  * them again. Never on an allocation path but through reach.c's check for objects loaded
- * later, on the sampled path; never allocates.
+ * later, on the sampled path; never allocates there (hs_got_redirect's dlsym may: it runs
+ * inside the reentrancy guard, at start or attach).
  */
 #define _GNU_SOURCE
 #include "gotslot.h"
@@ -25,6 +28,7 @@
 #include "log.h"
 #include "patch_int.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -37,6 +41,7 @@
 typedef struct {
     const char *name; /* a static string: the hooks' table's */
     void *def, *hook;
+    bool lazy_ok; /* a slot not bound yet would bind to def (the global lookup finds it) */
 } got_redir_t;
 
 typedef struct {
@@ -116,7 +121,7 @@ static int got_object(const struct dl_phdr_info *info, const hs_elf_dyn_t *o,
             void *old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
             bool lazy =
                 type == R_X86_64_JUMP_SLOT && (uintptr_t)old >= o->lo && (uintptr_t)old < o->hi;
-            if (old == r->hook || (old != r->def && !lazy))
+            if (old == r->hook || (old != r->def && !(lazy && r->lazy_ok)))
                 continue; /* ours already, or bound to another definition */
             if (got_nslots == GOT_SLOTS_MAX || got_store(slot, r->hook) != 0)
                 continue;
@@ -179,7 +184,7 @@ int hs_got_redirect(const char *name, void *def, void *hook, const void *self_ba
             return -ENOSPC;
         r = &got_redirs[got_nredir++];
     }
-    *r = (got_redir_t){name, def, hook};
+    *r = (got_redir_t){name, def, hook, dlsym(RTLD_DEFAULT, name) == def};
     got_walk_t w = {r, UINTPTR_MAX, 0};
     dl_iterate_phdr(got_each, &w);
     return w.n;

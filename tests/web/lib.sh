@@ -71,7 +71,7 @@ web_stop() {
     kill -TERM "$WEBPID" 2>/dev/null
     wait "$WEBPID"
     rc=$?
-    [ $rc -eq 0 ] || fail "heapsift web exited $rc on SIGTERM, want 0"
+    [ $rc -eq 0 ] || { fail "heapsift web exited $rc on SIGTERM, want 0"; show "$T/web.err" 60; }
 }
 
 # web_api PATH: the JSON of GET /api/PATH on stdout.
