@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ typedef struct {
     size_t nsites;
     int64_t sum; /* the values of the samples kept by the filters, and their variance */
     double sum_var;
+    double none_hi; /* the upper bound of a site with no sample here (hist_none_hi) */
 } hist_entry_t;
 
 static hist_entry_t hist_cache[HIST_CACHE];
@@ -127,6 +129,22 @@ out:
     return rc;
 }
 
+/* The 95% interval's upper bound of the bytes of a site with no sample in profile p: the
+ * samples are a Poisson process over the bytes allocated, at one per `period` bytes on
+ * average, so B bytes go unsampled with probability exp(-B / period), 2.5% at
+ * B = period * ln(40). 0 where the values are exact or not bytes (objects: the bound
+ * would need their sizes). */
+static double hist_none_hi(const hs_profile_t *p, const hs_report_t *r)
+{
+    const char *pu = p->period_type.unit >= 0 && (size_t)p->period_type.unit < p->nstrings
+                         ? p->strings[p->period_type.unit]
+                         : "";
+    if (r->exact || p->period <= 1 || !r->sample_unit || strcmp(r->sample_unit, "bytes") != 0 ||
+        strcmp(pu, "bytes") != 0)
+        return 0;
+    return (double)p->period * log(40.0);
+}
+
 /* The cache's entry for profile p of target ti under o (key: hist_key(o)), built when
  * missing. Returns 0, else a negative errno with the report's message in err. */
 static int hist_get(size_t ti, const hs_web_prof_t *p, const hs_report_opts_t *o, const char *key,
@@ -152,6 +170,7 @@ static int hist_get(size_t ti, const hs_web_prof_t *p, const hs_report_opts_t *o
         return rc;
     }
     e->key = strdup(key);
+    e->none_hi = hist_none_hi(p->prof, &r);
     rc = e->key ? hist_fill(e, &r) : -ENOMEM;
     hs_report_free(&r);
     if (rc) {
@@ -176,7 +195,7 @@ static void hist_value(hs_buf_t *b, int64_t v, double var)
 }
 
 /* {"name":..,"points":[{"id","v","lo","hi"}...]}: site name's flat in each profile of ents
- * (0 where a profile has no such site). */
+ * (0 where a profile has no such site, with hist_none_hi's upper bound). */
 static void hist_series(hs_buf_t *b, const char *name, hist_entry_t *const *ents,
                         const hs_web_target_t *t)
 {
@@ -186,7 +205,10 @@ static void hist_series(hs_buf_t *b, const char *name, hist_entry_t *const *ents
     for (size_t i = 0; i < t->n; i++) {
         const hist_site_t *x = hist_find(ents[i], name);
         hs_buf_printf(b, "%s{\"id\":%" PRIu64 ",", i ? "," : "", t->ring[i].id);
-        hist_value(b, x ? x->flat : 0, x ? x->var : 0);
+        if (x)
+            hist_value(b, x->flat, x->var);
+        else /* no sample: 0, up to what could hide between the samples */
+            hs_buf_printf(b, "\"v\":0,\"lo\":0,\"hi\":%.0f", ents[i]->none_hi);
         hs_buf_append(b, "}", 1);
     }
     hs_buf_append(b, "]}", 2);
