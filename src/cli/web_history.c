@@ -81,7 +81,8 @@ static const hist_site_t *hist_find(const hist_entry_t *e, const char *name)
 static char *hist_key(const hs_report_opts_t *o)
 {
     char *k = NULL;
-    const char *f[] = {o->sample_type, o->focus, o->ignore, o->hide, o->tagfocus, o->tagignore};
+    const char *f[] = {o->sample_type, o->focus,    o->ignore,   o->hide,
+                       o->show,        o->tagfocus, o->tagignore};
     size_t len = 0;
     FILE *m = open_memstream(&k, &len);
     if (!m)

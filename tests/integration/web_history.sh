@@ -40,6 +40,15 @@ web_api "history?target=0&n=2" >"$T/h2.json"
 [ "$(web_json "$T/h2.json" 'j.sites.length')" = 2 ] || fail "/api/history?n=2 did not give two sites"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "${URL}api/history?target=9")" = 404 ] ||
     fail "/api/history of an unknown target is not 404"
+# Every refinement is part of the cache's key: after the plain history of target 0, its
+# history with show=^main$ has one site, main, holding B's whole total, as heapsift top
+# --show says (a key without show served the plain entries).
+B=$(ls "$T/exact"/* | tail -n 1)
+want=$("$CLI" top --show '^main$' --unit B "$B" | awk '$NF == "main" { sub(/B$/, "", $1); print $1 }')
+web_api "history?target=0&show=%5Emain%24" >"$T/hs.json"
+got=$(web_json "$T/hs.json" 'j.sites.map((s) => s.name + "=" + s.points[s.points.length - 1].v).join(",")')
+[ -n "$want" ] && [ "$got" = "main=$want" ] ||
+    fail "/api/history with show=^main\$: '$got', want main=$want (heapsift top --show)"
 NODE_PATH="$SRC/tests/web/node_modules" node "$SRC/tests/web/web_history.mjs" "$URL" "$CLI" \
     "$T/exact" "$T/sampled" "$BUILD/web_history" ||
     fail "browser checks (screenshots: $BUILD/web_history-*.png)"
