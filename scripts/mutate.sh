@@ -44,7 +44,8 @@ attach-sigsys-reaches-program|src/cli/ptrace_inject.c|s/if \(\(st >> 16\) == 0 &
 detach-keeps-trigger-thread|src/preload/attach.c|s/\n    hs_triggers_pause\(\);[^\n]*\n/\n/|integration/attach_threads
 got-lazy-slot-skipped|src/preload/gotslot.c|s/bool lazy =\n(\s*)type == R_X86_64_JUMP_SLOT/bool lazy = 0 \&\&\n$1type == R_X86_64_JUMP_SLOT/|unit/test_gotslot
 got-detach-keeps-slots|src/preload/gotslot.c|s/return got_put_all\(false\);/return 0;/|unit/test_gotslot
-got-thread-first-sample-no-recheck|src/preload/recorder.c|s/if \(sampled\) \//if (0) \//|integration/attach_got'
+got-thread-first-sample-no-recheck|src/preload/recorder.c|s/if \(sampled\) \//if (0) \//|integration/attach_got
+wrapper-frame-kept|src/preload/unwind.c|s/\n    while \(i < n && hs_unwind_in_wrapper\(pcs\[i\]\)\)\n        i\+\+;\n/\n/|integration/attach_cxx'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

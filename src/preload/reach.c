@@ -28,6 +28,7 @@
 #include "log.h"
 #include "patch.h"
 #include "stopworld.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -133,6 +134,8 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, cons
         !hs_elf_defines(base, "malloc") && !hs_elf_defines(base, "free")) {
         reach_add(&r->via, "operator new/delete"); /* libstdc++'s: its calls reach ours */
         r->via_owner = owner;
+        if (size) /* its frame is not the allocation's site: its caller is */
+            hs_unwind_add_wrapper((uintptr_t)addr, (uintptr_t)addr + size);
         return;
     }
     r->off |= rc == -ENOSYS;

@@ -1,14 +1,17 @@
 /*
  * Unwinder front end: owns the table of variants (dwarf, libgcc, fp), the variant
- * chosen by HEAPSIFT_UNWIND, the skip range (the profiler's own text) and
+ * chosen by HEAPSIFT_UNWIND, the skip range (the profiler's own text, and the allocation
+ * wrappers of other objects that call its hooks: hs_unwind_add_wrapper) and
  * hs_unwind_capture, which the sampled allocation path calls with the reentrancy guard
  * held and before taking any profiler lock. It never allocates and takes no lock itself;
  * the variants may allocate on first use (routed to the real allocator by the guard).
- * The selection and the skip range are set once at start-up and read with relaxed atomics.
+ * The selection and the skip range are set once at start-up (the wrappers at start or
+ * attach) and read with relaxed atomics.
  */
 #include "unwind.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* Frames an unwinder may report before reaching our own code (a frame inside an unwinder
@@ -58,11 +61,37 @@ void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi)
     __atomic_store_n(&hs_unwind_skip_hi, hi, __ATOMIC_RELAXED);
 }
 
+#define HS_UNWIND_WRAPPERS 16
+static uintptr_t hs_unwind_wrap[HS_UNWIND_WRAPPERS][2];
+static unsigned hs_unwind_nwrap;
+
+void hs_unwind_add_wrapper(uintptr_t lo, uintptr_t hi)
+{
+    unsigned n = __atomic_load_n(&hs_unwind_nwrap, __ATOMIC_RELAXED);
+    for (unsigned i = 0; i < n; i++)
+        if (hs_unwind_wrap[i][0] == lo)
+            return;
+    if (n == HS_UNWIND_WRAPPERS || lo >= hi)
+        return;
+    hs_unwind_wrap[n][0] = lo;
+    hs_unwind_wrap[n][1] = hi;
+    __atomic_store_n(&hs_unwind_nwrap, n + 1, __ATOMIC_RELEASE);
+}
+
+static bool hs_unwind_in_wrapper(uintptr_t pc)
+{
+    unsigned n = __atomic_load_n(&hs_unwind_nwrap, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++)
+        if (pc > hs_unwind_wrap[i][0] && pc <= hs_unwind_wrap[i][1])
+            return true; /* a return address: after a call inside the function */
+    return false;
+}
+
 /*
  * Number of leading frames to drop: up to HS_UNWIND_MAX_INTERNAL frames of the unwinder
- * itself that precede our first frame, then every frame inside [lo, hi). When none of
- * the first frames is ours (no skip range, or a variant that starts elsewhere), nothing
- * is dropped rather than guessing.
+ * itself that precede our first frame, then every frame inside [lo, hi), then the frames
+ * of allocation wrappers right after them. When none of the first frames is ours (no skip
+ * range, or a variant that starts elsewhere), nothing is dropped rather than guessing.
  */
 static size_t hs_unwind_skip_count(const uintptr_t *pcs, size_t n)
 {
@@ -77,6 +106,8 @@ static size_t hs_unwind_skip_count(const uintptr_t *pcs, size_t n)
     if (i == n || i == HS_UNWIND_MAX_INTERNAL)
         return 0;
     while (i < n && pcs[i] >= lo && pcs[i] < hi)
+        i++;
+    while (i < n && hs_unwind_in_wrapper(pcs[i]))
         i++;
     return i;
 }

@@ -21,6 +21,12 @@ int hs_unwind_init(const char *method);
  * captured stack (the profiler's own code), together with the few frames of the unwinder
  * itself that may precede them. lo == hi disables it. */
 void hs_unwind_set_skip_range(uintptr_t lo, uintptr_t hi);
+/* A function of another object that allocates through a hooked entry point (libstdc++'s
+ * operator new calling malloc, when attached): its frame, right after ours, is dropped
+ * too, so the allocation's site is its caller, as when heapsift's own operator new is
+ * called. [lo, hi) is its code; up to 16 ranges, the others ignored. */
+void hs_unwind_add_wrapper(uintptr_t lo, uintptr_t hi);
+
 /* The range last set (read with relaxed loads). */
 extern uintptr_t hs_unwind_skip_lo __attribute__((visibility("hidden")));
 extern uintptr_t hs_unwind_skip_hi __attribute__((visibility("hidden")));
