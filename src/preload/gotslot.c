@@ -18,9 +18,10 @@
  * This file owns the slots: finding them (the objects' dynamic sections, read in memory),
  * writing them (a read-only page, RELRO's, is made writable for the one store and put back),
  * and the record of every slot written, so that detach restores them and a re-attach writes
- * them again. Never on an allocation path but through reach.c's check for objects loaded
- * later, on the sampled path; never allocates there (hs_got_redirect's dlsym may: it runs
- * inside the reentrancy guard, at start or attach).
+ * them again (a slot whose value is no longer what was left there, its object unloaded and
+ * the memory reused, is not touched). Never on an allocation path but through reach.c's
+ * check for objects loaded later, on the sampled path; never allocates there
+ * (hs_got_redirect's dlsym may: it runs inside the reentrancy guard, at start or attach).
  */
 #define _GNU_SOURCE
 #include "gotslot.h"
@@ -47,6 +48,7 @@ typedef struct {
 typedef struct {
     void **slot;
     void *old, *hook;
+    void *def; /* what a slot not bound yet (old) binds to once called */
 } got_slot_t;
 
 static got_redir_t got_redirs[GOT_REDIR_MAX];
@@ -57,12 +59,17 @@ static bool got_full_said;
 static bool got_removed; /* detached: the slots hold their old values */
 static const void *got_self;
 
-/* Stores v in slot, through a write-enabled page when the slot's is read-only. */
-static int got_store(void **slot, void *v)
+/* Stores v in slot, through a write-enabled page when the slot's is read-only, if the slot
+ * is mapped and still holds expect or expect2: an object unloaded since (dlclose) leaves
+ * its slots unmapped, or reused by another mapping, which must not be written. */
+static int got_store(void **slot, void *expect, void *expect2, void *v)
 {
     hs_patch_map_t m;
-    if (!hs_patch_map_of((uintptr_t)slot, &m))
+    if (!hs_patch_map_of((uintptr_t)slot, &m) || !(m.prot & PROT_READ))
         return -EFAULT;
+    void *now = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (now != expect && now != expect2)
+        return -ESTALE;
     uintptr_t pg = (uintptr_t)slot & ~(uintptr_t)(PATCH_PAGE - 1);
     if (!(m.prot & PROT_WRITE) && mprotect((void *)pg, PATCH_PAGE, m.prot | PROT_WRITE) != 0)
         return -errno;
@@ -72,7 +79,7 @@ static int got_store(void **slot, void *v)
     return 0;
 }
 
-static void got_record(void **slot, void *old, void *hook)
+static void got_record(void **slot, void *old, void *hook, void *def)
 {
     for (size_t i = 0; i < got_nslots; i++)
         if (got_slots[i].slot == slot) {
@@ -86,7 +93,7 @@ static void got_record(void **slot, void *old, void *hook)
         got_full_said = true;
         return;
     }
-    got_slots[got_nslots++] = (got_slot_t){slot, old, hook};
+    got_slots[got_nslots++] = (got_slot_t){slot, old, hook, def};
 }
 
 /* The redirection for a relocation's symbol name: only, or any of them (only NULL). */
@@ -123,9 +130,9 @@ static int got_object(const struct dl_phdr_info *info, const hs_elf_dyn_t *o,
                 type == R_X86_64_JUMP_SLOT && (uintptr_t)old >= o->lo && (uintptr_t)old < o->hi;
             if (old == r->hook || (old != r->def && !(lazy && r->lazy_ok)))
                 continue; /* ours already, or bound to another definition */
-            if (got_nslots == GOT_SLOTS_MAX || got_store(slot, r->hook) != 0)
+            if (got_nslots == GOT_SLOTS_MAX || got_store(slot, old, old, r->hook) != 0)
                 continue;
-            got_record(slot, old, r->hook);
+            got_record(slot, old, r->hook, r->def);
             n++;
         }
 #else
@@ -208,14 +215,17 @@ int hs_got_object_at(uintptr_t base)
     return w.n;
 }
 
-/* Every slot written given its old value back (restore false), or the hook again. */
+/* Every slot written given its old value back (hook false), or the hook again; a slot
+ * that no longer holds what was left there (its object unloaded) is skipped. 0 or the
+ * first error of mprotect. */
 static int got_put_all(bool hook)
 {
     int rc = 0;
     for (size_t i = 0; i < got_nslots; i++) {
         got_slot_t *s = &got_slots[i];
-        int e = got_store(s->slot, hook ? s->hook : s->old);
-        rc = rc ? rc : e;
+        int e = hook ? got_store(s->slot, s->old, s->def, s->hook)
+                     : got_store(s->slot, s->hook, s->hook, s->old);
+        rc = rc || e == -EFAULT || e == -ESTALE ? rc : e;
     }
     got_removed = !hook;
     return rc;
