@@ -87,10 +87,15 @@ if [ -n "$KEPT" ]; then
     cp "$KEPT" "$T/hdr"
     printf 'XY' | dd of="$T/hdr" bs=1 seek=40 conv=notrunc 2>/dev/null
     refuse "$T/hdr" "corrupted: the header's checksum" "a damaged header"
-    # The first live slot gets a bad commit word (in use or not, it no longer matches).
+    # The first live slot gets a bad commit word (in use or not, it no longer matches): its
+    # first byte inverted (a fixed 0xff left it unchanged when it was 0xff already, about
+    # one run in 256: a sanitizer run of 2026-11-27 read it as intact).
     off=$(od -An -t u8 -j 80 -N 8 "$KEPT" | tr -d ' ')
     cp "$KEPT" "$T/live"
-    printf '\377' | dd of="$T/live" bs=1 seek=$off conv=notrunc 2>/dev/null
+    b=$(od -An -t u1 -j "$off" -N 1 "$KEPT" | tr -d ' ')
+    printf "\\$(printf '%03o' $((b ^ 255)))" | dd of="$T/live" bs=1 seek=$off conv=notrunc 2>/dev/null
+    [ "$(od -An -t u1 -j "$off" -N 1 "$T/live" | tr -d ' ')" = $((b ^ 255)) ] ||
+        fail "the test could not damage the live record at $off"
     refuse "$T/live" "corrupted: live record 0 at offset $off" "a damaged live record"
     soff=$(od -An -t u8 -j 64 -N 8 "$KEPT" | tr -d ' ')
     cp "$KEPT" "$T/stk"
