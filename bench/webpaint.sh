@@ -25,20 +25,10 @@ hs=$build/heapsift
 tmp=$(mktemp -d)
 pids=""
 trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT INT TERM
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_url() { # FILE REGEX: the URL captured by REGEX in FILE, waiting up to 60 s
-    i=0
-    while [ $i -lt 600 ]; do
-        u=$(sed -En "s#.*$2.*#\\1#p" "$1" 2>/dev/null | head -n 1)
-        [ -n "$u" ] && { echo "$u"; return 0; }
-        sleep 0.1
-        i=$((i + 1))
-    done
-    echo "webpaint: nothing listening (see $1)" >&2
-    cat "$1" >&2
-    return 1
+# web_free_port and web_wait_port (FILE REGEX: what REGEX captures in FILE, within 30 s).
+. "$src/tests/web/lib.sh"
+wait_url() {
+    web_wait_port "$@" || { echo "webpaint: nothing listening (see $1)" >&2; cat "$1" >&2; return 1; }
 }
 
 cc -std=gnu11 -O2 -g -fno-omit-frame-pointer -o "$tmp/webstacks" "$here/webstacks.c"
@@ -50,7 +40,7 @@ stacks=$("$hs" top --comments "$prof" | awk '$1 == "live" { sub(/samples=/, "", 
 "$hs" web --listen 127.0.0.1:0 "$prof" >"$tmp/hs.out" 2>"$tmp/hs.err" &
 pids="$pids $!"
 hsurl=$(wait_url "$tmp/hs.out" 'serving (http://[^ ]+/)')
-ppport=$(free_port)
+ppport=$(web_free_port)
 pprof_ok=0
 if command -v go >/dev/null 2>&1; then
     go tool pprof -http="127.0.0.1:$ppport" -no_browser "$prof" >"$tmp/pp.out" 2>&1 &
