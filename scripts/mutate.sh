@@ -45,7 +45,9 @@ detach-keeps-trigger-thread|src/preload/attach.c|s/\n    hs_triggers_pause\(\);[
 got-lazy-slot-skipped|src/preload/gotslot.c|s/bool lazy =\n(\s*)type == R_X86_64_JUMP_SLOT/bool lazy = 0 \&\&\n$1type == R_X86_64_JUMP_SLOT/|unit/test_gotslot
 got-detach-keeps-slots|src/preload/gotslot.c|s/return got_put_all\(false\);/return 0;/|unit/test_gotslot
 got-thread-first-sample-no-recheck|src/preload/recorder.c|s/if \(sampled\) \//if (0) \//|integration/attach_got
-wrapper-frame-kept|src/preload/unwind.c|s/\n    while \(i < n && hs_unwind_in_wrapper\(pcs\[i\]\)\)\n        i\+\+;\n/\n/|integration/attach_cxx'
+wrapper-frame-kept|src/preload/unwind.c|s/\n    while \(i < n && hs_unwind_in_wrapper\(pcs\[i\]\)\)\n        i\+\+;\n/\n/|integration/attach_cxx
+got-lazy-slot-any-definition|src/preload/gotslot.c|s/dlsym\(RTLD_DEFAULT, name\) == def\}/1}/|unit/test_gotslot
+history-key-without-show|src/cli/web_history.c|s/o->show,\s+o->tagfocus/o->tagfocus/|integration/web_history'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

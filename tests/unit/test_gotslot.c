@@ -3,9 +3,10 @@
  * libc through the PLT. Redirecting getpid makes its calls reach a hook; detach's
  * hs_got_remove_all gives the slot back its old value, re-attach's hs_got_restore_all the
  * hook again. getppid is redirected before its first call: its PLT slot is not bound yet
- * (this test is linked for lazy binding), and is rewritten all the same. A slot bound to another
- * definition than the one named (getuid with getgid's address) is left alone, and a
- * definition in the executable is refused (-EXDEV): its own calls would bypass the slots.
+ * (this test is linked for lazy binding), and is rewritten all the same. getuid, named with
+ * getgid's address, is left alone: its slot is not bound yet either, and the global lookup
+ * finds another definition. A definition in the executable is refused (-EXDEV): its own
+ * calls would bypass the slots.
  */
 #define _GNU_SOURCE
 #include "check.h"
@@ -41,7 +42,7 @@ __attribute__((noinline)) int gs_local(void)
 int main(void)
 {
     pid_t pid = (pid_t)syscall(SYS_getpid), ppid = (pid_t)syscall(SYS_getppid);
-    uid_t uid = getuid();
+    uid_t uid = (uid_t)syscall(SYS_getuid); /* getuid's own slot stays unbound until below */
     CHECK(hs_got_redirect("gs_local", (void *)gs_local, (void *)gs_hook_pid, NULL) == -EXDEV,
           "a definition in the executable was not refused");
     CHECK(getpid() == pid, "getpid before any redirection");
