@@ -56,6 +56,17 @@ int hs_slow_posix_memalign(void **out, size_t align, size_t n)
     return rc;
 }
 
+/* A block freed or reallocated under the guard is the profiler's own, never sampled:
+ * the filter's bit for it is a false positive. The live table is not asked, since the
+ * caller may hold a lock ranked above its shards (the symbol cache frees its old table
+ * under its lock). A program's signal handler that frees a sampled block while its
+ * thread is inside the profiler leaves that entry behind until the address is sampled or
+ * freed again: the price of not taking a shard lock the interrupted code may hold. */
+static inline bool slow_profiler_block(void)
+{
+    return hs_tls.guard != 0;
+}
+
 void hs_slow_free(void *p)
 {
     if (!p) { /* its filter bit is pinned set: the fast path counted a free that was not */
@@ -66,7 +77,8 @@ void hs_slow_free(void *p)
         hs_boot_free(p);
         return;
     }
-    hs_forget(p);
+    if (HS_LIKELY(!slow_profiler_block()))
+        hs_forget(p);
     hs_real.free(p);
 }
 
@@ -88,6 +100,7 @@ void *hs_slow_realloc(void *p, size_t n)
     bool maybe = p && hs_livetab_maybe(p); /* the filter, read once */
     if (maybe && hs_boot_owns(p))
         return slow_realloc_boot(p, n);
+    maybe = maybe && !slow_profiler_block();
     bool sample = t->countdown <= 0 && hs_sample_begin(t, n);
     hs_live_t old;
     bool had = maybe && hs_realloc_forget(p, &old);
