@@ -1,10 +1,10 @@
 #!/bin/sh
 # attach_threads: heapsift detach leaves no thread of heapsift's running. An attach with
 # an interval and a peak trigger starts the trigger thread (a task named "heapsift" in
-# /proc/PID/task); after detach the process has the threads it had before the attach and
-# none named heapsift; a re-attach starts the thread again (its triggers are the first
-# attach's) and the next detach ends it again. The program's output and exit status are
-# unchanged.
+# /proc/PID/task, within 10 s: it names itself when it first runs); after detach the
+# process has the threads it had before the attach and none named heapsift; a re-attach
+# starts the thread again (its triggers are the first attach's) and the next detach ends
+# it again. The program's output and exit status are unchanged.
 # usage: attach_threads.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -14,6 +14,16 @@ hs_need_built "$LIB" "$CLI" "$BUILD/programs/attach_target"
 
 tasks() { ls "/proc/$TPID/task" | wc -l; }
 named() { cat "/proc/$TPID/task/"*/comm 2>/dev/null | grep -c "^$1\$" || true; }
+# started: how many threads are named heapsift once one is, within 10 s. The trigger
+# thread names itself when it first runs, which can be after attach has returned.
+started() {
+    _i=0
+    while [ "$(named heapsift)" = 0 ] && [ $_i -lt 1000 ]; do
+        sleep 0.01
+        _i=$((_i + 1))
+    done
+    named heapsift
+}
 
 at_start
 n0=$(tasks)
@@ -21,7 +31,8 @@ n0=$(tasks)
 for k in 1 2; do
     "$CLI" attach --interval-seconds 1 --peak -o "$T/p$k.pb.gz" "$TPID" 2>"$T/a.err" ||
         { fail "attach $k: status $?"; show "$T/a.err"; }
-    [ "$(named heapsift)" = 1 ] || { fail "attach $k: $(named heapsift) threads named heapsift, not 1"; cat "/proc/$TPID/task/"*/comm >&2; }
+    n=$(started)
+    [ "$n" = 1 ] || { fail "attach $k: $n threads named heapsift, not 1"; cat "/proc/$TPID/task/"*/comm >&2; }
     at_round "$k"
     "$CLI" detach "$TPID" >/dev/null 2>"$T/d.err" || { fail "detach $k: status $?"; show "$T/d.err"; }
     [ "$(named heapsift)" = 0 ] || fail "detach $k: a thread named heapsift is left"
