@@ -2,10 +2,10 @@
  * The refusals of `heapsift attach` and `detach`, told apart (attach_check.h). Before
  * anything is stopped, /proc/PID/status and Yama's ptrace_scope say most of what ptrace
  * would refuse: a zombie, another tracer (named), another user without CAP_SYS_PTRACE,
- * Yama at 2 or 3, seccomp strict mode. What only shows when PTRACE_SEIZE fails (EPERM:
- * Yama at 1, a process that is not dumpable, this command's own seccomp filter) is
- * diagnosed afterwards. Each is one line and a documented exit status; the target is not
- * touched. Called by attach.c only.
+ * Yama at 2 or 3, a process that is not dumpable without CAP_SYS_PTRACE, seccomp strict
+ * mode. What only shows when PTRACE_SEIZE fails (EPERM: Yama at 1, this command's own
+ * seccomp filter) is diagnosed afterwards. Each is one line and a documented exit
+ * status; the target is not touched. Called by attach.c only.
  */
 #define _GNU_SOURCE
 #include "attach_check.h"
@@ -132,6 +132,25 @@ static int at_yama_refuses(int scope, const char *verb)
     return HS_AT_FAIL;
 }
 
+/* Not dumpable (a set-user-ID program, or prctl(PR_SET_DUMPABLE, 0)): the files under
+ * its /proc/PID belong to root whatever its uid (the directory too on some kernels, not
+ * on this machine's 6.1), so its maps cannot be read, and ptrace needs CAP_SYS_PTRACE. */
+static bool at_not_dumpable(pid_t pid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    return stat(path, &st) == 0 && st.st_uid == 0 && at_status_long(pid, "Uid", 0) != 0;
+}
+
+static int at_not_dumpable_refuses(pid_t pid, const char *verb)
+{
+    hs_cli_error("%s: ptrace refused: process %d is not dumpable (a set-user-ID program, "
+                 "or prctl(PR_SET_DUMPABLE, 0)): run heapsift as root",
+                 verb, (int)pid);
+    return HS_AT_FAIL;
+}
+
 int hs_attach_check_access(pid_t pid, const char *verb)
 {
     char state[64] = "";
@@ -171,6 +190,8 @@ int hs_attach_check_access(pid_t pid, const char *verb)
     int scope = at_yama();
     if (scope >= 3 || (scope == 2 && !cap))
         return at_yama_refuses(scope, verb);
+    if (!cap && at_not_dumpable(pid)) /* else its unreadable maps say "no glibc" */
+        return at_not_dumpable_refuses(pid, verb);
     if (hs_attach_seccomp(pid) == 1) {
         hs_cli_error("%s: process %d runs in seccomp strict mode: any system call but read, "
                      "write, exit and sigreturn would kill it, so nothing can be loaded into it",
@@ -178,16 +199,6 @@ int hs_attach_check_access(pid_t pid, const char *verb)
         return HS_AT_TARGET;
     }
     return HS_AT_OK;
-}
-
-/* Not dumpable (a set-user-ID program, or prctl(PR_SET_DUMPABLE, 0)): its /proc/PID
- * belongs to root whatever its uid, and ptrace needs CAP_SYS_PTRACE. */
-static bool at_not_dumpable(pid_t pid)
-{
-    char path[64];
-    struct stat st;
-    snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-    return stat(path, &st) == 0 && st.st_uid == 0 && at_status_long(pid, "Uid", 0) != 0;
 }
 
 int hs_attach_refused(pid_t pid, int rc, const char *verb)
@@ -202,12 +213,8 @@ int hs_attach_refused(pid_t pid, int rc, const char *verb)
     }
     if (scope >= 1 && !cap)
         return at_yama_refuses(scope, verb);
-    if (!cap && at_not_dumpable(pid)) {
-        hs_cli_error("%s: ptrace refused: process %d is not dumpable (a set-user-ID program, "
-                     "or prctl(PR_SET_DUMPABLE, 0)): run heapsift as root",
-                     verb, (int)pid);
-        return HS_AT_FAIL;
-    }
+    if (!cap && at_not_dumpable(pid))
+        return at_not_dumpable_refuses(pid, verb);
     if (hs_attach_seccomp(0) == 2) {
         hs_cli_error("%s: ptrace refused for process %d: this command runs under a seccomp "
                      "filter (a container's?) that may forbid ptrace",

@@ -13,8 +13,9 @@
 enum { HS_AT_OK = 0, HS_AT_USAGE = 1, HS_AT_TARGET = 2, HS_AT_FAIL = 3 };
 
 /* Refusals known before ptrace is tried: a zombie (2), another tracer (3), another user
- * without CAP_SYS_PTRACE (3), Yama's ptrace_scope 3, or 2 without CAP_SYS_PTRACE (3),
- * seccomp strict mode (2). HS_AT_OK or the status (said, prefixed with verb). */
+ * without CAP_SYS_PTRACE (3), Yama's ptrace_scope 3, or 2 without CAP_SYS_PTRACE (3), a
+ * process that is not dumpable without CAP_SYS_PTRACE (3), seccomp strict mode (2).
+ * HS_AT_OK or the status (said, prefixed with verb). */
 int hs_attach_check_access(pid_t pid, const char *verb);
 /* A failure to stop pid (hs_inject_open's rc) told apart: -EPERM is diagnosed (Yama's
  * ptrace_scope 1, a process that is not dumpable, this command's own seccomp filter),

@@ -5,7 +5,8 @@
 # the tracer named), another user's process (3, heapsift run as nobody through setpriv),
 # a process that loaded libheapsift.so itself (2, heapsift run), a main thread that
 # called pthread_exit while another runs (2); detach of a process
-# never attached (2); a bad option value (1). Yama's ptrace_scope is told only when the
+# never attached (2); a bad option value (1); a process in seccomp strict mode (2, and it
+# reads, writes and exits as before). Yama's ptrace_scope is told only when the
 # machine has Yama at 1 or more (a note says so otherwise). Seccomp: attach_seccomp.sh;
 # a target that dies during the attach: attach_dies.sh.
 # usage: attach_refuse.sh BUILD_DIR SOURCE_DIR
@@ -61,6 +62,39 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 else
     echo "note: not root or no setpriv: the other-user case is skipped (it runs heapsift as nobody)"
 fi
+# seccomp strict mode: it blocks in read(2) on a fifo until the test writes a byte, then
+# leaves with exit(2) (exit_group would kill it)
+cat >"$T/strict.c" <<'C'
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void)
+{
+    char c;
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+        return 2;
+    if (read(0, &c, 1) == 1 && write(1, "done\n", 5) == 5)
+        syscall(SYS_exit, 0);
+    syscall(SYS_exit, 3);
+}
+C
+cc -O2 -o "$T/strict" "$T/strict.c"
+mkfifo "$T/strict.in"
+"$T/strict" <"$T/strict.in" >"$T/strict.out" 2>"$T/strict.err" & SPID=$!
+exec 3>"$T/strict.in"
+i=0
+until grep -q '^Seccomp:[[:space:]]*1$' "/proc/$SPID/status" 2>/dev/null; do
+    i=$((i + 1)); [ $i -lt 1000 ] || { fail "strict: not in seccomp strict mode within 10 s"; break; }
+    sleep 0.01
+done
+at_expect 2 'runs in seccomp strict mode' strict -- attach "$SPID"
+kill -0 "$SPID" 2>/dev/null || fail "strict: the target died"
+echo x >&3
+exec 3>&-
+st=0; wait "$SPID" || st=$?
+[ "$st" = 0 ] && [ "$(cat "$T/strict.out")" = done ] ||
+    { fail "strict: status $st, output '$(cat "$T/strict.out")', not 0 and 'done'"; }
 # Yama
 scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo none)
 case $scope in
