@@ -233,9 +233,15 @@ static int at_attach(pid_t pid, at_init_t *in)
         rc = at_init(&s, t, in);
     int64_t paused = hs_inject_now_ms() - t0;
     hs_inject_close(&s);
-    if (rc == HS_AT_OK)
-        fprintf(stderr, "heapsift: attached to process %d (%zu threads stopped for %lld ms)%s%s\n",
-                (int)pid, s.n, (long long)paused, in->msg[0] ? "; " : "", in->msg);
+    if (rc != HS_AT_OK)
+        return rc;
+    char *warn = strchr(in->msg, '\n'); /* the library's second line: a warning */
+    if (warn)
+        *warn++ = '\0';
+    fprintf(stderr, "heapsift: attached to process %d (%zu threads stopped for %lld ms)%s%s\n",
+            (int)pid, s.n, (long long)paused, in->msg[0] ? "; " : "", in->msg);
+    if (warn)
+        fprintf(stderr, "heapsift: warning: %s\n", warn);
     return rc;
 }
 

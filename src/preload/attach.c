@@ -203,12 +203,36 @@ static int attach_again(char *msg, size_t msglen)
     return 0;
 }
 
+/* A process of another user than the one attaching (root) may not write the directory
+ * of -o's pattern, and would lose the profile at detach: msg gets a second line saying so
+ * (attach prints it as a warning). access(2) asks with this process's own ids. */
+static void attach_check_out(char *msg, size_t msglen)
+{
+    const char *out = hs_opt.out, *slash = out ? strrchr(out, '/') : NULL;
+    char dir[1024];
+    int n = !slash ? snprintf(dir, sizeof(dir), ".")
+                   : snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out), out);
+    if (!msg || !msglen || n < 0 || (size_t)n >= sizeof(dir) || strchr(dir, '%'))
+        return;
+    if (n == 0)
+        strcpy(dir, "/");
+    if (access(dir, W_OK | X_OK) == 0)
+        return;
+    int err = errno;
+    size_t len = strlen(msg);
+    snprintf(msg + len, msglen - len,
+             "\nprocess %d (uid %u) cannot write %s (%s): its profiles will not be written "
+             "there; give -o a directory it may write",
+             (int)getpid(), (unsigned)getuid(), dir, strerror(err));
+}
+
 /*
  * Called by the injector on a stopped thread of the target, every other thread stopped.
  * pcs[npcs]: the stopped threads' program counters (the calling thread's saved one among
  * them); each is replaced by where that thread must resume (hs_patch_fixup_pc: a thread
  * stopped inside bytes just patched moves to the same instruction in the trampoline), or
- * 0 when it need not move. msg gets one line for the user (what was hooked, or why not).
+ * 0 when it need not move. msg gets one line for the user (what was hooked, or why not),
+ * and a second when this process cannot write -o's directory.
  * 0, or -EALREADY (profiled from its start), -EBUSY (attached already), -EINVAL (options
  * refused), or the error reading optfile.
  */
@@ -236,6 +260,7 @@ HS_EXPORT int heapsift_attach_init(const char *optfile, uintptr_t *pcs, size_t n
     if (rc == 0) {
         attach_count++;
         attach_on = true;
+        attach_check_out(msg, msglen);
     }
     for (size_t i = 0; pcs && i < npcs; i++)
         pcs[i] = hs_patch_fixup_pc(pcs[i]);

@@ -4,7 +4,10 @@
 #  - heapsift attach and detach run as nobody too (its own user, without CAP_SYS_PTRACE)
 #    are refused: status 3 and one line saying it is not dumpable (its maps cannot be read
 #    then: the refusal used to say "statically linked or has no glibc"); it runs on.
-#  - as root they attach at rate 1; the profile, written by the process itself (as nobody,
+#  - as root, with -o in a directory only root may write, attach warns that the process
+#    (which writes its profiles itself) cannot write there, and detach says the profile
+#    could not be written (status 3);
+#  - as root they attach again at rate 1; the profile, written by the process (as nobody,
 #    into a directory it may write), has its 100 blocks of 1000 bytes at site_nodump,
 #    through go tool pprof; after the detach the process is still not dumpable, and its
 #    output and exit status are unchanged.
@@ -90,8 +93,22 @@ for verb in attach detach; do
 done
 kill -0 "$PID" 2>/dev/null || fail "the process died at the refusals"
 
+# as root, -o in a directory only root may write: attached, with a warning that the
+# process cannot write there; its detach says the profile could not be written
+mkdir -m 700 "$T/priv"
+rc=0
+timeout 120 "$CLI" attach --rate 1 -o "$T/priv/p.pb.gz" "$PID" >"$T/a.out" 2>"$T/a.err" || rc=$?
+[ "$rc" = 0 ] || { fail "attach as root into $T/priv: status $rc"; show "$T/a.err"; }
+grep -q "^heapsift: warning: process $PID (uid 65534) cannot write $T/priv (Permission denied): its profiles will not be written there" "$T/a.err" ||
+    { fail "attach as root into $T/priv: no warning"; show "$T/a.err"; }
+rc=0
+timeout 120 "$CLI" detach "$PID" >"$T/d.out" 2>"$T/d.err" || rc=$?
+[ "$rc" = 3 ] && grep -q 'the profile could not be written (Permission denied)' "$T/d.err" ||
+    { fail "detach from $T/priv: status $rc, not 3 with 'could not be written'"; show "$T/d.err"; }
+# then into a directory it may write (a re-attach: -o applies): no warning
 rc=0
 timeout 120 "$CLI" attach --rate 1 -o "$T/o/p.pb.gz" "$PID" >"$T/a.out" 2>"$T/a.err" || rc=$?
+! grep -q 'warning' "$T/a.err" || { fail "attach as root into $T/o: a warning"; show "$T/a.err"; }
 [ "$rc" = 0 ] || { fail "attach as root: status $rc"; show "$T/a.err"; }
 : >"$T/go"
 line allocated || true
