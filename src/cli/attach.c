@@ -503,7 +503,14 @@ int hs_cmd_attach(int argc, char **argv)
     at_catch_signals();
     if (rc == 0)
         rc = at_attach(pid, &in);
+    char depsdir[sizeof(files.dir) + 16];
+    snprintf(depsdir, sizeof(depsdir), "%s/heapsift-deps", files.dir);
     hs_attach_files_remove(&files);
+    if (rc == HS_AT_OK && files.deps[0])
+        fprintf(stderr,
+                "heapsift: process %d lacks libraries heapsift needs (%s): copies of this "
+                "machine's are at %s there, which stay\n",
+                (int)pid, files.deps, depsdir);
     if (rc == HS_AT_OK && !shared)
         fprintf(stderr,
                 "heapsift: process %d sees another filesystem (a mount namespace or a chroot): "

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "attach_files.h"
+#include "attach_deps.h"
 #include "attach_check.h"
 #include "cli.h"
 #include "ptrace_inject.h"
@@ -41,8 +42,7 @@ bool hs_attach_files_shared(pid_t pid, const char *lib)
     return realpath(lib, real) && at_same_file(root, real) && at_same_file(root, "/tmp");
 }
 
-/* Copies the file from to to (mode 0755). 0 or -errno. */
-static int at_copy(const char *from, const char *to)
+int hs_attach_copy_file(const char *from, const char *to)
 {
     char buf[65536];
     int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
@@ -150,18 +150,26 @@ int hs_attach_files_make(pid_t pid, const char *lib, bool shared, hs_attach_file
     snprintf(f->lib, sizeof(f->lib), "%s/libheapsift.so.0", f->dir);
     snprintf(host, sizeof(host), "%s%s", f->root, f->lib);
     int rc = 0;
+    bool loaded = false;
     if (shared) {
         rc = symlink(real, host) == 0 ? 0 : -errno;
     } else if (at_mapped_copy(pid, f, f->lib, sizeof(f->lib))) {
-        f->copied = true; /* loaded already: dlopen the same file again */
+        f->copied = loaded = true; /* loaded already: dlopen the same file again */
     } else {
-        rc = at_copy(real, host);
+        rc = hs_attach_copy_file(real, host);
         f->copied = rc == 0;
     }
     if (rc != 0) {
         hs_cli_error("attach: cannot %s %s: %s",
                      shared ? "make the symlink" : "copy the library to", host, strerror(-rc));
         return shared ? HS_AT_FAIL : HS_AT_TARGET;
+    }
+    if (!loaded && hs_attach_deps_copy(pid, f->root, f->dir, real, f->deps, sizeof(f->deps), why,
+                                       sizeof(why)) != 0) {
+        hs_cli_error("attach: cannot copy a library heapsift needs, which process %d lacks, "
+                     "to %s",
+                     (int)pid, why);
+        return HS_AT_TARGET;
     }
     snprintf(host, sizeof(host), "%s%s", f->root, f->opt);
     rc = at_write_options(host);

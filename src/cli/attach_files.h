@@ -2,7 +2,8 @@
  * The files `heapsift attach` puts where the target can open them (attach_files.c): a
  * fresh directory /tmp/heapsift-attach-XXXXXX in the target's filesystem holding the
  * library it dlopens (a symlink to ours, or a copy when the target sees another
- * filesystem: a mount namespace, a chroot) and the options file.
+ * filesystem: a mount namespace, a chroot), copies of the libraries it needs that the
+ * target lacks (attach_deps.h), and the options file.
  */
 #ifndef HS_CLI_ATTACH_FILES_H
 #define HS_CLI_ATTACH_FILES_H
@@ -17,6 +18,7 @@ typedef struct {
     char lib[PATH_MAX]; /* what the target dlopens, as it sees it */
     char opt[PATH_MAX]; /* the options file, as the target sees it */
     bool copied;        /* lib is a copy in the target's filesystem: it stays there */
+    char deps[256];     /* the libraries copied beside it, which stay (attach_deps.h) */
 } hs_attach_files_t;
 
 /* Whether pid sees our library file and our /tmp (the same files: dev and inode through
@@ -27,7 +29,10 @@ bool hs_attach_files_shared(pid_t pid, const char *lib);
  * attach is reused, so dlopen finds the same file (one copy of the library). 0 or an
  * exit status (said). */
 int hs_attach_files_make(pid_t pid, const char *lib, bool shared, hs_attach_files_t *f);
-/* Removes what make made, but a copy of the library (the target maps it). */
+/* Copies the file from to to (mode 0755). 0 or -errno. */
+int hs_attach_copy_file(const char *from, const char *to);
+/* Removes what make made, but a copy of the library and of what it needs (the target
+ * maps them). */
 void hs_attach_files_remove(hs_attach_files_t *f);
 
 #endif

@@ -102,6 +102,7 @@
 #include "patch.h"
 #include "patch_int.h"
 #include "debugcheck.h"
+#include "runtime_libs.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -194,7 +195,7 @@ static bool patch_load_decoder(void)
     if (patch_zy.tried)
         return patch_zy.ok;
     patch_zy.tried = true;
-    void *h = dlopen("libZydis.so.4.0", RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(HS_DECODER_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (!h)
         h = dlopen("libZydis.so", RTLD_NOW | RTLD_LOCAL);
     if (!h)
@@ -686,8 +687,8 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
         goto out;
     }
     if (!patch_load_decoder()) {
-        PATCH_WHY("the x86 decoder libZydis.so.4.0 cannot be loaded (package libzydis4.0)");
-        rc = -ENOSYS;
+        PATCH_WHY("the x86 decoder " HS_DECODER_SONAME " cannot be loaded (package libzydis4.0)");
+        rc = -ELIBACC;
         goto out;
     }
     if (rec) {

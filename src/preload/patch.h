@@ -31,7 +31,7 @@
  *   -EEXIST  target is already patched;   -ENOMEM  no trampoline page could be mapped;
  *   -EBUSY   a target patched and removed before whose bytes have changed since;
  *   -ENOSPC  more than 128 entry points patched;
- *   -ENOSYS  not x86-64, or the decoder (libZydis.so.4.0) cannot be loaded;
+ *   -ENOSYS  not x86-64;   -ELIBACC  the decoder (libZydis.so.4.0) cannot be loaded;
  *   other    from mprotect or /proc/self/maps.
  * The function's extent for the back-jump scan is its dynamic symbol's size when
  * dladdr1 finds one, else a bounded sweep (see patch.c). Installing again a target that

@@ -5,7 +5,10 @@
 # attach copies libheapsift.so into the target's /tmp through /proc/PID/root, says so,
 # and the attach works: the profile (-o a directory both namespaces share) holds the
 # round's site_keep, go tool pprof reads it; a second attach reuses the copy (the
-# libheapsift mappings do not change). When the target's /tmp, /var/tmp and /dev/shm are
+# libheapsift mappings do not change). A target whose library directory holds glibc only
+# (libc, libm, the loader: a container's) gets copies of what the library needs beside it
+# (libz, libdw, libelf, ..., the decoder libZydis), said on one line; malloc is hooked in
+# place and the profile holds site_keep. When the target's /tmp, /var/tmp and /dev/shm are
 # all read-only, the attach is refused with status 2 and one line saying why, and the
 # target runs on. Skipped (77) when this machine cannot make a mount namespace (unshare -m
 # as root, or unshare -Urm with user namespaces).
@@ -71,6 +74,7 @@ ns_start "$TMP_OWN && mount --bind /dev/null '$LIB'"
 grep -q "process $TPID sees another filesystem.*a copy at /tmp/heapsift-attach-[^/]*/libheapsift.so.0 there" "$T/a.err" ||
     { fail "attach: no line about the copy"; show "$T/a.err"; }
 ls "/proc/$TPID/root/tmp/"heapsift-attach-*/libheapsift.so.0 >/dev/null 2>&1 || fail "no copy in the target's /tmp"
+copy=$(sed -n 's/.*a copy at \(\/tmp\/heapsift-attach-[^/]*\)\/libheapsift.so.0 there.*/\1/p' "$T/a.err")
 n1=$(at_libs "$TPID")
 : >"$D/d/go.1"
 i=0
@@ -83,6 +87,32 @@ grep -q 're-attached' "$T/a.err" || { fail "second attach: not a re-attach"; sho
 [ "$(at_libs "$TPID")" = "$n1" ] || fail "second attach: $(at_libs "$TPID") libheapsift mappings, $n1 before"
 "$CLI" detach "$TPID" >"$T/d.out" 2>"$T/d.err" || { fail "second detach: status $?"; show "$T/d.err"; }
 ns_end copy
+# the copy stays for the process's life; in a /tmp of this namespace's it is ours to remove
+case $copy in /tmp/heapsift-attach-*) [ "$TMP_OWN" != true ] || rm -rf "$copy" ;; esac
+
+# a filesystem with glibc only (a container without libdw, libelf, libz, liblzma, libbz2,
+# libgcc_s, libZydis): its library directory a copy of libc, libm and the loader
+mkdir -p "$D/lib"
+for l in libc.so.6 libm.so.6 ld-linux-x86-64.so.2; do cp -L "/lib/x86_64-linux-gnu/$l" "$D/lib/"; done
+GLIBC_ONLY="mount --bind '$D/lib' /usr/lib/x86_64-linux-gnu"
+[ /lib/x86_64-linux-gnu -ef /usr/lib/x86_64-linux-gnu ] ||
+    GLIBC_ONLY="$GLIBC_ONLY && mount --bind '$D/lib' /lib/x86_64-linux-gnu"
+ns_start "$TMP_OWN && $GLIBC_ONLY"
+[ ! -e "/proc/$TPID/root/usr/lib/x86_64-linux-gnu/libdw.so.1" ] || fail "glibc only: the target sees libdw"
+"$CLI" attach --rate 1 -o "$D/p4.pb.gz" "$TPID" >"$T/a.out" 2>"$T/a.err" || { fail "glibc only: attach: status $?"; show "$T/a.err"; }
+grep -q "reach: hooked in place: free, malloc" "$T/a.err" || { fail "glibc only: malloc not hooked in place"; show "$T/a.err"; }
+grep -q "process $TPID lacks libraries heapsift needs (libz.so.1, libdw.so.1, libelf.so.1, .*libZydis.so.4.0.*): copies of this machine's are at /tmp/heapsift-attach-[^/]*/heapsift-deps there" "$T/a.err" ||
+    { fail "glibc only: no line about the copies"; show "$T/a.err"; }
+deps=$(sed -n 's/.*copies of this machine.s are at \(\/tmp\/heapsift-attach-[^ ]*\)\/heapsift-deps there.*/\1/p' "$T/a.err")
+: >"$D/d/go.1"
+i=0
+until grep -q '^round 1 done$' "$D/out"; do i=$((i + 1)); [ $i -lt 1000 ] || { fail "glibc only: round 1 never done"; break; }; sleep 0.01; done
+"$CLI" detach "$TPID" >"$T/d.out" 2>"$T/d.err" || { fail "glibc only: detach: status $?"; show "$T/d.err"; }
+gotop "$D/p4.pb.gz" inuse_space >"$T/top" 2>&1 || { fail "glibc only: go tool pprof cannot read the profile"; show "$T/top"; }
+grep -q site_keep "$T/top" || { fail "glibc only: no site_keep in the profile"; show "$T/top"; }
+ns_end glibc-only
+# the copies stay for the process's life; in a /tmp of this namespace's they are ours to remove
+case $deps in /tmp/heapsift-attach-*) [ "$TMP_OWN" != true ] || rm -rf "$deps" ;; esac
 
 # nowhere to copy to
 ns_start "$TMP_RO && mount --bind /dev/null '$LIB' && mount -t tmpfs -o ro tmpfs /var/tmp && mount -t tmpfs -o ro tmpfs /dev/shm"

@@ -19,7 +19,7 @@ for lib in tcmalloc_minimal jemalloc_pic; do
     a=$(ls /usr/lib/*/lib$lib.a 2>/dev/null | head -n 1 || true)
     [ -n "$a" ] || { echo "lib$lib.a not found: not tried"; continue; }
     exe=$out/$lib
-    cc -O2 -g -fPIE -pie -I"$src/src/preload" "$src/tests/integration/patch_static_alloc.c" \
+    cc -O2 -g -fPIE -pie -I"$src/src/preload" -I"$src/src/common" "$src/tests/integration/patch_static_alloc.c" \
         "$src/src/preload/patch.c" "$src/src/preload/patch_mem.c" -o "$exe" -Wl,-Bstatic -l:lib$lib.a -Wl,-Bdynamic \
         -lstdc++ -lpthread -lm -ldl
     # the executable's malloc is its own, not libc's
