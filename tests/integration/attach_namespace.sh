@@ -59,6 +59,18 @@ ns_start() {
     [ "$(readlink "/proc/$TPID/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] ||
         fail "the target is in this mount namespace"
 }
+# ns_round LABEL PROFILE: round 1, then detach; PROFILE holds the round's site_keep
+ns_round() {
+    : >"$D/d/go.1"
+    i=0
+    until grep -q '^round 1 done$' "$D/out"; do
+        i=$((i + 1)); [ $i -lt 1000 ] || { fail "$1: round 1 never done"; break; }
+        sleep 0.01
+    done
+    "$CLI" detach "$TPID" >"$T/d.out" 2>"$T/d.err" || { fail "$1: detach: status $?"; show "$T/d.err"; }
+    gotop "$2" inuse_space >"$T/top" 2>&1 || { fail "$1: go tool pprof cannot read the profile"; show "$T/top"; }
+    grep -q site_keep "$T/top" || { fail "$1: no site_keep in the profile"; show "$T/top"; }
+}
 ns_end() {
     : >"$D/d/end"
     i=0
@@ -76,12 +88,7 @@ grep -q "process $TPID sees another filesystem.*a copy at /tmp/heapsift-attach-[
 ls "/proc/$TPID/root/tmp/"heapsift-attach-*/libheapsift.so.0 >/dev/null 2>&1 || fail "no copy in the target's /tmp"
 copy=$(sed -n 's/.*a copy at \(\/tmp\/heapsift-attach-[^/]*\)\/libheapsift.so.0 there.*/\1/p' "$T/a.err")
 n1=$(at_libs "$TPID")
-: >"$D/d/go.1"
-i=0
-until grep -q '^round 1 done$' "$D/out"; do i=$((i + 1)); [ $i -lt 1000 ] || { fail "round 1 never done"; break; }; sleep 0.01; done
-"$CLI" detach "$TPID" >"$T/d.out" 2>"$T/d.err" || { fail "detach: status $?"; show "$T/d.err"; }
-gotop "$D/p1.pb.gz" inuse_space >"$T/top" 2>&1 || { fail "go tool pprof cannot read the profile"; show "$T/top"; }
-grep -q site_keep "$T/top" || { fail "no site_keep in the profile"; show "$T/top"; }
+ns_round copy "$D/p1.pb.gz"
 "$CLI" attach -o "$D/p2.pb.gz" "$TPID" >"$T/a.out" 2>"$T/a.err" || { fail "second attach: status $?"; show "$T/a.err"; }
 grep -q 're-attached' "$T/a.err" || { fail "second attach: not a re-attach"; show "$T/a.err"; }
 [ "$(at_libs "$TPID")" = "$n1" ] || fail "second attach: $(at_libs "$TPID") libheapsift mappings, $n1 before"
@@ -104,12 +111,7 @@ grep -q "reach: hooked in place: free, malloc" "$T/a.err" || { fail "glibc only:
 grep -q "process $TPID lacks libraries heapsift needs (libz.so.1, libdw.so.1, libelf.so.1, .*libZydis.so.4.0.*): copies of this machine's are at /tmp/heapsift-attach-[^/]*/heapsift-deps there" "$T/a.err" ||
     { fail "glibc only: no line about the copies"; show "$T/a.err"; }
 deps=$(sed -n 's/.*copies of this machine.s are at \(\/tmp\/heapsift-attach-[^ ]*\)\/heapsift-deps there.*/\1/p' "$T/a.err")
-: >"$D/d/go.1"
-i=0
-until grep -q '^round 1 done$' "$D/out"; do i=$((i + 1)); [ $i -lt 1000 ] || { fail "glibc only: round 1 never done"; break; }; sleep 0.01; done
-"$CLI" detach "$TPID" >"$T/d.out" 2>"$T/d.err" || { fail "glibc only: detach: status $?"; show "$T/d.err"; }
-gotop "$D/p4.pb.gz" inuse_space >"$T/top" 2>&1 || { fail "glibc only: go tool pprof cannot read the profile"; show "$T/top"; }
-grep -q site_keep "$T/top" || { fail "glibc only: no site_keep in the profile"; show "$T/top"; }
+ns_round "glibc only" "$D/p4.pb.gz"
 ns_end glibc-only
 # the copies stay for the process's life; in a /tmp of this namespace's they are ours to remove
 case $deps in /tmp/heapsift-attach-*) [ "$TMP_OWN" != true ] || rm -rf "$deps" ;; esac

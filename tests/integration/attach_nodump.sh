@@ -65,23 +65,19 @@ cc -O2 -g -fno-optimize-sibling-calls -o "$T/nodump" "$T/nodump.c"
 chmod 711 "$T"
 mkdir -m 1777 "$T/o"
 
-( set +e; $AS_NOBODY "$T/nodump" "$T/go" "$T/end" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
-i=0
-until grep -q '^ready$' "$T/out" 2>/dev/null; do
-    i=$((i + 1)); [ $i -lt 1000 ] || { fail "never ready"; show "$T/err"; exit 1; }
-    sleep 0.01
-done
-PID=$(pgrep -f "^$T/nodump $T/go" | head -1)
-[ -n "$PID" ] || { fail "no pid"; exit 1; }
-trap 'kill -9 "$PID" 2>/dev/null || true; rm -rf "$T"' EXIT INT TERM
-# waits up to 10 s for a line of the process's output
+# line TEXT: waits up to 10 s for the line TEXT in the process's output
 line() {
     _i=0
-    until grep -qx "$1" "$T/out"; do
-        _i=$((_i + 1)); [ $_i -lt 1000 ] || { fail "no line '$1' from the process"; show "$T/out"; return 1; }
+    until grep -qx "$1" "$T/out" 2>/dev/null; do
+        _i=$((_i + 1)); [ $_i -lt 1000 ] || { fail "no line '$1' from the process"; show "$T/err"; return 1; }
         sleep 0.01
     done
 }
+( set +e; $AS_NOBODY "$T/nodump" "$T/go" "$T/end" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
+line ready || exit 1
+PID=$(pgrep -f "^$T/nodump $T/go" | head -1)
+[ -n "$PID" ] || { fail "no pid"; exit 1; }
+trap 'kill -9 "$PID" 2>/dev/null || true; rm -rf "$T"' EXIT INT TERM
 
 for verb in attach detach; do
     rc=0

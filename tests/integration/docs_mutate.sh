@@ -5,14 +5,9 @@
 # cannot fall behind the script as it did (14 rows in the README against 33).
 # Usage: docs_mutate.sh BUILD_DIR SOURCE_DIR.
 set -eu
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" docs_mutate
 SRC=$(cd "$2" && pwd)
-T=$(mktemp -d "${TMPDIR:-/tmp}/hs-docs_mutate.XXXXXX")
-trap 'rm -rf "$T"' EXIT INT TERM
-FAILS=0
-fail() {
-    echo "FAIL: $*" >&2
-    FAILS=$((FAILS + 1))
-}
 
 # the script's rows: NAME TESTS, one a line (ROWS='...' runs to the first line ending in ')
 sed -n "/^ROWS='/,/'\$/p" "$SRC/scripts/mutate.sh" | sed "s/^ROWS='//; s/'\$//" |
@@ -26,6 +21,6 @@ n=$(wc -l <"$T/script")
 [ "$n" -ge 30 ] || fail "only $n rows read from scripts/mutate.sh"
 [ -s "$T/readme" ] || fail "no table with a 'row' column in README.md"
 diff "$T/script" "$T/readme" >"$T/diff" ||
-    { fail "README's mutate table differs from scripts/mutate.sh (< script, > README)"; sed 's/^/    | /' "$T/diff" >&2; }
+    { fail "README's mutate table differs from scripts/mutate.sh (< script, > README)"; show "$T/diff"; }
 [ "$FAILS" -eq 0 ] || exit 1
 echo "docs_mutate: $n rows, README and script agree"
