@@ -48,7 +48,10 @@ got-thread-first-sample-no-recheck|src/preload/recorder.c|s/if \(sampled\) \//if
 wrapper-frame-kept|src/preload/unwind.c|s/\n    while \(i < n && hs_unwind_in_wrapper\(pcs\[i\]\)\)\n        i\+\+;\n/\n/|integration/attach_cxx
 got-lazy-slot-any-definition|src/preload/gotslot.c|s/dlsym\(RTLD_DEFAULT, name\) == def\}/1}/|unit/test_gotslot
 history-key-without-show|src/cli/web_history.c|s/o->show,\s+o->tagfocus/o->tagfocus/|integration/web_history
-guarded-free-asks-table|src/preload/slowpath.c|s/return hs_tls\.guard != 0;/return 0;/|unit/test_slowpath'
+guarded-free-asks-table|src/preload/slowpath.c|s/return hs_tls\.guard != 0;/return 0;/|unit/test_slowpath
+nodump-told-after-ptrace|src/cli/attach_check.c|s/if \(!cap && at_not_dumpable\(pid\)\) \/\* else/if (0) \/* else/|integration/attach_nodump
+attach-out-dir-unchecked|src/preload/attach.c|s/\n        attach_check_out\(msg, msglen\);\n/\n/|integration/attach_nodump
+attach-deps-not-copied|src/cli/attach_files.c|s/if \(!loaded &&/if (0 \&\& !loaded \&\&/|integration/attach_namespace'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

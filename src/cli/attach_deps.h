@@ -13,7 +13,7 @@
  * glibc's, that pid neither maps nor has in its standard directories (root: "" or
  * "/proc/PID/root"; dir: the directory as pid sees it). names gets the sonames copied,
  * comma-separated ("" for none). 0, or -errno with why filled. */
-int hs_attach_deps_copy(pid_t pid, const char *root, const char *dir, const char *lib,
-                        char *names, size_t cap, char *why, size_t whycap);
+int hs_attach_deps_copy(pid_t pid, const char *root, const char *dir, const char *lib, char *names,
+                        size_t cap, char *why, size_t whycap);
 
 #endif

@@ -64,6 +64,13 @@ C
 cc -O2 -g -fno-optimize-sibling-calls -o "$T/nodump" "$T/nodump.c"
 chmod 711 "$T"
 mkdir -m 1777 "$T/o"
+# the command and the library where nobody may run and read them (a build directory may
+# be closed to it)
+mkdir -m 755 "$T/bin"
+cp -L "$CLI" "$T/bin/heapsift"
+cp -L "$LIB" "$T/bin/libheapsift.so"
+CLI=$T/bin/heapsift
+LIBOPT="--lib $T/bin/libheapsift.so"
 
 # line TEXT: waits up to 10 s for the line TEXT in the process's output
 line() {
@@ -81,7 +88,9 @@ trap 'kill -9 "$PID" 2>/dev/null || true; rm -rf "$T"' EXIT INT TERM
 
 for verb in attach detach; do
     rc=0
-    timeout 120 $AS_NOBODY "$CLI" $verb "$PID" >"$T/o.txt" 2>"$T/e.txt" || rc=$?
+    opt=
+    [ $verb = detach ] || opt=$LIBOPT
+    timeout 120 $AS_NOBODY "$CLI" $verb $opt "$PID" >"$T/o.txt" 2>"$T/e.txt" || rc=$?
     [ "$rc" = 3 ] || { fail "$verb as nobody: status $rc, not 3"; show "$T/e.txt"; }
     grep -q "ptrace refused: process $PID is not dumpable" "$T/e.txt" ||
         { fail "$verb as nobody: the refusal does not say 'not dumpable'"; show "$T/e.txt"; }
@@ -93,7 +102,7 @@ kill -0 "$PID" 2>/dev/null || fail "the process died at the refusals"
 # process cannot write there; its detach says the profile could not be written
 mkdir -m 700 "$T/priv"
 rc=0
-timeout 120 "$CLI" attach --rate 1 -o "$T/priv/p.pb.gz" "$PID" >"$T/a.out" 2>"$T/a.err" || rc=$?
+timeout 120 "$CLI" attach $LIBOPT --rate 1 -o "$T/priv/p.pb.gz" "$PID" >"$T/a.out" 2>"$T/a.err" || rc=$?
 [ "$rc" = 0 ] || { fail "attach as root into $T/priv: status $rc"; show "$T/a.err"; }
 grep -q "^heapsift: warning: process $PID (uid 65534) cannot write $T/priv (Permission denied): its profiles will not be written there" "$T/a.err" ||
     { fail "attach as root into $T/priv: no warning"; show "$T/a.err"; }
@@ -103,7 +112,7 @@ timeout 120 "$CLI" detach "$PID" >"$T/d.out" 2>"$T/d.err" || rc=$?
     { fail "detach from $T/priv: status $rc, not 3 with 'could not be written'"; show "$T/d.err"; }
 # then into a directory it may write (a re-attach: -o applies): no warning
 rc=0
-timeout 120 "$CLI" attach --rate 1 -o "$T/o/p.pb.gz" "$PID" >"$T/a.out" 2>"$T/a.err" || rc=$?
+timeout 120 "$CLI" attach $LIBOPT --rate 1 -o "$T/o/p.pb.gz" "$PID" >"$T/a.out" 2>"$T/a.err" || rc=$?
 ! grep -q 'warning' "$T/a.err" || { fail "attach as root into $T/o: a warning"; show "$T/a.err"; }
 [ "$rc" = 0 ] || { fail "attach as root: status $rc"; show "$T/a.err"; }
 : >"$T/go"
