@@ -28,8 +28,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <time.h>
 #include <sys/resource.h>
+#include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -80,7 +83,21 @@ typedef struct {
     bool ran;
     pid_t tid;      /* the thread's, for hs_thread_wait_gone */
     hs_held_t held; /* the caller's locks, held for the job while the caller waits */
+    uint32_t go;    /* the caller's signal mask is its own again (a futex word) */
 } fd_job_t;
+
+/* hs_thread_start blocks every signal of the caller around pthread_create. A job that
+ * stops the world (the leak check's scan) and began before the caller had its mask back
+ * found the caller blocking the signal: left running, its registers unread (leak_reach
+ * under load: "2 other threads stopped", one run in 60). So the job waits for the word,
+ * 1 s at most. */
+static void fd_job_wait_caller(fd_job_t *job)
+{
+    for (int i = 0; i < 1000 && !__atomic_load_n(&job->go, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = {0, 1000000};
+        syscall(SYS_futex, &job->go, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+    }
+}
 
 static void *fd_job_main(void *p)
 {
@@ -88,6 +105,7 @@ static void *fd_job_main(void *p)
     job->tid = (pid_t)syscall(SYS_gettid);
     hs_guard_enter(&hs_tls); /* for life: what it allocates is the profiler's */
     hs_rank_restore(&job->held);
+    fd_job_wait_caller(job);
     if (hs_fd_private() == 0) {
         job->fn(job->arg);
         job->ran = true;
@@ -97,7 +115,7 @@ static void *fd_job_main(void *p)
 
 void hs_fdtable_run(void (*fn)(void *), void *arg)
 {
-    fd_job_t job = {fn, arg, false, 0, {0}};
+    fd_job_t job = {fn, arg, false, 0, {0}, 0};
     hs_rank_save(&job.held);
     if (hs_tls.private_fds) {
         fn(arg); /* its table already */
@@ -106,6 +124,8 @@ void hs_fdtable_run(void (*fn)(void *), void *arg)
     hs_thread_t th;
     if (!__atomic_load_n(&fd_refused, __ATOMIC_RELAXED) &&
         hs_thread_start(&th, fd_job_main, &job, false) == 0) {
+        __atomic_store_n(&job.go, 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &job.go, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         hs_thread_join(&th);
         hs_thread_wait_gone(job.tid); /* the program's own thread count, when it returns */
     }
