@@ -32,7 +32,8 @@ fi
 # own, unless the build directory is under /tmp (a CI clone): the tmpfs would hide it,
 # so /tmp is then the same directory, and read-only (a bind of itself) where asked.
 D=$(mktemp -d "$BUILD/attach_namespace.XXXXXX")
-trap 'rm -rf "$T" "$D"' EXIT INT TERM
+# a target left by a failure (waiting for files under $D) ends with the test
+trap 'pkill -9 -f "attach_target $D/d" 2>/dev/null; rm -rf "$T" "$D"' EXIT INT TERM
 case "$(cd "$BUILD" && pwd -P)/" in
 /tmp/*)
     TMP_OWN=true
