@@ -33,7 +33,7 @@ fi
 # so /tmp is then the same directory, and read-only (a bind of itself) where asked.
 D=$(mktemp -d "$BUILD/attach_namespace.XXXXXX")
 # a target left by a failure (waiting for files under $D) ends with the test
-trap 'pkill -9 -f "attach_target $D/d" 2>/dev/null; rm -rf "$T" "$D"' EXIT INT TERM
+trap 'pkill -9 -f "attach_target $D/d" 2>/dev/null || true; rm -rf "$T" "$D"' EXIT INT TERM
 case "$(cd "$BUILD" && pwd -P)/" in
 /tmp/*)
     TMP_OWN=true
