@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "fileio.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -265,25 +266,9 @@ static int run_wait(pid_t child, const char *name)
 static int run_check_dir(const char *env, const char *what)
 {
     const char *path = getenv(env);
-    if (!path || !*path)
-        return 0;
     char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 1;
-    if (n >= sizeof(dir))
-        return 0;
-    memcpy(dir, slash ? path : ".", n);
-    dir[n == 0 ? 1 : n] = '\0';
-    if (n == 0)
-        dir[0] = '/';
-    if (strchr(dir, '%'))
-        return 0;
-    struct stat st;
-    int e = stat(dir, &st) != 0             ? errno
-            : !S_ISDIR(st.st_mode)          ? ENOTDIR
-            : access(dir, W_OK | X_OK) != 0 ? errno
-                                            : 0;
-    if (e == 0)
+    int e = path && *path ? hs_pattern_dir_check(path, dir, sizeof(dir)) : 0;
+    if (e <= 0)
         return 0;
     hs_cli_error("run: cannot write %s in %s (%s): %s", what, dir, env, strerror(e));
     return 3;

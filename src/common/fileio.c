@@ -160,3 +160,19 @@ out:
     free(tmp);
     return rc;
 }
+
+int hs_pattern_dir_check(const char *pattern, char *dir, size_t cap)
+{
+    const char *slash = strrchr(pattern, '/');
+    int n = !slash ? snprintf(dir, cap, ".")
+                   : snprintf(dir, cap, "%.*s", (int)(slash - pattern), pattern);
+    if (n < 0 || (size_t)n >= cap || strchr(dir, '%'))
+        return -1;
+    if (n == 0)
+        snprintf(dir, cap, "/");
+    struct stat st;
+    return stat(dir, &st) != 0             ? errno
+           : !S_ISDIR(st.st_mode)          ? ENOTDIR
+           : access(dir, W_OK | X_OK) != 0 ? errno
+                                           : 0;
+}

@@ -1,5 +1,6 @@
 /*
- * Whole files (fileio.c): read one, write one atomically, write all of a buffer.
+ * Whole files (fileio.c): read one, write one atomically, write all of a buffer, and
+ * whether a path pattern's directory takes new files.
  */
 #ifndef HS_FILEIO_H
 #define HS_FILEIO_H
@@ -24,5 +25,11 @@ int hs_write_file_atomic(const char *path, const void *data, size_t len);
  * caller owns (heapsift_dump_fd's). 0 or -errno (-EIO when wr writes nothing). */
 int hs_write_all(int fd, const void *data, size_t len,
                  ssize_t (*wr)(int fd, const void *buf, size_t n));
+/* The directory of a path pattern (HEAPSIFT_OUT's syntax: what precedes its last '/', "."
+ * without one) in dir, and whether this process may make files there: 0, an errno
+ * (ENOENT, ENOTDIR, EACCES, EROFS...), or -1 when it cannot be told (an escape such as %p
+ * in the directory, or a directory longer than cap). Used by `heapsift run` before it
+ * starts the program, and by the library at an attach, with the target's own ids. */
+int hs_pattern_dir_check(const char *pattern, char *dir, size_t cap);
 
 #endif

@@ -29,6 +29,7 @@
 #include "attach.h"
 #include "core.h"
 #include "dump.h"
+#include "fileio.h"
 #include "gotslot.h"
 #include "http.h"
 #include "leaks.h"
@@ -205,25 +206,19 @@ static int attach_again(char *msg, size_t msglen)
 
 /* A process of another user than the one attaching (root) may not write the directory
  * of -o's pattern, and would lose the profile at detach: msg gets a second line saying so
- * (attach prints it as a warning). access(2) asks with this process's own ids. */
+ * (attach prints it as a warning). access(2) asks with this process's own ids
+ * (hs_pattern_dir_check, as heapsift run asks before it starts a program). */
 static void attach_check_out(char *msg, size_t msglen)
 {
-    const char *out = hs_opt.out, *slash = out ? strrchr(out, '/') : NULL;
     char dir[1024];
-    int n = !slash ? snprintf(dir, sizeof(dir), ".")
-                   : snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out), out);
-    if (!msg || !msglen || n < 0 || (size_t)n >= sizeof(dir) || strchr(dir, '%'))
+    int e = msg && msglen && hs_opt.out ? hs_pattern_dir_check(hs_opt.out, dir, sizeof(dir)) : 0;
+    if (e <= 0)
         return;
-    if (n == 0)
-        strcpy(dir, "/");
-    if (access(dir, W_OK | X_OK) == 0)
-        return;
-    int err = errno;
     size_t len = strlen(msg);
     snprintf(msg + len, msglen - len,
              "\nprocess %d (uid %u) cannot write %s (%s): its profiles will not be written "
              "there; give -o a directory it may write",
-             (int)getpid(), (unsigned)getuid(), dir, strerror(err));
+             (int)getpid(), (unsigned)getuid(), dir, strerror(e));
 }
 
 /*
