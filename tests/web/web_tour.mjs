@@ -137,6 +137,15 @@ async function otherContent(tab) {
   return text.replace(/[0-9]/g, ""); // compared after a reload: times and ages may move on
 }
 
+// Where two texts part: the first differing offset and each side from a little before it.
+function parted(a, b) {
+  a = String(a); b = String(b);
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const at = Math.max(0, i - 40), cut = (s) => JSON.stringify(s.slice(at, i + 120));
+  return `after a reload, at offset ${i} of ${a.length} (was ${b.length}): ${cut(a)} != ${cut(b)}`;
+}
+
 async function visit(tab) {
   const t0 = await now();
   await page.click(`#tabs button[data-tab="${tab}"]`);
@@ -153,8 +162,7 @@ async function visit(tab) {
   check(await page.locator(`#tabs button[data-tab="${tab}"]`).getAttribute("class") === "on" &&
         page.url() === href, `${tab}: a reload opens the same tab and state`, page.url());
   const again = content[tab] ? await content[tab]() : await otherContent(tab);
-  check(again === got, `${tab}: a reload shows the same content`,
-        String(again).slice(0, 160) + " != " + String(got).slice(0, 160));
+  check(again === got, `${tab}: a reload shows the same content`, parted(again, got));
 }
 
 // A tab with the ignore chip and A pinned: no site_churn where functions are drawn, the
@@ -184,8 +192,7 @@ async function visitRefined(tab) {
         await page.locator("#pin-a").textContent() === "Unpin A" && page.url() === href,
         `${tab}, refined: a reload keeps the chip, the pin and the state`, page.url());
   const again = await otherContent(tab);
-  check(again === got, `${tab}, refined: a reload shows the same content`,
-        String(again).slice(0, 160) + " != " + String(got).slice(0, 160));
+  check(again === got, `${tab}, refined: a reload shows the same content`, parted(again, got));
 }
 
 // Sends a file the way a drop does: a DataTransfer with a File, dispatched on the page.

@@ -9,6 +9,7 @@ const renderers = { top: renderTop, flame: renderFlame, graph: renderGraph, sour
 let rendering = Promise.resolve();
 function render() {
   rendering = rendering.then(async () => {
+    const drawn = state.tab + ":" + state.a + ":" + state.b; // what it draws, as it starts
     try {
       renderRefine();
       await renderers[state.tab]();
@@ -17,7 +18,7 @@ function render() {
       showError(e.message);
     }
     saveState();
-    document.body.dataset.rendered = state.tab + ":" + state.a + ":" + state.b + ":" + Date.now();
+    document.body.dataset.rendered = drawn + ":" + Date.now();
   });
   return rendering;
 }
@@ -30,11 +31,15 @@ function choose(which, id) {
   render();
 }
 
-function setTab(tab) {
+function showTab(tab) {
   state.tab = tab;
   document.querySelectorAll("#tabs button").forEach((b) => b.classList.toggle("on", b.dataset.tab === tab));
   for (const t of Object.keys(renderers)) $("view-" + t).hidden = t !== tab;
   saveState();
+}
+
+function setTab(tab) {
+  showTab(tab);
   render();
 }
 
@@ -94,8 +99,10 @@ function init() {
     render();
   });
   $("gran").addEventListener("change", () => { state.gran = $("gran").value; render(); });
+  // The tab the URL names, drawn once the profiles are in (refresh, below): drawn before,
+  // its figures would be in their own units, then redrawn in the page's.
   const tab = loadState();
-  if (renderers[tab]) setTab(tab);
+  if (renderers[tab]) showTab(tab);
   // A fragment typed or followed (our own replaceState fires no hashchange).
   window.addEventListener("hashchange", () => {
     const t = loadState();
