@@ -51,7 +51,8 @@ history-key-without-show|src/cli/web_history.c|s/o->show,\s+o->tagfocus/o->tagfo
 guarded-free-asks-table|src/preload/slowpath.c|s/return hs_tls\.guard != 0;/return 0;/|unit/test_slowpath
 nodump-told-after-ptrace|src/cli/attach_check.c|s/if \(!cap && at_not_dumpable\(pid\)\) \/\* else/if (0) \/* else/|integration/attach_nodump
 attach-out-dir-unchecked|src/preload/attach.c|s/\n        attach_check_out\(msg, msglen\);\n/\n/|integration/attach_nodump
-attach-deps-not-copied|src/cli/attach_files.c|s/if \(!loaded &&/if (0 \&\& !loaded \&\&/|integration/attach_namespace'
+attach-deps-not-copied|src/cli/attach_files.c|s/if \(!loaded &&/if (0 \&\& !loaded \&\&/|integration/attach_namespace
+stderr-pin-dropped|src/preload/log.c|s/if \(copy && hs_tls\.private_fds == HS_FDS_OWN\)/if (0)/|unit/test_stderr_pin'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -64,19 +64,26 @@ struct hs_tls {
     uint32_t guard;    /* reentrancy depth: > 0 means "profiler code, forward" */
     uint8_t resolving; /* this thread is looking up the real functions */
     uint8_t registered;
-    uint8_t private_fds;                /* a heapsift thread with a descriptor table of its own */
-    uint8_t boot_only;                  /* allocate from blocks set aside (triggers.c) */
-    hs_tls_t *next, *prev;              /* thread registry (threads.c) */
-    uint64_t rate;                      /* rate the countdown was drawn with; 0 = not drawn yet */
-    uint64_t sample_rate;               /* rate the allocation being sampled was judged at */
+    uint8_t private_fds;   /* a heapsift thread with a descriptor table of its own (HS_FDS_*) */
+    uint8_t boot_only;     /* allocate from blocks set aside (triggers.c) */
+    hs_tls_t *next, *prev; /* thread registry (threads.c) */
+    uint64_t rate;         /* rate the countdown was drawn with; 0 = not drawn yet */
+    uint64_t sample_rate;  /* rate the allocation being sampled was judged at */
     uint64_t saved_allocs, saved_frees; /* counters saved while the guard is held */
     uint32_t labels;                    /* label set of the samples it takes (labels.h) */
+    int32_t err_pin;                    /* log.c: its reference to the program's 2, plus 1 */
+    int64_t err_pin_ms;                 /* when it was taken (CLOCK_MONOTONIC) */
 #ifdef HS_DEBUG_CHECKS
 #define HS_HELD_MAX 96
     uint32_t nheld; /* locks held (debugcheck.h), after every field the hot path reads */
     uint16_t held[HS_HELD_MAX]; /* their ranks, increasing */
 #endif
 };
+
+/* hs_tls.private_fds: a table of its own, in a thread that runs for as long as heapsift
+ * does, or in a job's thread (fdtable.c) while the program thread that asked waits. */
+#define HS_FDS_OWN 1
+#define HS_FDS_JOB 2
 
 extern __thread hs_tls_t hs_tls __attribute__((tls_model("initial-exec")));
 

@@ -68,7 +68,7 @@ int hs_fd_private(void)
         dup2(0, 1);
         dup2(0, 2);
     }
-    hs_tls.private_fds = 1;
+    hs_tls.private_fds = HS_FDS_OWN;
     return 0;
 }
 
@@ -107,6 +107,7 @@ static void *fd_job_main(void *p)
     hs_rank_restore(&job->held);
     fd_job_wait_caller(job);
     if (hs_fd_private() == 0) {
+        hs_tls.private_fds = HS_FDS_JOB;
         job->fn(job->arg);
         job->ran = true;
     }

@@ -367,6 +367,7 @@ static void http_loop(void)
             orphan_at = hs_http_now_ms() + 1000;
             if (hs_orphan_program_gone())
                 break;
+            hs_stderr_pin_refresh(); /* log.c: a replaced log file is given back */
         }
         if (!http_gate_enter())
             return; /* the process is ending: the daemon is left to it */

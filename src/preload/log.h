@@ -15,6 +15,9 @@ void hs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * a stderr the program has closed falls back to the I/O thread's copy (not from a signal
  * handler: that takes a lock). Bytes written, or -1 with errno. */
 ssize_t hs_stderr_write(const void *p, size_t n, bool kept);
+/* In a heapsift thread with a table of its own: takes or gives back its reference to the
+ * program's 2 (log.c's pin) as 2 is now, so that a line written later needs no wait. */
+void hs_stderr_pin_refresh(void);
 /* Same as hs_log, but only the first call per call site (pass a static flag). */
 #define hs_log_once(flag, ...)                                                                     \
     do {                                                                                           \

@@ -406,6 +406,7 @@ static void *trig_main(void *arg)
     trig.oom_armed = true;
     trig.limits_at_ms = now - TRIG_LIMITS_MS;
     hs_orphan_register();
+    hs_stderr_pin_refresh(); /* and each second: its lines to a log file need no wait */
     int64_t orphan_at = now + 1000;
     for (;;) {
         unsigned why = __atomic_exchange_n(&trig_pending, 0, __ATOMIC_ACQ_REL);
@@ -426,6 +427,7 @@ static void *trig_main(void *arg)
             orphan_at = now + 1000;
             if (hs_orphan_program_gone())
                 break;
+            hs_stderr_pin_refresh();
         }
         if (timeout < 0 || timeout > 1000)
             timeout = 1000;
