@@ -256,7 +256,8 @@ static enum MHD_Result web_handle(void *cls, struct MHD_Connection *c, const cha
     if (strcmp(method, "POST") == 0 && hs_web_api_is_post(url))
         return web_post(c, s, url, upload_size, req);
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char msg[] = "only GET (and POST to /api/upload, /api/pin, /api/unpin)\n";
+        static const char msg[] =
+            "only GET (and POST to /api/upload, /api/pin, /api/unpin, /api/close)\n";
         return web_send(c, 405, "text/plain", msg, sizeof(msg) - 1);
     }
     if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)

@@ -66,6 +66,9 @@ typedef struct {
     hs_web_seen_t *seen; /* HS_WEB_FILE (one entry) and HS_WEB_DIR */
     size_t nseen;
     hs_web_fetcher_t *fetcher; /* HS_WEB_URL */
+    /* HS_WEB_UPLOAD closed by the page (POST /api/close): no profiles, not listed, no
+     * request finds it; the next new upload takes its place, its ids going on. */
+    bool closed;
 } hs_web_target_t;
 
 typedef struct {
@@ -89,6 +92,8 @@ void hs_web_store_free(hs_web_store_t *s);
  * the next profile when HS_WEB_RING newer unpinned ones are kept). Returns 0, -ENOENT (no
  * such profile) or -ENOSPC (HS_WEB_PINS already pinned), with a message in err. */
 int hs_web_store_pin(hs_web_target_t *t, uint64_t id, bool pin, char *err, size_t errlen);
+/* Closes the uploaded target t, with the store lock held: frees its profiles. */
+void hs_web_store_close(hs_web_target_t *t);
 /* How many of t's profiles are pinned. */
 size_t hs_web_store_pins(const hs_web_target_t *t);
 void hs_web_store_lock(void);

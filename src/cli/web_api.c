@@ -19,6 +19,8 @@
  *   POST /api/upload?name=FILE[&target=T] a profile sent by the page   (web_upload.c)
  *   POST /api/pin?target=T&id=I        pins profile I: kept past the ring (web_store.c)
  *   POST /api/unpin?target=T&id=I      unpins it
+ *   POST /api/close?target=T           closes an uploaded target: its profiles are
+ *                                      freed, and its place goes to the next upload
  *
  * Takes the store lock for the whole request; errors are {"error": "..."} with a 4xx/5xx
  * status.
@@ -60,6 +62,8 @@ static int api_target(hs_web_req_t *q)
     unsigned long i = v ? strtoul(v, &end, 10) : 0;
     if (!v || !*v || *end || i >= q->s->ntargets)
         return hs_web_error(q, 404, "no such target");
+    if (q->s->targets[i].closed)
+        return hs_web_error(q, 404, "no such target (closed)");
     q->ti = i;
     q->t = &q->s->targets[i];
     return 0;
@@ -74,9 +78,13 @@ static int api_targets(hs_web_req_t *q)
                   "{\"interval\":%g,\"ring\":%d,\"max_pins\":%d,\"upload_max\":%u,\"now\":%" PRId64
                   ",\"targets\":[",
                   q->s->interval, HS_WEB_RING, HS_WEB_PINS, HS_WEB_UPLOAD_MAX, hs_web_now_ms());
+    bool first = true;
     for (size_t i = 0; i < q->s->ntargets; i++) {
         const hs_web_target_t *t = &q->s->targets[i];
-        hs_buf_printf(b, "%s{\"index\":%zu,\"spec\":", i ? "," : "", i);
+        if (t->closed)
+            continue;
+        hs_buf_printf(b, "%s{\"index\":%zu,\"spec\":", first ? "" : ",", i);
+        first = false;
         hs_json_str(b, t->spec);
         hs_buf_printf(b, ",\"kind\":\"%s\",\"heap_url\":", api_kinds[t->kind]);
         hs_json_str(b, t->heap_url);
@@ -218,6 +226,18 @@ static int api_unpin(hs_web_req_t *q)
     return api_pin_set(q, false);
 }
 
+/* POST: closes the target, an uploaded one; {"target", "closed"}. */
+static int api_close(hs_web_req_t *q)
+{
+    if (q->t->kind != HS_WEB_UPLOAD)
+        return hs_web_error(q, 400, "only an uploaded target can be closed");
+    fprintf(stderr, "heapsift web: %s: closed (target %zu, %zu profiles)\n", q->t->spec, q->ti,
+            q->t->n);
+    hs_web_store_close(q->t);
+    hs_buf_printf(q->out, "{\"target\":%zu,\"closed\":true}", q->ti);
+    return 0;
+}
+
 typedef struct {
     const char *path;
     int (*fn)(hs_web_req_t *);
@@ -244,6 +264,7 @@ static const api_route_t api_routes[] = {
 static const api_route_t api_posts[] = {
     {"/api/pin", api_pin, true, NULL},
     {"/api/unpin", api_unpin, true, NULL},
+    {"/api/close", api_close, true, NULL},
 };
 
 static const api_route_t *api_find(const api_route_t *routes, size_t n, const char *path)

@@ -181,6 +181,14 @@ static void store_evict(hs_web_target_t *t, size_t keep)
     }
 }
 
+void hs_web_store_close(hs_web_target_t *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        store_prof_free(&t->ring[i]);
+    t->n = 0;
+    t->closed = true;
+}
+
 int hs_web_store_pin(hs_web_target_t *t, uint64_t id, bool pin, char *err, size_t errlen)
 {
     hs_web_prof_t *p = NULL;

@@ -7,7 +7,9 @@
  * hs_web_store_reserve made, so no target moves under the poller), or joins the uploaded
  * target given as &target=T, or else the uploaded target of the same name (a file sent
  * again, a newer dump of it: then the two can be diffed). Uploaded targets are never
- * polled; their ring is the same as any target's.
+ * polled; their ring is the same as any target's. A new one takes the place of a target
+ * the page closed, if any (its ids go on from the closed one's: the History's cache is
+ * keyed by place and id).
  *
  * web.c feeds the body here as libmicrohttpd hands it over. A body over
  * HS_WEB_UPLOAD_MAX bytes is refused with 413: at once when its Content-Length says so,
@@ -109,28 +111,40 @@ static hs_web_target_t *upload_target(hs_web_store_t *s, const char *targ, const
         *ti = i;
         return &s->targets[i];
     }
+    size_t closed = s->ntargets;
     for (size_t i = 0; i < s->ntargets; i++) {
-        if (s->targets[i].kind == HS_WEB_UPLOAD && strcmp(s->targets[i].spec, name) == 0) {
+        const hs_web_target_t *t = &s->targets[i];
+        if (t->kind == HS_WEB_UPLOAD && t->closed && closed == s->ntargets)
+            closed = i;
+        if (t->kind == HS_WEB_UPLOAD && !t->closed && strcmp(t->spec, name) == 0) {
             *ti = i; /* the same file again (a newer dump of it): one more profile */
             return &s->targets[i];
         }
     }
-    if (s->ntargets >= s->cap) {
+    if (closed == s->ntargets && s->ntargets >= s->cap) {
         char msg[128];
-        snprintf(msg, sizeof(msg), "too many targets: at most %d uploaded ones (restart to clear)",
+        snprintf(msg, sizeof(msg), "too many targets: at most %d uploaded ones (close one)",
                  HS_WEB_UPLOAD_TARGETS);
         *status = upload_error(out, 409, msg);
         return NULL;
     }
-    hs_web_target_t *t = memset(&s->targets[s->ntargets], 0, sizeof(*t));
-    if (!(t->spec = strdup(name))) {
+    char *spec = strdup(name);
+    if (!spec) {
         *status = upload_error(out, 500, strerror(ENOMEM));
         return NULL;
     }
+    hs_web_target_t *t = &s->targets[closed];
+    uint64_t next_id = closed < s->ntargets ? t->next_id : 1;
+    if (closed < s->ntargets)
+        free(t->spec);
+    else
+        s->ntargets++;
+    memset(t, 0, sizeof(*t));
+    t->spec = spec;
     t->kind = HS_WEB_UPLOAD;
-    t->next_id = 1;
+    t->next_id = next_id;
     t->polls = 1;
-    *ti = s->ntargets++;
+    *ti = closed;
     return t;
 }
 

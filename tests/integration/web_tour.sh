@@ -12,8 +12,10 @@
 # then its legacy-text conversion dropped on the page (a DataTransfer drop event), each a
 # new target whose Top rows equal `heapsift top` of that file, and the first file again
 # joins its target (a second profile); a text file that is no
-# profile, dropped, is an error in the page and the server goes on; over the API, a body
-# over the limit is a 413. Skips (77) only when node or chromium cannot be installed, and
+# profile, dropped, is an error in the page and the server goes on; the dropped file's
+# target closed with its Close button leaves the list and the API (404), and the file
+# dropped again takes its place with the next profile id; over the API, a body over the
+# limit is a 413. Skips (77) only when node or chromium cannot be installed, and
 # never under CI.
 # Usage: web_tour.sh BUILD_DIR SOURCE_DIR
 set -u
@@ -80,6 +82,28 @@ NODE_PATH="$SRC/tests/web/node_modules" node "$SRC/tests/web/web_tour.mjs" "$URL
 ls "$BUILD/web-screenshots"/top.png "$BUILD/web-screenshots"/flame.png >/dev/null ||
     fail "no screenshots in $BUILD/web-screenshots"
 grep -q 'tracked.pb.gz: uploaded' "$T/web.err" || { fail "the upload is not logged"; show "$T/web.err"; }
+
+# Over the API: 16 uploaded targets open at most (the page left 2); a seventeenth is a 409
+# that says to close one; once one is closed, the next takes its place, ids going on.
+post() { curl -sS -o "$T/post.json" -w '%{http_code}' -X POST "$@"; }
+for k in $(seq 3 16); do
+    code=$(post -T "$T/up/tracked.pb.gz" "${URL}api/upload?name=t$k.pb.gz")
+    [ "$code" = 200 ] || { fail "upload $k: $code"; show "$T/post.json"; break; }
+done
+code=$(post -T "$T/up/tracked.pb.gz" "${URL}api/upload?name=t17.pb.gz")
+[ "$code" = 409 ] && grep -q 'close one' "$T/post.json" ||
+    { fail "a 17th uploaded target: want 409 'close one', got $code"; show "$T/post.json"; }
+code=$(post "${URL}api/close?target=0")
+[ "$code" = 400 ] || fail "closing the directory's target: want 400, got $code"
+code=$(post "${URL}api/close?target=5")
+[ "$code" = 200 ] && grep -q '"closed":true' "$T/post.json" || fail "closing target 5: $code"
+code=$(curl -sS -o /dev/null -w '%{http_code}' "${URL}api/top?target=5")
+[ "$code" = 404 ] || fail "a closed target's top: want 404, got $code"
+code=$(post -T "$T/up/tracked.pb.gz" "${URL}api/upload?name=t17.pb.gz")
+[ "$code" = 200 ] && grep -q '"target":5,"id":2,' "$T/post.json" ||
+    { fail "the upload after a close: want target 5, id 2, got $code"; show "$T/post.json"; }
+n=$(curl -sS "${URL}api/targets" | grep -o '"index":' | wc -l)
+[ "$n" -eq 17 ] || fail "targets listed: $n, want 17 (the directory and 16 uploaded)"
 web_stop
 echo "web_tour: $FAILS failures"
 [ "$FAILS" -eq 0 ]

@@ -316,6 +316,27 @@ await run(ctx, dir + "/tour", async () => {
   await page.selectOption("#target", "0");
   await page.waitForSelector('#top-table tbody tr[data-name="site_leak"]');
   check(true, "after the error the page switches back to the directory");
+  check(await page.locator("#target-close").isHidden(), "the directory's target has no Close button");
+
+  // Close: the dropped file's target is freed and leaves the list; the page goes to the
+  // first target; a file opened after takes its place, its profile ids going on.
+  await page.selectOption("#target", "2");
+  await page.waitForSelector('#top-table tbody tr[data-name="comp_shared"]');
+  await page.click("#target-close");
+  await page.waitForFunction(() => document.querySelector("#target").value === "0" &&
+    ![...document.querySelectorAll("#target option")].some((o) => o.value === "2"));
+  await page.waitForSelector('#top-table tbody tr[data-name="site_leak"]');
+  const gone = (await fetch(url + "api/profiles?target=2")).status; // from here, not the page
+  check(await page.locator("#target option").count() === 2 && gone === 404,
+        "Close on tracked.heap's target: it leaves the list, its API is a 404, the page is on the directory",
+        `${await page.locator("#target option").count()} targets, /api/profiles?target=2: ${gone}`);
+  await drop(want.drop.file);
+  await page.waitForFunction(() => document.querySelector("#target").value === "2" &&
+    document.querySelector("#profB").value === "2");
+  check(await page.locator("#target option").count() === 3 && await page.locator("#target-close").isVisible(),
+        "tracked.heap dropped again: a new target in the closed one's place, profile #2 (ids go on), Close shown");
+  await page.waitForSelector('#top-table tbody tr[data-name="comp_shared"]');
+  await page.screenshot({ path: `${dir}/upload-close.png`, fullPage: true });
 
   const foreign = requests.filter((u) => !u.startsWith(url) && !u.startsWith("data:"));
   check(foreign.length === 0, "no request leaves the server", foreign.join(" "));

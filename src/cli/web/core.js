@@ -147,7 +147,8 @@ function fillSelect(sel, items, value) {
 }
 
 function renderStatus() {
-  const t = state.targets[state.target];
+  const t = state.targets.find((x) => x.index === state.target);
+  $("target-close").hidden = !t || t.kind !== "upload";
   const s = $("status");
   if (!t) { s.textContent = "no target"; return; }
   document.title = "heapsift web · " + t.spec;

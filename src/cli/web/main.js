@@ -61,14 +61,7 @@ function init() {
     setTab("flame");
   });
   $("tabs").addEventListener("click", (e) => { if (e.target.dataset.tab) setTab(e.target.dataset.tab); });
-  $("target").addEventListener("change", async () => {
-    state.target = +$("target").value;
-    state.a = state.b = null;
-    state.followB = true;
-    state.sample = "";
-    state.zoom = state.dzoom = null;
-    await refresh(true);
-  });
+  $("target").addEventListener("change", () => switchTarget(+$("target").value));
   $("profA").addEventListener("change", () => choose("a", +$("profA").value));
   $("profB").addEventListener("change", () => choose("b", +$("profB").value));
   $("sample").addEventListener("change", () => { state.sample = $("sample").value; render(); });

@@ -4,7 +4,9 @@
  * target (sorted by time then name, the others join the first's), which is new, named
  * after the first file, unless a file of that name was opened before: then they join its
  * target, as a newer dump of it. The page switches to that target, newest profile as B. A file too large or not a
- * profile is shown as the page's error; the server stays up either way. */
+ * profile is shown as the page's error; the server stays up either way. An uploaded
+ * target's Close button frees it on the server (POST /api/close) and the page goes to the
+ * first target left. */
 let uploadMax = 256 * 1024 * 1024;
 
 async function uploadOne(file, target) {
@@ -37,20 +39,33 @@ async function openFiles(list) {
     }
   }
   busy.textContent = "";
-  if (target !== null) {
-    state.target = target;
-    state.a = state.b = null;
-    state.followB = true;
-    state.sample = "";
-    state.zoom = state.dzoom = null;
-    await refresh(true);
-  }
+  if (target !== null) await switchTarget(target);
   if (err) showError("cannot open the profile: " + err);
+}
+
+/* The page on target i (null: the first one listed), newest profile as B. */
+async function switchTarget(i) {
+  state.target = i !== null ? i : (state.targets[0] ? state.targets[0].index : 0);
+  state.a = state.b = null;
+  state.followB = true;
+  state.sample = "";
+  state.zoom = state.dzoom = null;
+  await refresh(true);
+}
+
+async function closeTarget() {
+  const r = await fetch("/api/close?" + new URLSearchParams({ target: state.target }), { method: "POST" });
+  let j = {};
+  try { j = await r.json(); } catch (e) { /* no JSON: the status says it */ }
+  if (!r.ok) { showError("cannot close the target: " + (j.error || "HTTP " + r.status)); return; }
+  state.targets = state.targets.filter((t) => t.index !== state.target);
+  await switchTarget(null);
 }
 
 function initUpload() {
   const input = $("upload-file");
   $("upload-open").addEventListener("click", () => input.click());
+  $("target-close").addEventListener("click", closeTarget);
   input.addEventListener("change", async () => {
     const files = [...input.files];
     input.value = "";
