@@ -17,7 +17,7 @@ export function check(ok, what, detail) {
 }
 
 // Launches Chromium and opens a page; pageErrors gets uncaught exceptions and console
-// errors, requests every URL the page asked for.
+// errors (with the URL they name), requests every URL the page asked for.
 export async function openPage() {
   const browser = await chromium.launch({
     executablePath: process.env.HS_CHROMIUM || "/usr/bin/chromium",
@@ -29,7 +29,10 @@ export async function openPage() {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   const pageErrors = [], requests = [];
   page.on("pageerror", (e) => pageErrors.push(e.message));
-  page.on("console", (m) => { if (m.type() === "error") pageErrors.push(m.text()); });
+  page.on("console", (m) => {
+    const at = m.location().url; // a failed load's: the resource
+    if (m.type() === "error") pageErrors.push(m.text() + (at ? " (" + at + ")" : ""));
+  });
   page.on("request", (r) => requests.push(r.url()));
   page.setDefaultTimeout(30000);
   return { browser, page, pageErrors, requests };

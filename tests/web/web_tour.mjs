@@ -337,10 +337,21 @@ await run(ctx, dir + "/tour", async () => {
         "tracked.heap dropped again: a new target in the closed one's place, profile #2 (ids go on), Close shown");
   await page.waitForSelector('#top-table tbody tr[data-name="comp_shared"]');
   await page.screenshot({ path: `${dir}/upload-close.png`, fullPage: true });
+  // Closed again; a URL that names it (kept from before) opens the first target instead.
+  await page.click("#target-close");
+  await page.waitForFunction(() => document.querySelector("#target").value === "0");
+  await page.goto(url + "#top&target=2");
+  await page.waitForFunction(() => document.querySelector("#target").value === "0" &&
+    document.querySelector('#top-table tbody tr[data-name="site_leak"]'));
+  check(await page.locator("#err").isHidden() && await page.locator("#target option").count() === 2,
+        "a URL naming a closed target: the page opens the directory's, no error",
+        await page.locator("#err").textContent());
 
   const foreign = requests.filter((u) => !u.startsWith(url) && !u.startsWith("data:"));
   check(foreign.length === 0, "no request leaves the server", foreign.join(" "));
-  // The 400 of the bad upload is logged by Chromium as a failed resource: expected.
-  const errs = pageErrors.filter((e) => !/status of 400/.test(e));
+  // The 400 of the bad upload and the 404 of the closed target's profiles (the URL that
+  // named it) are logged by Chromium as failed resources: expected.
+  const errs = pageErrors.filter((e) => !/status of 400/.test(e) &&
+                                        !/status of 404 .*\/api\/profiles\?target=2$/.test(e.replace(/\)$/, "")));
   check(errs.length === 0, "no JavaScript error", errs.join(" | "));
 });

@@ -46,8 +46,17 @@ function setTab(tab) {
 async function refresh(force) {
   try {
     // Both at once: one round trip less before the first paint (bench/webpaint.sh).
-    const [, changed] = await Promise.all([loadTargets(), loadProfiles()]);
-    if (await pinRestore() || changed || force) await render();
+    const [targets, profiles] = await Promise.allSettled([loadTargets(), loadProfiles()]);
+    if (targets.status === "rejected") throw targets.reason;
+    if (profiles.status === "rejected") {
+      // A target closed elsewhere (another page, a URL kept): the first one left.
+      if (state.targets.length && !state.targets.some((t) => t.index === state.target)) {
+        await switchTarget(null);
+        return;
+      }
+      throw profiles.reason;
+    }
+    if (await pinRestore() || profiles.value || force) await render();
   } catch (e) {
     showError("cannot reach heapsift web: " + e.message);
   }
@@ -96,10 +105,12 @@ function init() {
   // its figures would be in their own units, then redrawn in the page's.
   const tab = loadState();
   if (renderers[tab]) showTab(tab);
-  // A fragment typed or followed (our own replaceState fires no hashchange).
+  // A fragment typed or followed (our own replaceState fires no hashchange): drawn once
+  // the profiles of the target it names are in (it may name another, or a closed one).
   window.addEventListener("hashchange", () => {
     const t = loadState();
-    setTab(renderers[t] ? t : state.tab);
+    showTab(renderers[t] ? t : state.tab);
+    refresh(true);
   });
   refresh(true).then(function tick() {
     setTimeout(() => refresh(false).then(tick), Math.max(1000, state.interval * 1000));
