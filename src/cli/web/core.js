@@ -187,7 +187,9 @@ function pickProfiles() {
 }
 
 async function loadProfiles() {
-  const j = await api("profiles", { target: state.target });
+  const target = state.target;
+  const j = await api("profiles", { target });
+  if (state.target !== target) return false; // switched meanwhile: not this target's
   const before = state.profiles.map((p) => p.id).join(",");
   state.profiles = j.profiles;
   state.unit = pageUnit(j.profiles);

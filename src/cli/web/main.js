@@ -10,12 +10,13 @@ let rendering = Promise.resolve();
 function render() {
   rendering = rendering.then(async () => {
     const drawn = state.tab + ":" + state.a + ":" + state.b; // what it draws, as it starts
+    const target = state.target;
     try {
       renderRefine();
       await renderers[state.tab]();
       showError("");
     } catch (e) {
-      showError(e.message);
+      if (state.target === target) showError(e.message); // else: the target was closed, left
     }
     saveState();
     document.body.dataset.rendered = drawn + ":" + Date.now();
@@ -44,10 +45,12 @@ function setTab(tab) {
 }
 
 async function refresh(force) {
+  const target = state.target;
   try {
     // Both at once: one round trip less before the first paint (bench/webpaint.sh).
     const [targets, profiles] = await Promise.allSettled([loadTargets(), loadProfiles()]);
     if (targets.status === "rejected") throw targets.reason;
+    if (state.target !== target) return; // switched meanwhile: that switch refreshes
     if (profiles.status === "rejected") {
       // A target closed elsewhere (another page, a URL kept): the first one left.
       if (state.targets.length && !state.targets.some((t) => t.index === state.target)) {
@@ -58,7 +61,7 @@ async function refresh(force) {
     }
     if (await pinRestore() || profiles.value || force) await render();
   } catch (e) {
-    showError("cannot reach heapsift web: " + e.message);
+    if (state.target === target) showError("cannot reach heapsift web: " + e.message);
   }
 }
 
