@@ -43,7 +43,7 @@ static int log_program_stderr(bool *copy)
  * file has more than one reference at the write's start. A program whose table one thread
  * uses takes none for its writes: a copy taken for one line of ours, by a thread with a
  * table of its own, could meet a program write in flight, both at the same offset, the
- * longer line covering the other (stderr_log, one run in ten under load). So such a
+ * longer line covering the other (stderr_log: 2 of some 20 suite runs). So such a
  * thread keeps its copy while 2 is that file: from then on the program's writes take the
  * lock too. The first line after the pin waits LOG_PIN_SETTLE_MS for writes begun before
  * it. A job's thread (HS_FDS_JOB) needs none: the program thread that asked waits for
