@@ -53,7 +53,8 @@ nodump-told-after-ptrace|src/cli/attach_check.c|s/if \(!cap && at_not_dumpable\(
 attach-out-dir-unchecked|src/preload/attach.c|s/\n        attach_check_out\(msg, msglen\);\n/\n/|integration/attach_nodump
 attach-deps-not-copied|src/cli/attach_files.c|s/if \(!loaded &&/if (0 \&\& !loaded \&\&/|integration/attach_namespace
 stderr-pin-dropped|src/preload/log.c|s/if \(copy && hs_tls\.private_fds == HS_FDS_OWN\)/if (0)/|unit/test_stderr_pin
-closed-upload-ids-restart|src/cli/web_upload.c|s/uint64_t next_id = closed < s->ntargets \? t->next_id : 1;/uint64_t next_id = 1;/|integration/web_tour'
+closed-upload-ids-restart|src/cli/web_upload.c|s/uint64_t next_id = closed < s->ntargets \? t->next_id : 1;/uint64_t next_id = 1;/|integration/web_tour
+sw-release-skips-unmask|src/preload/stopworld.c|s/\n    sw_wait_unmasked\(w\);\n/\n/|unit/test_stopworld_again'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -48,6 +48,10 @@ void hs_sw_stop(hs_sw_t *w, int timeout_ms);
 /* Lets them go; waits (bounded) until every handler has left. */
 void hs_sw_resume(hs_sw_t *w);
 void hs_sw_free(hs_sw_t *w);
+/* Tests only (test_stopworld_again): when defined, the handler calls it after it has left,
+ * before it returns: the window sw_wait_unmasked (stopworld.c) waits out, made wide.
+ * Hidden: only a definition linked into the same object can bind it. */
+extern void hs_sw_test_left(void) __attribute__((weak, visibility("hidden")));
 /* The slot range, so the scan can leave it out of the roots and read the registers. */
 bool hs_sw_owns(const hs_sw_t *w, uintptr_t lo, uintptr_t hi);
 

@@ -30,7 +30,7 @@ extern pt_fn_t pt_live;
 extern char pt_live_end[];
 
 static void *pt_orig;
-static uint64_t pt_hooked, pt_wrong;
+static uint64_t pt_hooked, pt_wrong, pt_calls;
 static int pt_stop;
 
 static int pt_hook(int a)
@@ -42,9 +42,11 @@ static int pt_hook(int a)
 static void *pt_caller(void *arg)
 {
     (void)arg;
-    for (int i = 0; !__atomic_load_n(&pt_stop, __ATOMIC_RELAXED); i++)
+    for (int i = 0; !__atomic_load_n(&pt_stop, __ATOMIC_RELAXED); i++) {
         if (pt_live(i) != i + 1)
             __atomic_add_fetch(&pt_wrong, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&pt_calls, (uint64_t)i + 1, __ATOMIC_RELAXED);
+    }
     return NULL;
 }
 
@@ -61,6 +63,12 @@ int main(void)
     char why[160];
     size_t size = (size_t)(pt_live_end - (char *)pt_live);
     CHECK(pthread_create(&th, NULL, pt_caller, NULL) == 0, "thread");
+    /* Until it runs its loop: a thread still being created has every signal blocked (glibc
+     * unblocks them in start_thread), so a stop leaves it running, as stopworld.c says of
+     * threads that block the signal, and it could enter the bytes being patched (one run
+     * in 300 under load crashed so, at the first round). */
+    while (__atomic_load_n(&pt_calls, __ATOMIC_RELAXED) == 0)
+        pt_nap(100000);
     for (int round = 0; round < 300; round++) {
         hs_sw_t w;
         if (hs_sw_prepare(&w) != 0) {
