@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "debugcheck.h"
+#include "monoclock.h"
 #include "core.h"
 #include "fdtable.h"
 #include "log.h"
@@ -85,9 +86,7 @@ static void http_panic(void *cls, const char *file, unsigned int line, const cha
 
 int64_t hs_http_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return hs_mono_ms();
 }
 
 const char *hs_http_token(void)

@@ -17,6 +17,7 @@
  * CLOCK_MONOTONIC in nanoseconds.
  */
 #include "lifetimes.h"
+#include "monoclock.h"
 #include "core.h"
 
 #include <errno.h>
@@ -38,14 +39,9 @@ static hs_life_t *life_tab;
 static uint32_t life_cap;
 static int64_t life_epoch; /* objects allocated before this are not counted */
 
-/* CLOCK_MONOTONIC rather than _COARSE: the coarse clock ticks every 1-4 ms, which would
- * put every lifetime under a millisecond into 0 or one tick and blur the first buckets. */
-static int64_t life_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+/* Times come from hs_mono_ns, CLOCK_MONOTONIC rather than _COARSE: the coarse clock ticks
+ * every 1-4 ms, which would put every lifetime under a millisecond into 0 or one tick and
+ * blur the first buckets. */
 
 #define LIFE_CALIBRATE_NS 100000000 /* after this long, ns per tick stops being measured */
 
@@ -82,7 +78,7 @@ static void life_clock_init(void)
     if (!life_tsc_invariant() || prctl(PR_GET_TSC, &tsc_mode) != 0 || tsc_mode != PR_TSC_ENABLE)
         return;
     int64_t a = life_read_tsc();
-    life_mono0 = life_mono_ns();
+    life_mono0 = hs_mono_ns();
     int64_t b = life_read_tsc();
     life_tsc0 = a + (b - a) / 2;
     life_tsc = true;
@@ -90,7 +86,7 @@ static void life_clock_init(void)
 
 int64_t hs_lifetime_now(void)
 {
-    return life_tsc ? life_read_tsc() : life_mono_ns();
+    return life_tsc ? life_read_tsc() : hs_mono_ns();
 }
 
 /* Nanoseconds per tick: the fixed figure, or one measured now (and fixed when the span
@@ -103,7 +99,7 @@ static double life_scale(void)
         memcpy(&scale, &bits, sizeof(scale));
         return scale;
     }
-    int64_t ns = life_mono_ns() - life_mono0, ticks = life_read_tsc() - life_tsc0;
+    int64_t ns = hs_mono_ns() - life_mono0, ticks = life_read_tsc() - life_tsc0;
     if (ns <= 0 || ticks <= 0)
         return 1.0;
     scale = (double)ns / (double)ticks;

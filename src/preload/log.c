@@ -8,6 +8,7 @@
  * that run for long keep a reference to it while it is a log file (the pin, below).
  */
 #include "core.h"
+#include "monoclock.h"
 #include "log.h"
 #include "iothread.h"
 
@@ -50,13 +51,6 @@ static int log_program_stderr(bool *copy)
  * it, and were there others, the table's other users would make every write lock. */
 #define LOG_PIN_SETTLE_MS 20
 
-static int64_t log_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A regular file without O_APPEND: writes land at the shared offset. */
 static bool log_positioned(int fd)
 {
@@ -94,9 +88,9 @@ static int log_pin(hs_tls_t *t, int fd, bool settle)
     } else {
         log_unpin(t);
         t->err_pin = fd + 1;
-        t->err_pin_ms = log_now_ms();
+        t->err_pin_ms = hs_mono_ms();
     }
-    int64_t wait = t->err_pin_ms + LOG_PIN_SETTLE_MS - log_now_ms();
+    int64_t wait = t->err_pin_ms + LOG_PIN_SETTLE_MS - hs_mono_ms();
     if (settle && wait > 0) {
         struct timespec ts = {0, (long)wait * 1000000};
         while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {

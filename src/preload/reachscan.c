@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include "reachscan.h"
+#include "monoclock.h"
 #include "core.h"
 #include "livetab.h"
 #include "log.h"
@@ -80,13 +81,6 @@ static int64_t rs_clock(clockid_t id)
 {
     struct timespec ts;
     clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t rs_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -530,7 +524,7 @@ int hs_reachscan_run(hs_reachscan_t *r)
 {
     static rs_ctx_t c; /* big (the exclusions): off the stack, one scan at a time */
     static hs_sw_t w;
-    int64_t t0 = rs_now(), c0 = rs_clock(CLOCK_THREAD_CPUTIME_ID);
+    int64_t t0 = hs_mono_ns(), c0 = rs_clock(CLOCK_THREAD_CPUTIME_ID);
     memset(r, 0, sizeof(*r));
     memset(&c, 0, sizeof(c));
     c.r = r;
@@ -556,7 +550,7 @@ int hs_reachscan_run(hs_reachscan_t *r)
     }
     for (size_t i = 0; rc == 0 && i < r->n; i++)
         r->reached += r->blocks[i].reached;
-    r->ns = rs_now() - t0;
+    r->ns = hs_mono_ns() - t0;
     r->cpu_ns = rs_clock(CLOCK_THREAD_CPUTIME_ID) - c0;
     if (rc != 0)
         hs_reachscan_free(r);

@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "stopworld.h"
+#include "monoclock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -55,13 +56,6 @@ static struct {
 static int sw_signal(void)
 {
     return SIGRTMAX - HS_SW_SIGNAL_FROM_MAX;
-}
-
-static int64_t sw_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static long sw_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
@@ -305,7 +299,7 @@ static void sw_wait(hs_sw_t *w, pid_t pid, int64_t deadline)
 {
     for (;;) {
         uint32_t seen = __atomic_load_n(&sw.arrived, __ATOMIC_ACQUIRE);
-        if (sw_pending(w, pid) == 0 || sw_now() >= deadline)
+        if (sw_pending(w, pid) == 0 || hs_mono_ns() >= deadline)
             return;
         struct timespec ts = {0, SW_SLICE_NS};
         sw_futex(&sw.arrived, FUTEX_WAIT, seen, &ts);
@@ -315,7 +309,7 @@ static void sw_wait(hs_sw_t *w, pid_t pid, int64_t deadline)
 void hs_sw_stop(hs_sw_t *w, int timeout_ms)
 {
     sw_round_t r = {w, sw_tid(), getpid(), 0};
-    w->t0 = sw_now();
+    w->t0 = hs_mono_ns();
     int64_t deadline = w->t0 + (int64_t)timeout_ms * 1000000;
     __atomic_store_n(&sw.arrived, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&sw.cur, w, __ATOMIC_RELEASE);
@@ -332,7 +326,7 @@ void hs_sw_stop(hs_sw_t *w, int timeout_ms)
         w->stopped += st == HS_SW_STOPPED;
         w->unanswered += st == HS_SW_SENT;
     }
-    w->stop_ns = sw_now() - w->t0;
+    w->stop_ns = hs_mono_ns() - w->t0;
 }
 
 /* A handler that has left has yet to return: until its sigreturn the thread's mask blocks
@@ -343,11 +337,11 @@ void hs_sw_stop(hs_sw_t *w, int timeout_ms)
  * is waited for that long). */
 static void sw_wait_unmasked(const hs_sw_t *w)
 {
-    int64_t deadline = sw_now() + 1000000000;
+    int64_t deadline = hs_mono_ns() + 1000000000;
     for (size_t i = 0; i < w->n; i++) {
         if (__atomic_load_n(&w->slots[i].state, __ATOMIC_ACQUIRE) != HS_SW_STOPPED)
             continue;
-        while (sw_blocked(w->slots[i].tid) && sw_now() < deadline) {
+        while (sw_blocked(w->slots[i].tid) && hs_mono_ns() < deadline) {
             struct timespec ts = {0, 50000};
             nanosleep(&ts, NULL);
         }
@@ -360,7 +354,7 @@ void hs_sw_resume(hs_sw_t *w)
         return;
     __atomic_add_fetch(&sw.gen, 1, __ATOMIC_ACQ_REL); /* even: released */
     sw_futex(&sw.gen, FUTEX_WAKE, INT_MAX, NULL);
-    w->pause_ns = sw_now() - w->t0;
+    w->pause_ns = hs_mono_ns() - w->t0;
     w->active = false;
     /* Handlers still inside read sw.cur's slots: wait for them (1 s at most). */
     for (int i = 0; i < 10000 && __atomic_load_n(&sw.inside, __ATOMIC_ACQUIRE) != 0; i++) {

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "debugcheck.h"
+#include "monoclock.h"
 #include "core.h"
 #include "dump.h"
 #include "fdtable.h"
@@ -79,13 +80,6 @@ static struct {
     char **paths; /* ring of hs_opt.keep entries */
     uint32_t n, head;
 } keep[TRIG_KINDS];
-
-static int64_t trig_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Async-signal-safe: an atomic or and a sem_post (which fails harmlessly with
  * EOVERFLOW under a storm). */
@@ -399,7 +393,7 @@ static void *trig_main(void *arg)
     if (held)
         hs_iothread_hold();
     __atomic_store_n(&trig_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-    int64_t now = trig_now_ms();
+    int64_t now = hs_mono_ms();
     if (!trig.next_bytes)
         trig.next_bytes = hs_opt.interval_bytes;
     trig.next_tick_ms = now + (int64_t)hs_opt.interval_ms;
@@ -420,7 +414,7 @@ static void *trig_main(void *arg)
             trig_leave_paused(held); /* heapsift detach: this thread ends, the process runs */
             break;
         }
-        now = trig_now_ms();
+        now = hs_mono_ms();
         int timeout = trig_round(why, now);
         /* At most a second asleep: the program may have ended but for this thread. */
         if (now >= orphan_at) {
