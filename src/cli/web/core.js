@@ -62,12 +62,24 @@ const state = {
   dzoom: null, unit: null, invert: false, refine: [], pinWanted: false,
 };
 
-async function api(path, params) {
+/* The JSON answer to /api/PATH?PARAMS (init: fetch's, for a POST), or an Error with the
+ * server's message (the status when an error has no JSON). */
+async function apiFetch(path, params, init) {
   const q = new URLSearchParams(params || {});
-  const r = await fetch("/api/" + path + (q.toString() ? "?" + q : ""));
-  const j = await r.json();
+  const r = await fetch("/api/" + path + (q.toString() ? "?" + q : ""), init);
+  let j = {};
+  try { j = await r.json(); } catch (e) { if (r.ok) throw e; }
   if (!r.ok) throw new Error(j.error || ("HTTP " + r.status));
   return j;
+}
+
+async function api(path, params) {
+  return apiFetch(path, params);
+}
+
+/* POST /api/PATH?PARAMS, with body (a file) or none. */
+async function apiPost(path, params, body) {
+  return apiFetch(path, params, { method: "POST", body });
 }
 
 function viewParams(extra) {

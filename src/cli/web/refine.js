@@ -159,11 +159,7 @@ async function pinSet(pin) {
 }
 
 async function fetchPin(what, id) {
-  const r = await fetch("/api/" + what + "?" + new URLSearchParams({ target: state.target, id }),
-                        { method: "POST" });
-  const j = await r.json();
-  if (!r.ok) throw new Error(j.error || ("HTTP " + r.status));
-  return j;
+  return apiPost(what, { target: state.target, id });
 }
 
 /* A URL saying pin=1 pins A again when it is kept and not pinned; true when it did. */

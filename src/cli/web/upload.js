@@ -10,13 +10,12 @@
 let uploadMax = 256 * 1024 * 1024;
 
 async function uploadOne(file, target) {
-  const q = new URLSearchParams({ name: file.name });
-  if (target !== null) q.set("target", target);
-  const r = await fetch("/api/upload?" + q, { method: "POST", body: file });
-  let j = {};
-  try { j = await r.json(); } catch (e) { /* no JSON: the status says it */ }
-  if (!r.ok) throw new Error(j.error || (file.name + ": HTTP " + r.status));
-  return j;
+  const q = { name: file.name, ...(target !== null ? { target } : {}) };
+  try {
+    return await apiPost("upload", q, file);
+  } catch (e) {
+    throw new Error(/^HTTP /.test(e.message) ? file.name + ": " + e.message : e.message);
+  }
 }
 
 /* Sends files; switches to their target; the first error is shown after the switch. */
@@ -54,10 +53,12 @@ async function switchTarget(i) {
 }
 
 async function closeTarget() {
-  const r = await fetch("/api/close?" + new URLSearchParams({ target: state.target }), { method: "POST" });
-  let j = {};
-  try { j = await r.json(); } catch (e) { /* no JSON: the status says it */ }
-  if (!r.ok) { showError("cannot close the target: " + (j.error || "HTTP " + r.status)); return; }
+  try {
+    await apiPost("close", { target: state.target });
+  } catch (e) {
+    showError("cannot close the target: " + e.message);
+    return;
+  }
   state.targets = state.targets.filter((t) => t.index !== state.target);
   await switchTarget(null);
 }
