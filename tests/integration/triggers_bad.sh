@@ -3,9 +3,10 @@
 #  - each bad HEAPSIFT_SIGNAL / _INTERVAL_BYTES / _INTERVAL_SECONDS / _PEAK / _PEAK_GROWTH /
 #    _PEAK_MIN_SECONDS / _OOM_FRACTION / _KEEP value: exactly one stderr line naming the
 #    variable, the program's output and status unchanged, no profile written;
-#  - HEAPSIFT_INTERVAL_SECONDS=0.3 into a directory that only appears a third of the way
-#    through the run: one "cannot write profile" line (not one per trigger), then one
-#    "written again" line, and interval profiles in the directory after it appeared.
+#  - HEAPSIFT_INTERVAL_SECONDS=0.3 into a directory that the program creates only once
+#    heapsift_stats counts two failed dumps, then runs on until a dump is written: one
+#    "cannot write profile" line (not one per trigger), then one "written again" line,
+#    and interval profiles in the directory after it appeared.
 # usage: triggers_bad.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -32,7 +33,7 @@ done
 mkdir "$T/d"
 rc=0
 HEAPSIFT_INTERVAL_SECONDS=0.3 HEAPSIFT_OUT="$T/d/made/t.pb.gz" LD_PRELOAD="$LIB" \
-    "$PROG" sleep 2400 "$T/d" >"$T/out" 2>"$T/err" || rc=$?
+    "$PROG" until 0 2 1 "$T/d" >"$T/out" 2>"$T/err" || rc=$?
 [ $rc -eq 0 ] || fail "failing dumps: status $rc"
 c=$(grep -c 'cannot write profile' "$T/err" || true)
 a=$(grep -c 'written again' "$T/err" || true)

@@ -1,12 +1,15 @@
 #!/bin/sh
 # triggers_peak: HEAPSIFT_PEAK=1 keeps the live set at the highest live heap even when the
 # peak is long gone by exit (tests/programs/trig_prog.c peak: site_peak holds 64 MiB for
-# 300 ms, then only site_after's 4 MiB is live):
+# 300 ms and until heapsift_stats shows the kept peak holding it, then only site_after's
+# 4 MiB is live):
 #  - the exit heap profile: site_after 4 MiB, no site_peak;
 #  - the exit peak profile (kind "peak"): site_peak 64 MiB within 2% (rate 64 KiB: 1 MiB
 #    objects are sampled with probability 1 - exp(-16), so the estimate is all but exact);
 # and HEAPSIFT_PEAK_GROWTH=50% with HEAPSIFT_PEAK_MIN_SECONDS=0 on a heap growing to
-# 64 MiB: at least 3 and at most 12 peak files (log1.5(64) ~ 10, and the one at exit),
+# 64 MiB (each MiB once the kept peak holds the previous one, so a slow trigger thread
+# cannot merge the steps): at least 3 and at most 12 peak files (log1.5(64) ~ 10, and the
+# one at exit),
 # each holding no less site_peak than the previous one. Every file reads with go tool pprof and heapsift top.
 # usage: triggers_peak.sh BUILD_DIR SOURCE_DIR
 set -eu

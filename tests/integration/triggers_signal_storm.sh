@@ -2,7 +2,8 @@
 # triggers_signal_storm: 2000 SIGUSR2 sent back to back at a program whose 4 threads churn
 # allocations (tests/programs/trig_prog.c storm) under HEAPSIFT_SIGNAL=USR2. The handler
 # only sets a bit and writes to an eventfd, so the storm coalesces: the program finishes
-# normally (no deadlock, no crash, bounded by a 60 s timeout), writes between 1 and 2000
+# normally (no deadlock, no crash, bounded by a 60 s timeout; it runs on past its 3 s
+# until a dump was written, so a slow trigger thread cannot miss them all), writes between 1 and 2000
 # signal profiles (in practice a handful, one per dump time), each readable by go tool
 # pprof and holding site_keep's 1 MiB.
 # usage: triggers_signal_storm.sh BUILD_DIR SOURCE_DIR

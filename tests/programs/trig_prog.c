@@ -8,16 +8,31 @@
  *                              most), so that a slow dump cannot swallow a boundary
  *   trig_prog sleep MS [DIR]   site_keep holds 1 MiB, then sleeps MS ms; with DIR, writes
  *                              DIR/ready once running and creates DIR/made after MS/3 ms
- *   trig_prog storm MS DIR     like sleep, while 4 threads churn through site_churn
- *   trig_prog peak             site_peak holds 64 x 1 MiB for 300 ms and frees them; then
- *                              site_after holds 4 x 1 MiB until exit
- *   trig_prog grow             site_peak grows to 64 MiB by 1 MiB every 10 ms
+ *   trig_prog until MS FAILS DUMPS [DIR]
+ *                              site_keep holds 1 MiB; with DIR, writes DIR/ready once
+ *                              running; sleeps MS ms, then runs on until heapsift_stats
+ *                              counts FAILS failed dumps (then creates DIR/made) and
+ *                              DUMPS written ones: the test's triggers fire while it runs,
+ *                              however slow the machine (60 s at most, else status 3)
+ *   trig_prog storm MS DIR     like sleep, while 4 threads churn through site_churn; after
+ *                              MS, runs on until one dump was written (30 s at most)
+ *   trig_prog peak             site_peak holds 64 x 1 MiB for 300 ms and until the kept
+ *                              peak holds them, and frees them; then site_after holds
+ *                              4 x 1 MiB until exit
+ *   trig_prog grow             site_peak grows to 64 MiB by 1 MiB every 10 ms, each MiB
+ *                              once the kept peak holds the previous one
+ * The waits on heapsift_stats (30 or 60 s at most) put the program in lockstep with the
+ * trigger thread, so a loaded machine cannot merge or miss what a test counts; without
+ * the library (HEAPSIFT_WEAK) they return at once.
  *   trig_prog oom              grows site_oom by 4 MiB blocks (mmap'd by malloc) until the
  *                              address space reaches 70% of RLIMIT_AS, holds 300 ms, frees
  *                              it all, holds 300 ms, grows and holds again
  * Prints what it expects each site to hold at exit as "site bytes".
  */
 #define _GNU_SOURCE
+#define HEAPSIFT_WEAK
+#include <heapsift.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -76,6 +91,31 @@ __attribute__((noinline)) static void *site_oom(size_t n)
     if (p)
         memset(p, 4, n);
     return p;
+}
+
+/* heapsift_stats' dump counts (-1, -1 without the library). */
+static void dump_counts(long long *written, long long *failed)
+{
+    struct heapsift_stats st;
+    *written = *failed = -1;
+    if (heapsift_stats(&st) == 0) {
+        *written = (long long)st.dumps;
+        *failed = (long long)st.dump_failures;
+    }
+}
+
+/* Waits, ms at most, until the kept peak holds at least bytes; false if it never does
+ * (true at once without the library or HEAPSIFT_PEAK). */
+static int peak_wait(double bytes, long ms)
+{
+    struct heapsift_stats st;
+    for (long w = 0; w < ms; w += 10) {
+        if (heapsift_stats(&st) != 0 || st.peak_bytes >= bytes)
+            return 1;
+        msleep(10);
+    }
+    fprintf(stderr, "trig_prog: the kept peak never reached %.0f bytes in %ld ms\n", bytes, ms);
+    return 0;
 }
 
 static void touch(const char *dir, const char *name)
@@ -138,12 +178,49 @@ static int mode_sleep(long ms, const char *dir, int threads)
     if (dir)
         mkdir(strcat(strcpy(malloc(strlen(dir) + 8), dir), "/made"), 0755);
     msleep(ms - ms / 3);
+    long long written, failed;
+    int w = 0;
+    for (dump_counts(&written, &failed); threads && written == 0 && w < 3000; w++) {
+        msleep(10);
+        dump_counts(&written, &failed);
+    }
     stop = 1;
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     printf("site_keep %u\n", MIB);
     sink = keep;
-    return 0;
+    if (w == 3000)
+        fprintf(stderr, "trig_prog: no dump written in 30 s\n");
+    return w == 3000 ? 3 : 0;
+}
+
+static int mode_until(long ms, long long fails, long long dumps, const char *dir)
+{
+    void *keep = site_keep(MIB);
+    long long written, failed;
+    int made = 0, w = 0;
+    if (dir)
+        touch(dir, "ready");
+    msleep(ms);
+    for (; w < 6000; w++) {
+        dump_counts(&written, &failed);
+        if (written < 0)
+            break; /* no library: nothing to wait for */
+        if (!made && failed >= fails) {
+            if (dir && fails > 0)
+                mkdir(strcat(strcpy(malloc(strlen(dir) + 8), dir), "/made"), 0755);
+            made = 1;
+        }
+        if (made && written >= dumps)
+            break;
+        msleep(10);
+    }
+    printf("site_keep %u\n", MIB);
+    sink = keep;
+    if (w == 6000)
+        fprintf(stderr, "trig_prog: after 60 s, %lld dumps written, %lld failed; want %lld, %lld\n",
+                written, failed, dumps, fails);
+    return w == 6000 ? 3 : 0;
 }
 
 static int mode_peak(void)
@@ -152,6 +229,8 @@ static int mode_peak(void)
     for (int i = 0; i < 64; i++)
         blocks[i] = site_peak(MIB);
     msleep(300);
+    if (!peak_wait(0.98 * 64 * MIB, 30000))
+        return 3;
     for (int i = 0; i < 64; i++)
         free(blocks[i]);
     for (int i = 0; i < 4; i++)
@@ -164,6 +243,8 @@ static int mode_peak(void)
 static int mode_grow(void)
 {
     for (int i = 0; i < 64; i++) {
+        if (i > 0 && !peak_wait(0.9 * i * MIB, 30000))
+            return 3;
         sink = site_peak(MIB);
         msleep(10);
     }
@@ -223,6 +304,8 @@ int main(int argc, char **argv)
         return mode_bytes(atoi(argv[2]), argc > 4 ? atoi(argv[3]) : 0, argc > 4 ? argv[4] : NULL);
     if (strcmp(mode, "sleep") == 0 && argc > 2)
         return mode_sleep(atol(argv[2]), argc > 3 ? argv[3] : NULL, 0);
+    if (strcmp(mode, "until") == 0 && argc > 4)
+        return mode_until(atol(argv[2]), atoll(argv[3]), atoll(argv[4]), argc > 5 ? argv[5] : NULL);
     if (strcmp(mode, "storm") == 0 && argc > 3)
         return mode_sleep(atol(argv[2]), argv[3], 4);
     if (strcmp(mode, "peak") == 0)
@@ -231,7 +314,9 @@ int main(int argc, char **argv)
         return mode_grow();
     if (strcmp(mode, "oom") == 0)
         return mode_oom();
-    fprintf(stderr,
-            "usage: trig_prog bytes MB | sleep MS [DIR] | storm MS DIR | peak | grow | oom\n");
+    fprintf(
+        stderr,
+        "usage: trig_prog bytes MB | sleep MS [DIR] | until MS FAILS DUMPS [DIR] | storm MS DIR | "
+        "peak | grow | oom\n");
     return 64;
 }
