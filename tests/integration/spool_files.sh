@@ -46,8 +46,8 @@ HEAPSIFT_RATE=1 HEAPSIFT_SPOOL="$T/live.%p" LD_PRELOAD="$LIB" HEAPSIFT_OUT="$T/o
     "$PROG" run "$T/rec2" 4 0 2>"$T/err2" &
 pid=$!
 i=0
-while [ ! -f "$T/rec2" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
-sleep 0.2
+while [ ! -f "$T/rec2" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+[ -f "$T/rec2" ] || fail "spoolprog did not start in 30 s"
 "$CLI" recover --remove "$T/live.$pid" -o "$T/live.pb.gz" 2>"$T/live.err" || fail "recover of a live spool: status $?"
 grep -q "which is still running: a snapshot" "$T/live.err" || { fail "live spool: no snapshot note"; show "$T/live.err"; }
 [ -f "$T/live.$pid" ] || fail "recover --remove removed the spool of a running process"
@@ -129,10 +129,19 @@ else
         "$PROG" run "$T/rec4" 4 0 2>"$T/fit.err" &
     pid=$!
     i=0
-    while [ ! -f "$T/rec4" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+    while [ ! -f "$T/rec4" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    [ -f "$T/rec4" ] || fail "spoolprog did not start in 30 s on the tmpfs"
     dd if=/dev/zero of="$T/mnt/fill" bs=64k 2>/dev/null || true # fills it up: ENOSPC
-    sleep 0.3
+    # It must run on: 0.3 s of its own CPU time after the fill (as long as a load takes to
+    # give it), 30 s at most; alive all along.
+    cpu() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'; }
+    c0=$(cpu $pid) i=0
+    while [ -n "$c0" ] && c=$(cpu $pid) && [ -n "$c" ] && [ $((c - c0)) -lt 30 ] && [ $i -lt 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
     kill -0 $pid 2>/dev/null || fail "the program died when the tmpfs filled up"
+    [ $i -lt 300 ] || fail "the program did not run 0.3 s of CPU in 30 s after the tmpfs filled up"
     kill -9 $pid
     wait $pid 2>/dev/null || st=$?
     "$CLI" recover -q "$T/mnt/s.$pid" -o "$T/fit.pb.gz" || fail "recover from the full tmpfs: status $?"
