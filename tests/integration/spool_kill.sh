@@ -2,7 +2,8 @@
 # spool_kill: HEAPSIFT_SPOOL's promise under SIGKILL (docs/postmortem.md). 100 times, a
 # program that records its own live set (tests/programs/spoolprog.c) is killed with
 # SIGKILL at a random moment: 40 runs with one thread, 30 with 16 threads allocating, 30
-# with a dump every 20 ms (so kills land during dumps). At HEAPSIFT_RATE=1 every
+# with a dump every 20 ms (so kills land during dumps; the last one killed only after its
+# first dump, so that dumps are known to have run). At HEAPSIFT_RATE=1 every
 # `heapsift recover` must succeed and its live bytes and objects under the program's
 # sites must equal the program's record exactly, up to the operations under way at the
 # kill (each either seen or not: spoolprog check). Every tenth recovery is also read by
@@ -52,11 +53,14 @@ verify() {
     rm -f "$d"/s.* "$d/r.pb.gz"
 }
 
-# kill_run N THREADS EXTRA_ENV...: starts the program, waits until it runs, sleeps a
-# random 30 to 330 ms, kills it with SIGKILL and verifies what it left.
+# kill_run N THREADS [dumped] EXTRA_ENV...: starts the program, waits until it runs (and
+# with "dumped", until it wrote an interval dump, 30 s at most), sleeps a random 30 to
+# 330 ms, kills it with SIGKILL and verifies what it left. Any moment must do: the check
+# holds wherever the kill lands.
 kill_run() {
-    n=$1 threads=$2
+    n=$1 threads=$2 dumped=""
     shift 2
+    [ "${1:-}" = dumped ] && { dumped=1; shift; }
     d=$T/run$n
     mkdir -p "$d"
     env HEAPSIFT_RATE=1 HEAPSIFT_SPOOL="$d/s.%p" HEAPSIFT_SPOOL_SIZE=4M \
@@ -68,6 +72,12 @@ kill_run() {
         sleep 0.01
         i=$((i + 1))
     done
+    i=0
+    while [ -n "$dumped" ] && [ -z "$(find "$d" -name 'out.*.pb.gz')" ] && [ $i -lt 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    [ $i -lt 300 ] || fail "run $n: no interval dump in 30 s"
     sleep "$(awk -v s="$n$$" 'BEGIN { srand(s); printf "%.3f", 0.03 + rand() * 0.3 }')"
     kill -9 "$pid"
     wait "$pid" 2>/dev/null || true
@@ -85,10 +95,11 @@ while [ $n -lt 70 ]; do
     kill_run $n 16
     n=$((n + 1))
 done
-while [ $n -lt 100 ]; do
+while [ $n -lt 99 ]; do
     kill_run $n 4 HEAPSIFT_INTERVAL_SECONDS=20ms
     n=$((n + 1))
 done
+kill_run $n 4 dumped HEAPSIFT_INTERVAL_SECONDS=20ms # so the count below is never 0 by chance
 dumps=$(find "$T" -name 'out.*.pb.gz' | wc -l)
 [ "$dumps" -gt 0 ] || fail "no dump was written in the runs with a dump every 20 ms"
 echo "spool_kill: $RUNS of 100 runs recovered, $FITS fit the programs' records ($GO_READ read by go tool pprof; $dumps interval dumps written meanwhile)"
