@@ -48,7 +48,8 @@ int main(void)
             CHECK(0, "hs_sw_prepare failed");
             break;
         }
-        hs_sw_stop(&w, 2000);
+        /* 10 s: the bound for a thread starved on a loaded machine, not a wait */
+        hs_sw_stop(&w, 10000);
         blocked += w.blocked > 0;
         stopped += w.stopped == 1;
         other += w.stopped != 1 && w.blocked == 0;
