@@ -2,42 +2,31 @@
 # attach_target in the background and drive its rounds.
 
 # at_start [ARGS...]: starts attach_target "$T/d" ARGS (or the program $AT_PROG), its
-# stdout in $T/out, stderr in $T/err, its exit status later in $T/status; waits for
-# "ready"; sets TPID, killed when the test exits.
+# stdout in $T/out, stderr in $T/err, its exit status later in $T/status; waits (30 s at
+# most) for "ready"; sets TPID, killed when the test exits.
 at_start() {
     _prog=${AT_PROG:-$BUILD/programs/attach_target}
     mkdir -p "$T/d"
     rm -f "$T/status" "$T/d"/go.* "$T/d/end"
     ( set +e; "$_prog" "$T/d" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
-    _i=0
-    while ! grep -q '^ready$' "$T/out" 2>/dev/null; do
-        _i=$((_i + 1)); [ $_i -lt 500 ] || { echo "FAIL: attach_target never ready" >&2; exit 1; }
-        sleep 0.01
-    done
+    hs_until 30 "$(basename "$_prog") ready" "grep -q '^ready\$' '$T/out' 2>/dev/null" ||
+        { show "$T/err"; exit 1; }
     TPID=$(pgrep -f "$(basename "$_prog") $T/d" | head -1)
     [ -n "$TPID" ] || { echo "FAIL: no attach_target pid" >&2; exit 1; }
     # A test that ends early (a failure under set -e, a signal) leaves no target running.
     trap 'kill -9 "$TPID" 2>/dev/null || true; rm -rf "$T"' EXIT INT TERM
 }
 
-# at_round N: runs round N and waits for its "round N done".
+# at_round N: runs round N and waits (30 s at most) for its "round N done".
 at_round() {
     : >"$T/d/go.$1"
-    _i=0
-    while ! grep -q "^round $1 done\$" "$T/out"; do
-        _i=$((_i + 1)); [ $_i -lt 1000 ] || { fail "round $1 never done"; return 1; }
-        sleep 0.01
-    done
+    hs_until 30 "round $1 done" "grep -q '^round $1 done\$' '$T/out'"
 }
 
-# at_end: ends the target and waits for its exit status (in $TSTATUS).
+# at_end: ends the target and waits (30 s at most) for its exit status (in $TSTATUS).
 at_end() {
     : >"$T/d/end"
-    _i=0
-    while [ ! -s "$T/status" ]; do
-        _i=$((_i + 1)); [ $_i -lt 1000 ] || { fail "attach_target did not exit"; kill -9 "$TPID"; break; }
-        sleep 0.01
-    done
+    hs_until 30 "attach_target's exit" '[ -s "$T/status" ]' || kill -9 "$TPID" 2>/dev/null || true
     TSTATUS=$(cat "$T/status" 2>/dev/null || echo none)
 }
 

@@ -30,6 +30,19 @@ fail() {
     FAILS=$((FAILS + 1))
 }
 
+# hs_until SECONDS WHAT CONDITION: evaluates the shell CONDITION every 10 ms until it is
+# true; returns 1 (after fail "WHAT: not within SECONDS s") when SECONDS of wall-clock time
+# pass first. A test waits for the state it needs with this instead of sleeping and
+# hoping; SECONDS is generous (30 on a loaded machine costs nothing when all is well).
+hs_until() {
+    _u_end=$(($(date +%s) + $1 + 1)) _u_s=$1 _u_what=$2
+    shift 2
+    until eval "$*"; do
+        [ "$(date +%s)" -lt "$_u_end" ] || { fail "$_u_what: not within $_u_s s"; return 1; }
+        sleep 0.01
+    done
+}
+
 # show FILE: the first lines of an output, indented, on stderr
 show() {
     head -n "${2:-40}" "$1" | sed 's/^/    | /' >&2
