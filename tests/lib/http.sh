@@ -27,9 +27,7 @@ app_start() {
     exec 3>"$T/in" 4<"$T/out"
     pf=$T/port
     [ -z "${PORTWAIT:-}" ] || pf=$(eval echo "$PORTWAIT")
-    i=0
-    while [ ! -s "$pf" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    [ -s "$pf" ] || { fail "no port file $pf after 10 s"; show "$T/app.err"; return 1; }
+    hs_until 30 "the port file $pf" '[ -s "$pf" ]' || { show "$T/app.err"; return 1; }
     URL=http://127.0.0.1:$(cat "$pf")
 }
 
@@ -91,7 +89,8 @@ windows_wait() {
 }
 
 # still_open N WHAT: fails unless N windows are still open after WHAT was done, i.e. WHAT
-# fell inside the window(s) the test then reads (not after one closed on a slow machine).
+# fell inside the window(s) the test then reads (not after one closed on a slow machine:
+# the tests' windows are 10 s, for actions of milliseconds).
 still_open() {
     [ "$(windows_open)" = "$1" ] || fail "$2 came after the delta window closed (machine too slow?)"
 }
