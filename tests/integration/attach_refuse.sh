@@ -20,9 +20,11 @@ hs_need_built "$LIB" "$CLI" "$BUILD/programs/attach_target"
 if printf '#include <unistd.h>\nint main(void){for(;;)pause();}\n' >"$T/s.c" &&
     cc -static -o "$T/static" "$T/s.c" 2>/dev/null; then
     "$T/static" & SPID=$!
-    sleep 0.1
-    at_expect 2 'statically linked' static -- attach "$SPID"
-    kill -0 "$SPID" 2>/dev/null || fail "static: the target died"
+    # attached only once the shell's child has exec'd it (before, it is a copy of sh)
+    if hs_until 30 "static: the exec of $T/static" '[ "/proc/$SPID/exe" -ef "$T/static" ]'; then
+        at_expect 2 'statically linked' static -- attach "$SPID"
+        kill -0 "$SPID" 2>/dev/null || fail "static: the target died"
+    fi
     kill "$SPID"
 else
     echo "note: no static libc: the static case is skipped"
@@ -35,19 +37,11 @@ at_expect 1 'HEAPSIFT_RATE' 'bad rate' -- attach --rate lots "$$"
 at_start
 if command -v strace >/dev/null 2>&1; then
     strace -p "$TPID" -o /dev/null 2>/dev/null & STPID=$!
-    i=0
-    until grep -q "^TracerPid:[[:space:]]*[1-9]" "/proc/$TPID/status"; do
-        i=$((i + 1)); [ $i -lt 500 ] || break
-        sleep 0.01
-    done
+    hs_until 30 "traced: strace's attach" 'grep -q "^TracerPid:[[:space:]]*$STPID\$" "/proc/$TPID/status"'
     at_expect 3 "traced already by process $STPID \\(strace\\)" traced -- attach "$TPID"
     at_expect 3 "traced already by process $STPID" 'detach traced' -- detach "$TPID"
     kill "$STPID"; wait "$STPID" 2>/dev/null || true
-    i=0
-    until grep -q "^TracerPid:[[:space:]]*0" "/proc/$TPID/status"; do
-        i=$((i + 1)); [ $i -lt 500 ] || break
-        sleep 0.01
-    done
+    hs_until 30 "traced: strace's detach" 'grep -q "^TracerPid:[[:space:]]*0\$" "/proc/$TPID/status"'
 else
     echo "note: no strace: the traced case is skipped"
 fi
@@ -83,11 +77,7 @@ cc -O2 -o "$T/strict" "$T/strict.c"
 mkfifo "$T/strict.in"
 "$T/strict" <"$T/strict.in" >"$T/strict.out" 2>"$T/strict.err" & SPID=$!
 exec 3>"$T/strict.in"
-i=0
-until grep -q '^Seccomp:[[:space:]]*1$' "/proc/$SPID/status" 2>/dev/null; do
-    i=$((i + 1)); [ $i -lt 1000 ] || { fail "strict: not in seccomp strict mode within 10 s"; break; }
-    sleep 0.01
-done
+hs_until 30 "strict: seccomp strict mode" "grep -q '^Seccomp:[[:space:]]*1\$' /proc/$SPID/status 2>/dev/null" || true
 at_expect 2 'runs in seccomp strict mode' strict -- attach "$SPID"
 kill -0 "$SPID" 2>/dev/null || fail "strict: the target died"
 echo x >&3
@@ -114,30 +104,20 @@ at_end
 [ "$TSTATUS" = 0 ] || fail "the target's exit status changed: $TSTATUS"
 
 # a zombie: sh exec's into sleep, which never reaps the child it inherited
-sh -c 'true & exec sleep 30' & ZPARENT=$!
-i=0
-until ZPID=$(pgrep -P "$ZPARENT" 2>/dev/null) && grep -q '^State:[[:space:]]*Z' "/proc/$ZPID/status" 2>/dev/null; do
-    i=$((i + 1)); [ $i -lt 500 ] || break
-    sleep 0.01
-done
-if [ -n "${ZPID:-}" ]; then
+sh -c 'true & exec sleep 60' & ZPARENT=$!
+if hs_until 30 "zombie: a zombie child of $ZPARENT" \
+    'ZPID=$(pgrep -P "$ZPARENT" 2>/dev/null) && grep -q "^State:[[:space:]]*Z" "/proc/$ZPID/status" 2>/dev/null'; then
     at_expect 2 "process $ZPID has exited \\(a zombie" zombie -- attach "$ZPID"
-else
-    fail "zombie: no zombie made"
 fi
 kill "$ZPARENT" 2>/dev/null || true
 
 # a main thread that called pthread_exit while another thread runs
 printf '%s\n' '#include <pthread.h>' '#include <unistd.h>' \
-    'static void *w(void *a) { (void)a; sleep(30); return NULL; }' \
+    'static void *w(void *a) { (void)a; sleep(60); return NULL; }' \
     'int main(void) { pthread_t t; pthread_create(&t, NULL, w, NULL); pthread_exit(NULL); }' >"$T/pex.c"
 if cc -pthread -o "$T/pex" "$T/pex.c" 2>/dev/null; then
     "$T/pex" & XPID=$!
-    i=0
-    until grep -q '^State:[[:space:]]*Z' "/proc/$XPID/status" 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 500 ] || break
-        sleep 0.01
-    done
+    hs_until 30 "pthread_exit: the main thread's end" "grep -q '^State:[[:space:]]*Z' /proc/$XPID/status 2>/dev/null" || true
     at_expect 2 "process $XPID's main thread has ended \\(pthread_exit\\) while its other threads run" \
         pthread_exit -- attach "$XPID"
     kill "$XPID" 2>/dev/null || true
@@ -150,8 +130,7 @@ fi
 rm -rf "$T/d" "$T/out" "$T/status"
 mkdir -p "$T/d"
 ( LD_PRELOAD="$LIB" HEAPSIFT_OUT=/dev/null "$BUILD/programs/attach_target" "$T/d" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
-i=0
-until grep -q '^ready$' "$T/out" 2>/dev/null; do i=$((i + 1)); [ $i -lt 500 ] || break; sleep 0.01; done
+hs_until 30 "preloaded: attach_target ready" "grep -q '^ready\$' '$T/out' 2>/dev/null" || { show "$T/err"; exit 1; }
 TPID=$(pgrep -f "attach_target $T/d" | head -1)
 at_expect 2 'profiled already' preloaded -- attach "$TPID"
 at_round 1
