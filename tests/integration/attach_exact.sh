@@ -4,8 +4,11 @@
 # site match the program's own counts exactly (go tool pprof and heapsift top), blocks
 # allocated before the attach are absent (their frees pass unnoticed), the header says
 # where heapsift's knowledge starts. A second attach reuses the library and sees only its
-# own round; a third with --seconds writes and detaches by itself. The program's output and
-# exit status are unchanged throughout.
+# own round; a third with --seconds (600, ended by SIGTERM once its round is done, as
+# Ctrl-C ends the wait: a short window could close before the round on a loaded machine)
+# writes, detaches and sees its round; a fourth with --seconds 1 and no round writes and
+# detaches by itself when the time is up. The program's output and exit status are
+# unchanged throughout.
 # usage: attach_exact.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -33,18 +36,23 @@ at_round 2
 "$CLI" detach "$TPID" >/dev/null 2>"$T/d2.err" || { fail "second detach: status $?"; show "$T/d2.err"; }
 [ -s "$T/p2.pb.gz" ] && at_check_profile "$T/p2.pb.gz" second
 
-# --seconds: writes and detaches by itself.
-"$CLI" attach --rate 1 --seconds 3 -o "$T/p3.pb.gz" "$TPID" >"$T/a3.out" 2>"$T/a3.err" &
+# --seconds: the round falls inside the window whatever the machine's load, because the
+# window ends (SIGTERM: the wait ends, the profile is written) only once the round is done.
+"$CLI" attach --rate 1 --seconds 600 -o "$T/p3.pb.gz" "$TPID" >"$T/a3.out" 2>"$T/a3.err" &
 CLIPID=$!
-i=0
-while ! grep -q 'attached to process' "$T/a3.err" 2>/dev/null; do
-    i=$((i + 1)); [ $i -lt 500 ] || { fail "attach --seconds never attached"; break; }
-    sleep 0.01
-done
+hs_until 30 "attach --seconds: attached" "grep -q 'attached to process' '$T/a3.err' 2>/dev/null" || true
 at_round 3
+kill -TERM $CLIPID
 wait $CLIPID || fail "attach --seconds: status $?"
 grep -q "^heapsift: wrote $T/p3.pb.gz\$" "$T/a3.out" || { fail "attach --seconds: no profile said"; show "$T/a3.err"; }
 [ -s "$T/p3.pb.gz" ] && at_check_profile "$T/p3.pb.gz" seconds
+# --seconds 1, no round: when the time is up it writes and detaches by itself; the profile
+# has none of the rounds' allocations.
+rc=0; timeout 120 "$CLI" attach --rate 1 --seconds 1 -o "$T/p4.pb.gz" "$TPID" >"$T/a4.out" 2>"$T/a4.err" || rc=$?
+[ "$rc" = 0 ] || { fail "attach --seconds 1: status $rc"; show "$T/a4.err"; }
+grep -q "^heapsift: wrote $T/p4.pb.gz\$" "$T/a4.out" || { fail "attach --seconds 1: no profile said"; show "$T/a4.err"; }
+gotop "$T/p4.pb.gz" alloc_objects >"$T/go4" 2>&1 || { fail "attach --seconds 1: go tool pprof"; show "$T/go4"; }
+! grep -Eq 'site_(keep|churn)' "$T/go4" || { fail "attach --seconds 1: a round's sites in a window without a round"; show "$T/go4"; }
 
 "$CLI" detach "$TPID" 2>"$T/d4.err" && fail "detach of a detached process: status 0"
 grep -q 'not attached' "$T/d4.err" || { fail "detach of a detached process: no message"; show "$T/d4.err"; }
