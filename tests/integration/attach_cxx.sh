@@ -20,11 +20,7 @@ for mode in auto got; do
     rm -rf "$T/d" "$T/out" "$T/status"
     mkdir -p "$T/d"
     ( set +e; "$PROG" "$T/d" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
-    i=0
-    while ! grep -q '^ready$' "$T/out" 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 500 ] || { fail "$mode: attach_cxx never ready"; break; }
-        sleep 0.01
-    done
+    hs_until 30 "$mode: attach_cxx ready" "grep -q '^ready\$' '$T/out' 2>/dev/null" || { show "$T/err"; break; }
     TPID=$(pgrep -f "attach_cxx $T/d" | head -1)
     trap 'kill -9 "$TPID" 2>/dev/null || true; rm -rf "$T"' EXIT INT TERM
     "$CLI" attach --hooks $mode --rate 1 -o "$T/$mode.pb.gz" "$TPID" 2>"$T/a.err" ||
@@ -33,18 +29,10 @@ for mode in auto got; do
         { fail "$mode: the reach line does not say libstdc++'s operator new reaches heapsift"; show "$T/a.err"; }
     grep -q 'bypass heapsift' "$T/a.err" && { fail "$mode: the reach line says something bypasses heapsift"; show "$T/a.err"; }
     : >"$T/d/go"
-    i=0
-    while ! grep -q '^done$' "$T/out"; do
-        i=$((i + 1)); [ $i -lt 1000 ] || { fail "$mode: the round never ended"; break; }
-        sleep 0.01
-    done
+    hs_until 30 "$mode: the round's end" "grep -q '^done\$' '$T/out'" || true
     "$CLI" detach "$TPID" >/dev/null 2>"$T/d.err" || { fail "$mode: detach: status $?"; show "$T/d.err"; }
     : >"$T/d/end"
-    i=0
-    while [ ! -s "$T/status" ]; do
-        i=$((i + 1)); [ $i -lt 1000 ] || { fail "$mode: attach_cxx did not exit"; break; }
-        sleep 0.01
-    done
+    hs_until 30 "$mode: attach_cxx's exit" '[ -s "$T/status" ]' || true
     [ "$(cat "$T/status")" = 0 ] || fail "$mode: the program's exit status changed: $(cat "$T/status")"
     printf 'ready\ndone\nbye\n' | cmp -s - "$T/out" || { fail "$mode: the program's output changed"; show "$T/out"; }
     [ -s "$T/$mode.pb.gz" ] && at_check_profile "$T/$mode.pb.gz" "$mode"
