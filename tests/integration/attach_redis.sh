@@ -42,7 +42,9 @@ used() { redis-cli -p "$PORT" info memory | sed -n 's/^used_memory:\([0-9]*\).*/
 
 redis-benchmark -p "$PORT" -n 300000 -c 8 -q -t set,get >"$T/bench" 2>&1 &
 BPID=$!
-sleep 0.3
+# attach once the benchmark's commands are arriving (the pings above made at most 100)
+cmds() { redis-cli -p "$PORT" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'; }
+hs_until 30 "redis-benchmark's commands" '[ "$(cmds)" -gt 1000 ] 2>/dev/null' || true
 "$CLI" attach --rate 65536 -o "$T/r.pb.gz" "$SPID" >"$T/att.out" 2>"$T/att.err" ||
     { echo "FAIL: attach: status $?"; show "$T/att.err"; exit 1; }
 grep -q 'hooked in place' "$T/att.err" || { fail "attach did not say what it hooked"; show "$T/att.err"; }
