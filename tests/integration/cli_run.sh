@@ -136,7 +136,8 @@ rc=0
 "$CLI" run -q -- sh -c 'trap "exit 7" TERM; echo started; while :; do sleep 0.05; done' \
     >"$T/6.out" 2>"$T/6.err" &
 runpid=$!
-for i in $(seq 100); do [ -s "$T/6.out" ] && break; sleep 0.05; done
+# the signal goes only once the program says its trap is set
+hs_until 30 "SIGTERM to heapsift run: the program's 'started'" "grep -q '^started\$' '$T/6.out'" || true
 kill -TERM "$runpid"
 wait "$runpid" || rc=$?
 [ $rc -eq 7 ] || { fail "SIGTERM to heapsift run: status $rc, want the program's 7"; show "$T/6.err" 5; pkill -f 'trap "exit 7" TERM' || true; }
