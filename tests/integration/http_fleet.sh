@@ -9,8 +9,9 @@
 #  - repeated scrapes are cumulative: alloc_space of site_window never decreases and
 #    grows by what was allocated between scrapes;
 #  - Alloy profile.memory delta = false: /debug/pprof/allocs, default alloc_space;
-#  - Alloy delta = true: /debug/pprof/allocs?seconds=2 holds only the window's
-#    allocations.
+#  - Alloy delta = true: /debug/pprof/allocs?seconds=10 holds only the window's
+#    allocations (10 s: the allocation takes milliseconds and must fall inside the
+#    window on a loaded machine).
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" http-fleet
@@ -46,7 +47,7 @@ r=$(scrape /debug/pprof/allocs "$T/allocs.pb.gz")
 [ "$r" = "200 application/octet-stream" ] || fail "Alloy scrape (delta = false): '$r'"
 go tool pprof -top "$T/allocs.pb.gz" 2>/dev/null | grep -q '^Type: alloc_space' || fail "allocs: default is not alloc_space"
 
-scrape '/debug/pprof/allocs?seconds=2' "$T/delta.pb.gz" >"$T/delta.code" &
+scrape '/debug/pprof/allocs?seconds=10' "$T/delta.pb.gz" >"$T/delta.code" &
 S=$!
 windows_wait 1 || true
 app window 2 >/dev/null

@@ -9,7 +9,8 @@
 #  - flamegraph: an HTML page holding it; on /allocs its sample type is alloc_space;
 #  - stats: the RSS reconciliation, with a live heap of 4.0 MB +- 0 B (rate 1: every
 #    allocation sampled; site_old's 4 MiB and the program's few KiB);
-#  - ?seconds=2&display=text: a delta drawn as text, with site_window allocated during it;
+#  - ?seconds=10&display=text: a delta drawn as text, with site_window allocated during it
+#    (10 s: the allocation takes milliseconds, and must fall inside on a loaded machine);
 #  - unknown display or sample_index: 400;
 #  - go tool pprof -http (the web UI) on the URL serves its top page with site_old.
 set -eu
@@ -49,14 +50,14 @@ grep -q '<title>heapsift: pid [0-9]*, alloc_space</title>' "$T/fg.html" && grep 
 grep -q '^RSS ' "$T/stats" && grep -Eq 'live heap \(sampled estimate\) +4\.0 MB +\+- 0 B \(95%\)' "$T/stats" ||
     { fail "display=stats: want RSS and a live heap of 4.0 MB +- 0 B"; show "$T/stats"; }
 
-curl -sS -o "$T/dtext" "$URL/debug/pprof/heap?seconds=2&display=text" 2>/dev/null &
+curl -sS -o "$T/dtext" "$URL/debug/pprof/heap?seconds=10&display=text" 2>/dev/null &
 C=$!
 windows_wait 1 || true
 app window 8 >/dev/null
-still_open 1 "the allocations of the ?seconds=2&display=text window"
+still_open 1 "the allocations of the ?seconds=10&display=text window"
 wait "$C" || true
 grep -q ' site_window$' "$T/dtext" && ! grep -q ' site_old$' "$T/dtext" ||
-    { fail "?seconds=2&display=text: want site_window and not site_old"; show "$T/dtext"; }
+    { fail "?seconds=10&display=text: want site_window and not site_old"; show "$T/dtext"; }
 
 [ "$(get '/debug/pprof/heap?display=bogus' "$T/x")" = 400 ] || fail "display=bogus: not 400"
 [ "$(get '/debug/pprof/heap?display=text&sample_index=bogus' "$T/x")" = 400 ] || fail "sample_index=bogus: not 400"
