@@ -16,6 +16,8 @@
 #define _GNU_SOURCE
 #include "attach_check.h"
 #include "attach_files.h"
+#include "attach_thread.h"
+#include "attach_box.h"
 #include "cli.h"
 #include "ptrace_inject.h"
 
@@ -32,7 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AT_PCS_MAX 1024           /* pcs passed to init (threads past it are not moved) */
 #define AT_REPORT_MAX (64u << 20) /* a leak report read back at detach */
 
 static volatile sig_atomic_t at_interrupted;
@@ -84,29 +85,14 @@ static int at_check_target(pid_t pid)
 
 /* The seccomp filter of pid named when it may explain a failure: why is the failure's
  * text (errno strings of EPERM and ENOSYS, what a filter returns, make it certain). */
-static void at_seccomp_note(const hs_inject_sess_t *s, const char *why, char *note, size_t cap)
+static void at_seccomp_note(pid_t pid, int sigsys, const char *why, char *note, size_t cap)
 {
     note[0] = '\0';
-    if (hs_attach_seccomp(s->pid) != 2)
+    if (hs_attach_seccomp(pid) != 2)
         return;
-    bool sure =
-        s->sigsys || (why && (strstr(why, strerror(EPERM)) || strstr(why, strerror(ENOSYS))));
+    bool sure = sigsys || (why && (strstr(why, strerror(EPERM)) || strstr(why, strerror(ENOSYS))));
     snprintf(note, cap, " (process %d runs under a seccomp filter, which %s a system call of it)",
-             (int)s->pid, sure ? "refused" : "may have refused");
-}
-
-/* A remote call of what that did not return: said, and the exit status. */
-static int at_call_failed(const hs_inject_sess_t *s, const char *what, int crc, const char *verb)
-{
-    char during[96], note[160];
-    if (crc == -ESRCH) {
-        snprintf(during, sizeof(during), "during the call of %s", what);
-        return hs_attach_died(s->pid, s->status, during);
-    }
-    at_seccomp_note(s, strerror(-crc), note, sizeof(note));
-    hs_cli_error("%s: the call of %s in process %d failed: %s%s", verb, what, (int)s->pid,
-                 crc == -EFAULT ? "it faulted" : strerror(-crc), note);
-    return HS_AT_FAIL;
+             (int)pid, sure ? "refused" : "may have refused");
 }
 
 /* ---- attach and finish ---------------------------------------------------------------- */
@@ -114,135 +100,44 @@ static int at_call_failed(const hs_inject_sess_t *s, const char *what, int crc, 
 typedef struct {
     const char *link;    /* the library as the target dlopens it (the per-attach symlink) */
     const char *optfile; /* the options file */
-    char msg[512];       /* the library's line for the user */
+    char msg[1024];      /* the library's line for the user */
 } at_init_t;
 
-/* dlopen(link, RTLD_NOW) in the target; 0 or an exit status (said). */
-static int at_load(hs_inject_sess_t *s, hs_inject_thread_t *t, const char *link)
-{
-    uintptr_t dlopen_fn = 0, dlerror_fn = 0;
-    if (!hs_inject_remote_sym(s->pid, "libc.so", "dlopen", &dlopen_fn) &&
-        !hs_inject_remote_sym(s->pid, "libdl.so", "dlopen", &dlopen_fn) &&
-        !hs_inject_remote_sym(s->pid, "libc.so", "__libc_dlopen_mode", &dlopen_fn)) {
-        hs_cli_error("attach: no dlopen in process %d (its libc exports none and libdl is not "
-                     "loaded)",
-                     (int)s->pid);
-        return HS_AT_TARGET;
-    }
-    hs_inject_call_t c = {.fn = dlopen_fn, .na = 2, .data = link, .len = strlen(link) + 1};
-    c.a[1] = 2; /* RTLD_NOW */
-    if (!hs_inject_data_addr(t, c.len, &c.a[0]))
-        return hs_attach_died(s->pid, -1, "before the call of dlopen");
-    int rc = hs_inject_call(s, t, &c);
-    if (rc != 0)
-        return at_call_failed(s, "dlopen", rc, "attach");
-    if (c.ret != 0)
-        return HS_AT_OK;
-    char why[256] = "";
-    hs_inject_call_t e = {0};
-    if ((hs_inject_remote_sym(s->pid, "libc.so", "dlerror", &dlerror_fn) ||
-         hs_inject_remote_sym(s->pid, "libdl.so", "dlerror", &dlerror_fn))) {
-        e.fn = dlerror_fn;
-        if (hs_inject_call(s, t, &e) == 0 && e.ret)
-            for (size_t k = sizeof(why) - 1; k > 16; k /= 2)
-                if (hs_inject_mem(s->pid, e.ret, why, k, false) == 0) {
-                    why[k] = '\0';
-                    break;
-                }
-    }
-    char note[160];
-    at_seccomp_note(s, why, note, sizeof(note));
-    hs_cli_error("attach: dlopen of %s in process %d failed: %s%s", link, (int)s->pid,
-                 why[0] ? why : "no reason given", note);
-    return HS_AT_FAIL;
-}
-
-/* Calls heapsift_attach_init with the stopped threads' pcs, and moves each thread the
- * library says is inside bytes it patched. 0 or an exit status (said). */
-static int at_init(hs_inject_sess_t *s, hs_inject_thread_t *t, at_init_t *in)
-{
-    uintptr_t fn;
-    if (!hs_inject_remote_sym(s->pid, "libheapsift", "heapsift_attach_init", &fn)) {
-        hs_cli_error("attach: libheapsift.so is loaded in process %d but has no "
-                     "heapsift_attach_init (an older library?)",
-                     (int)s->pid);
-        return HS_AT_FAIL;
-    }
-    size_t plen = (strlen(in->optfile) + 8) & ~(size_t)7;
-    size_t np = s->n < AT_PCS_MAX ? s->n : AT_PCS_MAX;
-    size_t len = plen + np * 8 + sizeof(in->msg);
-    uint8_t *buf = calloc(1, len), *back = calloc(1, len);
-    int rc = HS_AT_FAIL;
-    if (!buf || !back)
-        goto out;
-    memcpy(buf, in->optfile, strlen(in->optfile));
-    for (size_t i = 0; i < np; i++) {
-        uint64_t pc = 0;
-        hs_inject_get_pc(&s->t[i], &pc);
-        memcpy(buf + plen + i * 8, &pc, 8);
-    }
-    uint64_t data;
-    if (!hs_inject_data_addr(t, len, &data))
-        goto out;
-    hs_inject_call_t c = {.fn = fn, .na = 5, .data = buf, .len = len, .back = back};
-    c.a[0] = data;
-    c.a[1] = data + plen;
-    c.a[2] = np;
-    c.a[3] = data + plen + np * 8;
-    c.a[4] = sizeof(in->msg);
-    int crc = hs_inject_call(s, t, &c);
-    if (crc != 0) {
-        rc = at_call_failed(s, "heapsift_attach_init", crc, "attach");
-        goto out;
-    }
-    memcpy(in->msg, back + plen + np * 8, sizeof(in->msg));
-    in->msg[sizeof(in->msg) - 1] = '\0';
-    for (size_t i = 0; i < np; i++) {
-        uint64_t to;
-        memcpy(&to, back + plen + i * 8, 8);
-        if (to) /* stopped inside bytes just patched: the same instruction, relocated */
-            hs_inject_set_pc(&s->t[i], to);
-    }
-    int lrc = (int)(int64_t)c.ret;
-    if (lrc == 0) {
-        rc = HS_AT_OK;
-    } else {
-        char note[160];
-        at_seccomp_note(s, strerror(-lrc), note, sizeof(note));
-        hs_cli_error("attach: process %d: %s%s", (int)s->pid, in->msg[0] ? in->msg : strerror(-lrc),
-                     note);
-        rc = lrc == -EALREADY || lrc == -EBUSY ? HS_AT_TARGET : HS_AT_FAIL;
-    }
-out:
-    free(buf);
-    free(back);
-    return rc;
-}
-
-/* Every thread stopped, the library loaded and initialised, every thread let go. */
+/* The library loaded and initialised by the attach thread (attach_thread.c); no program
+ * thread stopped for more than a stub's set-up. */
 static int at_attach(pid_t pid, at_init_t *in)
 {
-    hs_inject_sess_t s;
-    int64_t t0 = hs_inject_now_ms();
-    int rc = hs_inject_open(&s, pid, false);
-    if (rc != 0)
-        return hs_attach_refused(pid, rc, "attach");
-    hs_inject_thread_t *t = hs_inject_pick(&s);
-    rc = t ? at_load(&s, t, in->link) : hs_attach_refused(pid, -ESRCH, "attach");
-    if (rc == HS_AT_OK)
-        rc = at_init(&s, t, in);
-    int64_t paused = hs_inject_now_ms() - t0;
-    hs_inject_close(&s);
+    static hs_attach_job_t job;
+    memset(&job, 0, sizeof(job));
+    job.op = HS_BOX_INIT;
+    job.link = in->link;
+    job.optfile = in->optfile;
+    job.verb = "attach";
+    job.stop = &at_interrupted;
+    int rc = hs_attach_thread_run(pid, &job);
     if (rc != HS_AT_OK)
         return rc;
+    if (job.rc == -ENOENT && !job.msg[0])
+        snprintf(job.msg, sizeof(job.msg), "no reason given");
+    if (job.rc != 0) {
+        char note[160];
+        at_seccomp_note(pid, job.sigsys, job.msg, note, sizeof(note));
+        hs_cli_error("attach: process %d: %s%s%s", (int)pid,
+                     job.rc == -ENOENT ? "dlopen of the library failed: " : "",
+                     job.msg[0] ? job.msg : strerror(-job.rc), note);
+        return job.rc == -EALREADY || job.rc == -EBUSY ? HS_AT_TARGET : HS_AT_FAIL;
+    }
+    snprintf(in->msg, sizeof(in->msg), "%s", job.msg);
     char *warn = strchr(in->msg, '\n'); /* the library's second line: a warning */
     if (warn)
         *warn++ = '\0';
-    fprintf(stderr, "heapsift: attached to process %d (%zu threads stopped for %lld ms)%s%s\n",
-            (int)pid, s.n, (long long)paused, in->msg[0] ? "; " : "", in->msg);
+    fprintf(stderr,
+            "heapsift: attached to process %d (one thread at a time stopped, for %.1f ms at "
+            "most; %u stopped to find one outside the allocator)%s%s\n",
+            (int)pid, (double)job.paused_us / 1000.0, job.tries, in->msg[0] ? "; " : "", in->msg);
     if (warn)
         fprintf(stderr, "heapsift: warning: %s\n", warn);
-    return rc;
+    return HS_AT_OK;
 }
 
 /* The profile's path as the target wrote it, and where it is seen from here when the
@@ -278,52 +173,38 @@ static void at_print_leaks(pid_t pid, uint64_t addr, uint64_t len)
     free(text);
 }
 
-/* heapsift_attach_finish on one stopped thread (the leader: the others run on; removing a
- * patch is safe under running threads, and the dump needs heapsift's own threads). */
+/* heapsift_attach_finish on the attach thread (the program runs on: removing a patch is
+ * safe under running threads, and the dump needs heapsift's own threads). */
 static int at_finish(pid_t pid, const char *verb)
 {
     uintptr_t fn;
-    if (!hs_inject_remote_sym(pid, "libheapsift", "heapsift_attach_finish", &fn)) {
+    if (!hs_inject_remote_sym(pid, "libheapsift", "heapsift_attach_thread", &fn)) {
         hs_cli_error("%s: process %d is not attached (no libheapsift.so loaded by heapsift "
                      "attach)",
                      verb, (int)pid);
         return HS_AT_TARGET;
     }
-    hs_inject_sess_t s;
-    int rc = hs_inject_open(&s, pid, true);
-    if (rc != 0)
-        return hs_attach_refused(pid, rc, verb);
-    /* the path's room, then report[2] (the leak report's address and length) */
-    char path[PATH_MAX + 16] = "", back[PATH_MAX + 16] = "";
-    hs_inject_call_t c = {.fn = fn, .na = 3, .data = path, .len = sizeof(path), .back = back};
-    hs_inject_thread_t *t = hs_inject_pick(&s);
-    rc = HS_AT_FAIL;
-    if (t && hs_inject_data_addr(t, c.len, &c.a[0])) {
-        c.a[1] = PATH_MAX;
-        c.a[2] = c.a[0] + PATH_MAX;
-        int crc = hs_inject_call(&s, t, &c);
-        rc = crc ? at_call_failed(&s, "heapsift_attach_finish", crc, verb) : HS_AT_OK;
-    }
-    hs_inject_close(&s);
+    static hs_attach_job_t job;
+    memset(&job, 0, sizeof(job));
+    job.op = HS_BOX_FINISH;
+    job.verb = verb;
+    job.stop = &at_interrupted;
+    int rc = hs_attach_thread_run(pid, &job);
     if (rc != HS_AT_OK)
         return rc;
-    uint64_t report[2];
-    memcpy(report, back + PATH_MAX, sizeof(report));
-    back[PATH_MAX - 1] = '\0';
-    int lrc = (int)(int64_t)c.ret;
-    if (lrc == -ENOENT) {
+    if (job.rc == -ENOENT) {
         hs_cli_error("%s: process %d is not attached (heapsift detach ran already?)", verb,
                      (int)pid);
         return HS_AT_TARGET;
     }
-    if (lrc != 0 || !back[0]) {
+    if (job.rc != 0 || !job.out[0]) {
         hs_cli_error("%s: process %d: the profile could not be written (%s); heapsift is "
                      "inert in it now",
-                     verb, (int)pid, strerror(-lrc));
+                     verb, (int)pid, strerror(-job.rc));
         return HS_AT_FAIL;
     }
-    at_print_wrote(pid, back);
-    at_print_leaks(pid, report[0], report[1]);
+    at_print_wrote(pid, job.out);
+    at_print_leaks(pid, job.report[0], job.report[1]);
     fprintf(stderr, "heapsift: detached from process %d; heapsift is inert in it\n", (int)pid);
     return HS_AT_OK;
 }

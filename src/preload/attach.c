@@ -3,8 +3,8 @@
  * ptrace_inject.c own ptrace). The injector dlopens libheapsift.so into a running process
  * through a symlink in a directory of its own (/tmp/heapsift-attach-XXXXXX/libheapsift.so.0),
  * so the constructors, seeing that path, start nothing (hs_attach_hold) and the target's
- * environment is never read nor touched. It then calls, on one of the target's threads
- * with every other thread stopped:
+ * environment is never read nor touched. heapsift_attach_thread then runs on the attach
+ * thread the injector created (src/cli/inject_thread.c), the program running on, and calls:
  *   - heapsift_attach_init(optfile, ...): the options from the file (the HEAPSIFT_* names
  *     and values of the environment, one NAME=VALUE a line, read by options.c's one
  *     table), hs_init, the hooks (reach.c patches libc's or the program's malloc family
@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include "attach.h"
+#include "attach_box.h"
 #include "core.h"
 #include "dump.h"
 #include "fileio.h"
@@ -45,6 +46,10 @@
 #include "heapsift.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -59,6 +64,7 @@
 HS_EXPORT int heapsift_attach_init(const char *optfile, uintptr_t *pcs, size_t npcs, char *msg,
                                    size_t msglen);
 HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report);
+HS_EXPORT void *heapsift_attach_thread(void *box);
 
 static int attach_mode = -1; /* 1: loaded by the injector; 0: not; -1: not known yet */
 static int attach_began;     /* heapsift_attach_init has run: hs_init may proceed */
@@ -157,7 +163,10 @@ static int attach_first(char *msg, size_t msglen)
     if (hs_opt.spool) /* its set-up reads files and allocates: not with threads stopped */
         hs_log("HEAPSIFT_SPOOL (--spool) is not supported by heapsift attach yet: no spool is "
                "kept");
+    hs_reach_set_quiet(true); /* the command prints the line */
+    hs_patch_set_live(true);  /* the program runs on: each jump written with it stopped */
     hs_reach_detect();
+    hs_patch_set_live(false);
     hs_termsig_install();
     hs_triggers_start();
     hs_http_start();
@@ -187,7 +196,9 @@ static int attach_again(char *msg, size_t msglen)
     __atomic_store_n(&hs_state, HS_STATE_ON, __ATOMIC_RELEASE);
     heapsift_set_rate(rate);
     heapsift_reset();
+    hs_patch_set_live(true);
     rc = hs_patch_restore_all();
+    hs_patch_set_live(false);
     rc = rc ? rc : hs_got_restore_all();
     if (rc != 0) {
         attach_say(msg, msglen, "the hooks could not be put back");
@@ -222,11 +233,10 @@ static void attach_check_out(char *msg, size_t msglen)
 }
 
 /*
- * Called by the injector on a stopped thread of the target, every other thread stopped.
- * pcs[npcs]: the stopped threads' program counters (the calling thread's saved one among
- * them); each is replaced by where that thread must resume (hs_patch_fixup_pc: a thread
- * stopped inside bytes just patched moves to the same instruction in the trampoline), or
- * 0 when it need not move. msg gets one line for the user (what was hooked, or why not),
+ * Called on the attach thread (heapsift_attach_thread) while the program runs on: each
+ * jump is written with its threads stopped in-process (hs_patch_set_live). pcs[npcs], when
+ * given (a caller that stopped threads itself), are replaced by where each must resume
+ * (hs_patch_fixup_pc), or 0 when it need not move. msg gets one line for the user (what was hooked, or why not),
  * and a second when this process cannot write -o's directory.
  * 0, or -EALREADY (profiled from its start), -EBUSY (attached already), -EINVAL (options
  * refused), or the error reading optfile.
@@ -282,9 +292,8 @@ static void attach_forget_all(void)
 }
 
 /*
- * Called by the injector (`heapsift detach`, or the end of `attach --seconds`) on one
- * stopped thread; the other threads may run (removing a patch is safe under running
- * threads: patch.c). Writes the profile to the -o pattern (path gets where), then turns
+ * Called on the attach thread (`heapsift detach`, or the end of `attach --seconds`) while
+ * the program runs on (removing a patch is safe under running threads: patch.c). Writes the profile to the -o pattern (path gets where), then turns
  * sampling off and makes the hooks inert. With HEAPSIFT_LEAKS, the reachability scan runs
  * first and the leak report of that profile (blocks allocated since the attach and live
  * now) is kept in a buffer: report[0] gets its address, report[1] its length (0 and 0
@@ -330,4 +339,30 @@ HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report)
     attach_line[0] = '\0';
     hs_guard_exit(t);
     return rc ? rc : rc2;
+}
+
+/*
+ * The attach thread's work (src/cli/inject_thread.c made the thread, on a program thread
+ * caught outside the allocator; the program runs on meanwhile): box->op says which of
+ * heapsift_attach_init and heapsift_attach_finish, whose result, line and profile path go
+ * into the box; done is set last, and nothing touches the box after it. The thread blocks
+ * every signal (the program's handlers are not for it), detaches itself and ends.
+ */
+HS_EXPORT void *heapsift_attach_thread(void *arg)
+{
+    hs_attach_box_t *box = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pthread_detach(pthread_self());
+    prctl(PR_SET_NAME, "heapsift-attach", 0, 0, 0);
+    box->ktid = (int32_t)syscall(SYS_gettid);
+    int rc = -EINVAL;
+    if (box->magic == HS_BOX_MAGIC && box->op == HS_BOX_INIT && !box->cancel)
+        rc = heapsift_attach_init(box->optfile, NULL, 0, box->msg, sizeof(box->msg));
+    else if (box->magic == HS_BOX_MAGIC && box->op == HS_BOX_FINISH)
+        rc = heapsift_attach_finish(box->out, sizeof(box->out), box->report);
+    box->rc = rc;
+    __atomic_store_n(&box->done, HS_BOX_DONE, __ATOMIC_RELEASE);
+    return NULL;
 }

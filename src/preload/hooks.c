@@ -386,6 +386,19 @@ bool hs_hooks_noop(const void *addr)
     return c[0] == 0xc3 || (c[0] == 0xf3 && c[1] == 0xc3);
 }
 
+/* Entry i's slot of hs_real: its trampoline, or its guarded wrapper (which calls it). Set
+   before the entry's jump is written (hs_patch_install_cb): another thread may reach the
+   hook at once, and the hook calls the slot. */
+static void hooks_set_real(void *arg)
+{
+    size_t i = (size_t)(uintptr_t)arg;
+    const hooks_def_t *d = &hooks_defs[i];
+    if (d->slot) {
+        void *v = d->guarded ? d->guarded : hooks_orig[i];
+        __atomic_store_n((void **)((char *)&hs_real + d->slot - 1), v, __ATOMIC_RELEASE);
+    }
+}
+
 int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *why, size_t whylen)
 {
     const hooks_def_t *d = &hooks_defs[i];
@@ -409,17 +422,15 @@ int hs_hooks_family(size_t i, void *addr, size_t size, const void *base, char *w
             rc = hooks_via_got[j] ? HS_HOOKS_GOT : 0;
         }
     if (rc == -EEXIST && !hooks_got_only())
-        rc = hs_patch_install_ex(addr, size, 0, own, &hooks_orig[i], why, whylen);
+        rc = hs_patch_install_cb(addr, size, 0, own, &hooks_orig[i], hooks_set_real,
+                                 (void *)(uintptr_t)i, why, whylen);
     if (rc != 0 && rc != HS_HOOKS_GOT && rc != -ENOSYS)
         rc = hooks_got(i, addr, own, rc, why, whylen);
     if (rc != 0 && rc != HS_HOOKS_GOT)
         return rc;
     hooks_via_got[i] = rc == HS_HOOKS_GOT;
     hooks_addr[i] = addr;
-    if (d->slot) {
-        void *v = d->guarded ? d->guarded : hooks_orig[i];
-        __atomic_store_n((void **)((char *)&hs_real + d->slot - 1), v, __ATOMIC_RELEASE);
-    }
+    hooks_set_real((void *)(uintptr_t)i);
     if (strcmp(d->name, "free") == 0)
         hooks_free_base = base;
     else if (strcmp(d->name, "memalign") == 0)

@@ -103,6 +103,7 @@
 #include "patch_int.h"
 #include "debugcheck.h"
 #include "runtime_libs.h"
+#include "stopworld.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -114,6 +115,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -550,6 +552,60 @@ static int patch_emit(const uint8_t *fn, const patch_plan_t *plan, uintptr_t tba
 
 /* ---- install, remove ---------------------------------------------------------------- */
 
+/* Set while the program's threads run on (attach): each jump is then written with them
+   stopped (stopworld.c), and a thread stopped between two instructions of the bytes it
+   replaces resumes at the same instruction in the trampoline. */
+static bool patch_live;
+#define PATCH_STOP_MS 2000
+
+/* Where a thread at pc must resume after rec's jump was written: 0 when it need not move
+   (outside the replaced bytes, or at their first). */
+static uintptr_t patch_fixup_rec(const patch_rec_t *rec, uintptr_t pc)
+{
+    uintptr_t at = (uintptr_t)rec->at;
+    if (pc <= at || pc >= at + rec->span)
+        return 0;
+    for (int k = 1; k < rec->ninsn; k++)
+        if (at + rec->insn_off[k] == pc)
+            return (uintptr_t)rec->slot + PATCH_STUB + rec->tramp_off[k];
+    return 0;
+}
+
+/* Writes rec's jump (bytes); with the program running (patch_live), stops every thread
+   that answers first and moves the ones inside the replaced bytes. A thread that does not
+   answer in time could be anywhere: the jump is not written then (-EBUSY). Threads that
+   block the signal (heapsift's own, or a program's that blocks every signal) run on. */
+static int patch_commit(patch_rec_t *rec, const uint8_t *bytes)
+{
+    if (!__atomic_load_n(&patch_live, __ATOMIC_ACQUIRE))
+        return hs_patch_write_code(rec->at, bytes, rec->len);
+#if defined(__x86_64__)
+    hs_sw_t w;
+    int rc = hs_sw_prepare(&w);
+    if (rc != 0)
+        return rc;
+    hs_sw_stop(&w, PATCH_STOP_MS);
+    rc = w.unanswered || w.overflow ? -EBUSY : hs_patch_write_code(rec->at, bytes, rec->len);
+    for (size_t i = 0; rc == 0 && i < w.n; i++) {
+        hs_sw_slot_t *sl = &w.slots[i];
+        if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != HS_SW_STOPPED)
+            continue;
+        uintptr_t to = patch_fixup_rec(rec, (uintptr_t)sl->regs[REG_RIP]);
+        if (to)
+            __atomic_store_n(&sl->pc_to, to, __ATOMIC_RELEASE);
+    }
+    hs_sw_free(&w);
+    return rc;
+#else
+    return -ENOSYS;
+#endif
+}
+
+void hs_patch_set_live(bool live)
+{
+    __atomic_store_n(&patch_live, live, __ATOMIC_RELEASE);
+}
+
 static patch_rec_t *patch_find(const void *target)
 {
     for (int i = 0; i < patch_nrecs; i++)
@@ -580,7 +636,8 @@ static void patch_publish(const patch_rec_t *rec, void **original)
 }
 
 /* A target patched before and removed since: same slot, same trampoline, new hook. */
-static int patch_reinstall(patch_rec_t *rec, void *hook, void **original, char *why, size_t whylen)
+static int patch_reinstall(patch_rec_t *rec, void *hook, void **original,
+                           hs_patch_published_fn *published, void *arg, char *why, size_t whylen)
 {
     uint8_t jmp[PATCH_JMP_ABS];
     if (memcmp(rec->at, rec->orig, rec->len) != 0) {
@@ -595,8 +652,10 @@ static int patch_reinstall(patch_rec_t *rec, void *hook, void **original, char *
     }
     rec->hook = hook;
     patch_publish(rec, original);
+    if (published)
+        published(arg);
     patch_jump_bytes(rec, jmp);
-    int rc = hs_patch_write_code(rec->at, jmp, rec->len);
+    int rc = patch_commit(rec, jmp);
     if (rc == 0)
         rec->installed = true;
     return rc;
@@ -674,8 +733,8 @@ static size_t patch_symbol_size(void *target)
     return 0;
 }
 
-int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
-                        char *why, size_t whylen)
+int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, void **original,
+                        hs_patch_published_fn *published, void *arg, char *why, size_t whylen)
 {
     int rc;
     PATCH_WHY("%s", "");
@@ -692,7 +751,7 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
         goto out;
     }
     if (rec) {
-        rc = patch_reinstall(rec, hook, original, why, whylen);
+        rc = patch_reinstall(rec, hook, original, published, arg, why, whylen);
     } else if (patch_nrecs == PATCH_MAX) {
         PATCH_WHY("more than %d entry points patched", PATCH_MAX);
         rc = -ENOSPC;
@@ -704,14 +763,22 @@ int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, v
             uint8_t jmp[PATCH_JMP_ABS];
             patch_nrecs++; /* the slot is taken even if the write below fails */
             patch_publish(rec, original);
+            if (published)
+                published(arg);
             patch_jump_bytes(rec, jmp);
-            rc = hs_patch_write_code(rec->at, jmp, rec->len);
+            rc = patch_commit(rec, jmp);
             rec->installed = rc == 0;
         }
     }
 out:
     hs_unlock(&patch_lock, HS_RANK_PATCH);
     return rc;
+}
+
+int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
+                        char *why, size_t whylen)
+{
+    return hs_patch_install_cb(target, size, flags, hook, original, NULL, NULL, why, whylen);
 }
 
 int hs_patch_install(void *target, void *hook, void **original, char *why, size_t whylen)
@@ -745,15 +812,9 @@ uintptr_t hs_patch_fixup_pc(uintptr_t pc)
 {
     uintptr_t to = 0;
     hs_lock(&patch_lock, HS_RANK_PATCH);
-    for (int i = 0; i < patch_nrecs && !to; i++) {
-        const patch_rec_t *rec = &patch_recs[i];
-        uintptr_t at = (uintptr_t)rec->at;
-        if (!rec->installed || pc <= at || pc >= at + rec->span)
-            continue;
-        for (int k = 1; k < rec->ninsn; k++)
-            if (at + rec->insn_off[k] == pc)
-                to = (uintptr_t)rec->slot + PATCH_STUB + rec->tramp_off[k];
-    }
+    for (int i = 0; i < patch_nrecs && !to; i++)
+        if (patch_recs[i].installed)
+            to = patch_fixup_rec(&patch_recs[i], pc);
     hs_unlock(&patch_lock, HS_RANK_PATCH);
     return to;
 }
@@ -773,7 +834,7 @@ static int patch_each(bool restore)
             r = hs_patch_write_code(rec->at, rec->orig, rec->len);
             rec->installed = r != 0;
         } else if (restore && !rec->installed) {
-            r = patch_reinstall(rec, rec->hook, NULL, why, sizeof(why));
+            r = patch_reinstall(rec, rec->hook, NULL, NULL, NULL, why, sizeof(why));
         }
         if (r != 0 && rc == 0)
             rc = r;
@@ -793,6 +854,18 @@ int hs_patch_restore_all(void)
 }
 
 #else /* not x86-64 */
+
+int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, void **original,
+                        hs_patch_published_fn *published, void *arg, char *why, size_t whylen)
+{
+    (void)published, (void)arg;
+    return hs_patch_install_ex(target, size, flags, hook, original, why, whylen);
+}
+
+void hs_patch_set_live(bool live)
+{
+    (void)live;
+}
 
 int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
                         char *why, size_t whylen)

@@ -43,6 +43,12 @@ int hs_patch_install(void *target, void *hook, void **original, char *why, size_
    0 = unknown) and HS_PATCH_* flags. */
 int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,
                         char *why, size_t whylen);
+/* The same, calling published(arg) once *original is set and before the jump is written:
+   where other threads run on (attach), what the hook calls must be in place before the
+   first call reaches it. */
+typedef void hs_patch_published_fn(void *arg);
+int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, void **original,
+                        hs_patch_published_fn *published, void *arg, char *why, size_t whylen);
 
 /* Whether the decoder is loaded; with load, loads it first if it was not tried yet (a
    dlopen: inside the guard, never on an allocation path). Objects loaded after start are
@@ -57,6 +63,10 @@ int hs_patch_remove(void *target);
    originals handed out stay valid). For attach's detach and re-attach, with the other
    threads stopped for restore (see hs_patch_fixup_pc). 0 or the first negative errno. */
 int hs_patch_remove_all(void);
+/* While live, the program's threads run on (attach's thread installs the hooks): each
+   jump is then written with them stopped (stopworld.c), and a thread stopped inside the
+   bytes it replaces is moved to the trampoline. Installs at start (one thread) need not. */
+void hs_patch_set_live(bool live);
 int hs_patch_restore_all(void);
 
 /*

@@ -46,6 +46,8 @@
 /* "" = nothing bypasses heapsift. Written at start, then only appended to (reach_append),
  * so a dump that reads it while an object loaded later is reported reads a whole line. */
 static char reach_line[REACH_MAX];
+/* The line is not logged (attach: the command prints it, the profiles hold it). */
+static bool reach_quiet;
 
 typedef struct {
     char *buf;
@@ -531,8 +533,13 @@ static void reach_say(reach_t *r)
                  "%scalls bypass heapsift: %s; the memory they allocate is not in its "
                  "profiles%s",
                  k ? "; " : "reach: ", r->bypass.buf, r->off ? " (HEAPSIFT_HOOKS=off)" : "");
-    if (reach_line[0])
+    if (reach_line[0] && !__atomic_load_n(&reach_quiet, __ATOMIC_RELAXED))
         hs_log("%s", reach_line);
+}
+
+void hs_reach_set_quiet(bool quiet)
+{
+    __atomic_store_n(&reach_quiet, quiet, __ATOMIC_RELAXED);
 }
 
 /* ---- objects loaded after start (dlopen) -----------------------------------------

@@ -5,6 +5,8 @@
 #ifndef HS_REACH_H
 #define HS_REACH_H
 
+#include <stdbool.h>
+
 #include <stddef.h>
 
 /* Finds them, hooks what hooks.c can, and says what it found and did in one line on
@@ -32,5 +34,9 @@ void *hs_reach_mallctl(void);
 
 /* The line for the profiles' comments ("reach: ..."), or NULL when nothing bypasses. */
 const char *hs_reach_comment(void);
+
+/* Quiet: the line goes only into the profiles and to whoever asks hs_reach_comment (attach
+   prints it in the command, not in the target's stderr). */
+void hs_reach_set_quiet(bool quiet);
 
 #endif

@@ -1,7 +1,8 @@
 #!/bin/sh
 # attach_dies: a target that dies during the attach. The library given with --lib is a
 # small one whose constructor ends the process it is loaded into (with _exit(7), or
-# SIGKILL) when HS_TEST_DIE is set there, so the target dies inside the call of dlopen:
+# SIGKILL) when HS_TEST_DIE is set there, so the target dies inside the attach thread's
+# dlopen (the thread is followed under ptrace, so its end gives the process's status):
 # heapsift attach ends (no hang: 120 s at most), with status 2 and one line that says the
 # process ended during the call and how (its status, or the signal).
 # usage: attach_dies.sh BUILD_DIR SOURCE_DIR
@@ -37,7 +38,7 @@ for mode in exit kill; do
     exit) how='it exited with status 7' ;;
     kill) how='it was killed by signal 9' ;;
     esac
-    at_expect 2 "process $TPID ended during the call of dlopen: $how" "$mode" -- \
+    at_expect 2 "process $TPID ended while its attach thread loaded and started heapsift: $how" "$mode" -- \
         attach --lib "$T/die.so" -o "$T/p.pb.gz" "$TPID"
     i=0
     while [ ! -s "$T/status" ]; do

@@ -1,0 +1,531 @@
+/*
+ * The engine of inject_thread.h: caves, stopping one thread, taking it to a clean point
+ * (outside any interrupted system call), pointing it at a stub, and letting it go.
+ */
+#define _GNU_SOURCE
+#include "inject_thread.h"
+#include "inject_safe.h"
+#include "inject_stub.h"
+#include "ptrace_inject.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define THR_CAVE_MAX 1024         /* room for the stub image */
+#define THR_STACK_NEED (64 << 10) /* stack a thread must have below its sp for the call */
+#define THR_SYSCALL_MS 2000       /* a system call of the syscall stub */
+#define THR_ENTRY_MS 200          /* a restarted system call's entry */
+
+static int64_t thr_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void thr_nap_us(long us)
+{
+    struct timespec d = {0, us * 1000};
+    nanosleep(&d, NULL);
+}
+
+/* ---- the cave ------------------------------------------------------------------------ */
+
+/* For the executable mapping [lo, hi) at file offset off of path: where its PT_LOAD
+ * segment's bytes end in memory (the cave starts there); 0 when not found. */
+static uintptr_t thr_segment_end(pid_t pid, const char *path, uintptr_t lo, uintptr_t hi,
+                                 uint64_t off)
+{
+    char full[PATH_MAX + 32];
+    snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
+    int fd = open(full, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    Elf64_Ehdr eh;
+    uintptr_t end = 0;
+    if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+        eh.e_phentsize == sizeof(Elf64_Phdr)) {
+        for (unsigned i = 0; i < eh.e_phnum && !end; i++) {
+            Elf64_Phdr ph;
+            if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+                (ssize_t)sizeof(ph))
+                break;
+            uint64_t sz = ph.p_filesz > ph.p_memsz ? ph.p_filesz : ph.p_memsz;
+            uint64_t segend = ph.p_offset + sz;
+            if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || ph.p_offset > off + (hi - lo) ||
+                segend < off || segend > off + (hi - lo))
+                continue;
+            end = lo + (uintptr_t)(segend - off);
+        }
+    }
+    close(fd);
+    return end;
+}
+
+/* Whether the n bytes at addr in the target are all zero, or are img already. */
+static bool thr_cave_free(pid_t pid, uintptr_t addr, const uint8_t *img, size_t n, bool *ours)
+{
+    uint8_t buf[THR_CAVE_MAX];
+    if (n > sizeof(buf) || hs_inject_mem(pid, addr, buf, n, false) != 0)
+        return false;
+    *ours = memcmp(buf, img, n) == 0;
+    for (size_t i = 0; i < n && !*ours; i++)
+        if (buf[i] != 0)
+            return false;
+    return true;
+}
+
+int hs_thr_open(hs_thr_t *s, pid_t pid)
+{
+    memset(s, 0, sizeof(*s));
+    s->pid = pid;
+    s->xroom = hs_stub_xsave_room();
+    uint8_t img[THR_CAVE_MAX];
+    size_t len = hs_stub_image(img, sizeof(img), s->off);
+    char name[64], line[PATH_MAX + 128];
+    snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(name, "r");
+    if (!f)
+        return -ESRCH;
+    while (!s->cave && fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi, off;
+        char perms[8];
+        int pos = 0;
+        if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perms, &off, &pos) < 4 ||
+            pos == 0 || strcmp(perms, "r-xp") != 0 || line[pos] != '/')
+            continue;
+        char *path = line + pos;
+        path[strcspn(path, "\n")] = '\0';
+        uintptr_t end = thr_segment_end(pid, path, lo, hi, off);
+        uintptr_t at = (end + 15) & ~(uintptr_t)15;
+        bool ours = false;
+        if (end && at + len <= hi && thr_cave_free(pid, at, img, len, &ours)) {
+            s->cave = at;
+            s->cave_written = ours;
+        }
+    }
+    fclose(f);
+    if (!s->cave)
+        return -ENOSPC;
+    return 0;
+}
+
+void hs_thr_close(hs_thr_t *s)
+{
+    hs_safe_close(s->safe);
+    s->safe = NULL;
+}
+
+/* Writes the stub image into the cave through ptrace (the page is not writable: the
+ * kernel copies it for this process). tid is seized and stopped. */
+static int thr_cave_write(hs_thr_t *s, pid_t tid)
+{
+    uint8_t img[THR_CAVE_MAX + 8];
+    size_t off[HS_STUB_COUNT];
+    memset(img, 0, sizeof(img));
+    size_t len = hs_stub_image(img, THR_CAVE_MAX, off);
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t w;
+        memcpy(&w, img + i, 8);
+        if (ptrace(PTRACE_POKEDATA, tid, (void *)(s->cave + i), (void *)w) != 0)
+            return -errno;
+    }
+    s->cave_written = true;
+    return 0;
+}
+
+/* ---- one thread ------------------------------------------------------------------------ */
+
+/* Waits up to ms for tid's next stop: 1 stopped (*st), -1 it exited or is gone, 0 not yet. */
+static int thr_wait(pid_t tid, int *st, int ms)
+{
+    int64_t end = thr_now_us() + (int64_t)ms * 1000;
+    for (;;) {
+        pid_t r = waitpid(tid, st, __WALL | WNOHANG);
+        if (r == tid)
+            return WIFSTOPPED(*st) ? 1 : -1;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (thr_now_us() >= end)
+            return 0;
+        thr_nap_us(50);
+    }
+}
+
+/* A signal-delivery stop: the signal is the program's, delivered now. */
+static bool thr_is_signal(int st)
+{
+    int sig = WSTOPSIG(st);
+    return (st >> 16) == 0 && sig != (SIGTRAP | 0x80) && sig != SIGTRAP;
+}
+
+/* Seizes tid and waits for it to stop. 0, or -ESRCH, -EPERM, -ETIMEDOUT (then detached). */
+static int thr_stop(pid_t tid)
+{
+    if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0)
+        return -errno;
+    if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
+        return -ESRCH;
+    for (int round = 0; round < 64; round++) {
+        int st;
+        int w = thr_wait(tid, &st, 2000);
+        if (w < 0)
+            return -ESRCH;
+        if (w == 0)
+            break;
+        if ((st >> 16) == PTRACE_EVENT_STOP)
+            return 0;
+        ptrace(PTRACE_CONT, tid, 0, (void *)(long)(thr_is_signal(st) ? WSTOPSIG(st) : 0));
+    }
+    ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+    int st;
+    if (thr_wait(tid, &st, 2000) == 1)
+        ptrace(PTRACE_DETACH, tid, 0, 0);
+    return -ETIMEDOUT;
+}
+
+static bool thr_restartable(const struct user_regs_struct *r)
+{
+    long ax = (long)r->rax;
+    return (long)r->orig_rax >= 0 && (ax == -512 || ax == -513 || ax == -514 || ax == -516);
+}
+
+/* Takes a stopped tid to a clean point: not inside an interrupted system call. A thread
+ * inside one is let into it again and taken at its entry (*entry true: rip is past the
+ * syscall instruction, orig_rax its number). 0, or -ESRCH, -EAGAIN (still not clean). */
+static int thr_clean(pid_t tid, struct user_regs_struct *r, bool *entry)
+{
+    *entry = false;
+    for (int round = 0; round < 8; round++) {
+        if (ptrace(PTRACE_GETREGS, tid, 0, r) != 0)
+            return -ESRCH;
+        if (!thr_restartable(r))
+            return 0;
+        int sig = 0, st, w;
+        for (;;) {
+            if (ptrace(PTRACE_SYSCALL, tid, 0, (void *)(long)sig) != 0)
+                return -ESRCH;
+            w = thr_wait(tid, &st, THR_ENTRY_MS);
+            if (w <= 0)
+                break;
+            if (WSTOPSIG(st) == (SIGTRAP | 0x80) && (st >> 16) == 0) {
+                if (ptrace(PTRACE_GETREGS, tid, 0, r) != 0)
+                    return -ESRCH;
+                *entry = true;
+                return 0;
+            }
+            sig = thr_is_signal(st) ? WSTOPSIG(st) : 0;
+        }
+        if (w < 0)
+            return -ESRCH;
+        /* running user code (a handler, or its call did not restart): stop it again */
+        if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
+            return -ESRCH;
+        for (;;) {
+            w = thr_wait(tid, &st, 2000);
+            if (w <= 0)
+                return w < 0 ? -ESRCH : -EAGAIN;
+            if ((st >> 16) == PTRACE_EVENT_STOP || WSTOPSIG(st) == (SIGTRAP | 0x80))
+                break;
+            ptrace(PTRACE_CONT, tid, 0, (void *)(long)(thr_is_signal(st) ? WSTOPSIG(st) : 0));
+        }
+    }
+    return -EAGAIN;
+}
+
+/* Points a clean tid at stub k with block words w[] (w[9], where it resumes, is filled
+ * here). The block goes below the red zone; the thread returns to exactly r (a system
+ * call taken at its entry is made again, from its first byte). */
+static int thr_point(hs_thr_t *s, pid_t tid, struct user_regs_struct *r, bool entry,
+                     hs_stub_kind_t k, uint64_t w[HS_STUB_BLOCK_WORDS])
+{
+    struct user_regs_struct n = *r;
+    if (entry) {
+        n.rip -= 2; /* the syscall instruction */
+        n.rax = r->orig_rax;
+    }
+    w[HS_STUB_BLOCK_WORDS - 1] = n.rip;
+    uintptr_t b = (n.rsp - HS_STUB_REDZONE - HS_STUB_BLOCK) & ~(uintptr_t)7;
+    if (b + HS_STUB_BLOCK + HS_STUB_REDZONE != n.rsp)
+        return -EINVAL; /* an rsp not 8-byte aligned: never in compiled code */
+    if (!s->cave_written) {
+        int rc = thr_cave_write(s, tid);
+        if (rc != 0)
+            return rc;
+    }
+    if (hs_inject_mem(s->pid, b, w, HS_STUB_BLOCK, true) != 0)
+        return -EFAULT;
+    n.rip = s->cave + s->off[k];
+    n.rsp = b;
+    n.orig_rax = (uint64_t)-1; /* no restart over the stub */
+    return ptrace(PTRACE_SETREGS, tid, 0, &n) == 0 ? 0 : -ESRCH;
+}
+
+/* The offset just past the syscall stub's syscall instruction. */
+static size_t thr_sys_end(void)
+{
+    size_t len;
+    const uint8_t *c = hs_stub_code(HS_STUB_SYSCALL, &len);
+    for (size_t i = 0; i + 1 < len; i++)
+        if (c[i] == 0x0f && c[i + 1] == 0x05)
+            return i + 2;
+    return 0;
+}
+
+/* Follows tid, pointed at the syscall stub, to its call's exit and reads the result;
+ * then lets it go. Every other stop on the way is passed on. */
+static int thr_follow_syscall(hs_thr_t *s, pid_t tid, long nr, uint64_t *ret)
+{
+    uintptr_t at = s->cave + s->off[HS_STUB_SYSCALL] + thr_sys_end();
+    int64_t end = thr_now_us() + (int64_t)THR_SYSCALL_MS * 1000;
+    bool entered = false;
+    int sig = 0;
+    while (thr_now_us() < end) {
+        int st;
+        if (ptrace(PTRACE_SYSCALL, tid, 0, (void *)(long)sig) != 0)
+            return -ESRCH;
+        sig = 0;
+        int w = thr_wait(tid, &st, THR_SYSCALL_MS);
+        if (w < 0)
+            return -ESRCH;
+        if (w == 0)
+            break;
+        struct user_regs_struct r;
+        if (WSTOPSIG(st) == (SIGTRAP | 0x80) && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 &&
+            r.rip == at && (long)r.orig_rax == nr) {
+            if (entered) {
+                *ret = r.rax;
+                ptrace(PTRACE_DETACH, tid, 0, 0);
+                return 0;
+            }
+            entered = true;
+        } else if (thr_is_signal(st)) {
+            sig = WSTOPSIG(st);
+        }
+    }
+    ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+    int st;
+    if (thr_wait(tid, &st, 2000) == 1)
+        ptrace(PTRACE_DETACH, tid, 0, 0);
+    return -ETIMEDOUT;
+}
+
+/* The threads of the target, leader first. */
+static size_t thr_tasks(pid_t pid, pid_t *out, size_t cap)
+{
+    char dir[64];
+    size_t n = 0;
+    snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    out[n++] = pid;
+    struct dirent *e;
+    while (n < cap && (e = readdir(d)) != NULL) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (tid > 0 && tid != pid)
+            out[n++] = tid;
+    }
+    closedir(d);
+    return n;
+}
+
+int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret)
+{
+    pid_t tids[64];
+    size_t n = thr_tasks(s->pid, tids, 64);
+    int rc = -ESRCH;
+    for (size_t i = 0; i < n; i++) {
+        int64_t t0 = thr_now_us();
+        rc = thr_stop(tids[i]);
+        if (rc == -ESRCH)
+            continue;
+        if (rc != 0)
+            return rc;
+        struct user_regs_struct r;
+        bool entry;
+        rc = thr_clean(tids[i], &r, &entry);
+        uint64_t w[HS_STUB_BLOCK_WORDS] = {(uint64_t)nr, a[0], a[1], a[2], a[3],
+                                           a[4],         a[5], 0,    0,    0};
+        if (rc == 0)
+            rc = thr_point(s, tids[i], &r, entry, HS_STUB_SYSCALL, w);
+        if (rc == 0)
+            rc = thr_follow_syscall(s, tids[i], nr, ret);
+        else
+            ptrace(PTRACE_DETACH, tids[i], 0, 0);
+        int64_t paused = thr_now_us() - t0;
+        if (paused > s->paused_us)
+            s->paused_us = paused;
+        if (rc != -ESRCH && rc != -EAGAIN)
+            return rc;
+    }
+    if (rc == -ESRCH)
+        s->died = kill(s->pid, 0) != 0;
+    return rc;
+}
+
+/* Whether tid's stack has room for the call below its sp. */
+static bool thr_stack_room(pid_t pid, uintptr_t sp)
+{
+    char name[64], line[512];
+    snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(name, "r");
+    bool ok = false;
+    if (!f)
+        return false;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && sp > lo && sp <= hi) {
+            ok = sp - lo >= THR_STACK_NEED || strstr(line, "[stack]") != NULL;
+            break;
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
+/* tid runs the call stub: followed to its clone (the thread pthread_create makes starts
+ * traced), then let go. A signal meanwhile is delivered; no clone within 2 s (a thread
+ * that could not be created, or one waiting for a lock): let go all the same. */
+static void thr_follow_clone(hs_thr_t *s, pid_t tid)
+{
+    int sig = 0;
+    ptrace(PTRACE_SETOPTIONS, tid, 0, (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE));
+    int64_t end = thr_now_us() + 2000000;
+    while (thr_now_us() < end) {
+        int st;
+        if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) != 0)
+            return;
+        sig = 0;
+        int w = thr_wait(tid, &st, 2000);
+        if (w < 0)
+            return;
+        if (w == 0)
+            break;
+        unsigned long msg = 0;
+        if ((st >> 16) == PTRACE_EVENT_CLONE && ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0) {
+            s->child = (pid_t)msg;
+            ptrace(PTRACE_DETACH, tid, 0, 0);
+            int cst;
+            if (thr_wait(s->child, &cst, 2000) == 1) { /* its first stop */
+                /* not its own clones: heapsift's threads run untraced */
+                ptrace(PTRACE_SETOPTIONS, s->child, 0, (void *)(long)PTRACE_O_TRACESYSGOOD);
+                ptrace(PTRACE_CONT, s->child, 0, 0);
+            }
+            return;
+        }
+        if (thr_is_signal(st))
+            sig = WSTOPSIG(st);
+    }
+    ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+    int st;
+    if (thr_wait(tid, &st, 2000) == 1)
+        ptrace(PTRACE_DETACH, tid, 0, (void *)(long)(thr_is_signal(st) ? WSTOPSIG(st) : 0));
+}
+
+int hs_thr_child_poll(hs_thr_t *s, int *st)
+{
+    if (!s->child)
+        return -1;
+    for (;;) {
+        pid_t r = waitpid(s->child, st, __WALL | WNOHANG);
+        if (r == 0)
+            return 0;
+        if (r != s->child || !WIFSTOPPED(*st)) {
+            bool ended = r == s->child;
+            s->child = 0;
+            return ended ? 1 : -1;
+        }
+        int sig = WSTOPSIG(*st);
+        struct user_regs_struct r2;
+        if ((*st >> 16) == 0 && sig == SIGSYS && ptrace(PTRACE_GETREGS, s->child, 0, &r2) == 0) {
+            r2.rax = (uint64_t)-ENOSYS; /* a seccomp trap of a call of ours: not the program's */
+            ptrace(PTRACE_SETREGS, s->child, 0, &r2);
+            s->sigsys++;
+            sig = 0;
+        } else if (!thr_is_signal(*st)) {
+            sig = 0;
+        }
+        ptrace(PTRACE_CONT, s->child, 0, (void *)(long)sig);
+    }
+}
+
+void hs_thr_child_release(hs_thr_t *s)
+{
+    if (!s->child)
+        return;
+    int st;
+    if (ptrace(PTRACE_INTERRUPT, s->child, 0, 0) == 0 && thr_wait(s->child, &st, 2000) == 1)
+        ptrace(PTRACE_DETACH, s->child, 0, 0);
+    s->child = 0;
+}
+
+/* One try on tid: stopped, checked, pointed at the call stub, let go. 1 done, 0 not at a
+ * safe point (let go untouched), or -errno. */
+static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS])
+{
+    int64_t t0 = thr_now_us();
+    int rc = thr_stop(tid);
+    if (rc != 0)
+        return rc == -ESRCH || rc == -ETIMEDOUT ? 0 : rc;
+    s->tries++;
+    struct user_regs_struct r;
+    bool entry = false;
+    int safe = hs_safe_check(s->safe, tid, s->why, sizeof(s->why));
+    if (safe == 1) {
+        rc = thr_clean(tid, &r, &entry);
+        if (rc == 0 && entry) /* a handler may have run meanwhile */
+            safe = hs_safe_check(s->safe, tid, s->why, sizeof(s->why));
+        else if (rc != 0)
+            safe = 0;
+    }
+    if (safe == 1 && !thr_stack_room(s->pid, r.rsp)) {
+        snprintf(s->why, sizeof(s->why), "thread %d has too little stack left", (int)tid);
+        safe = 0;
+    }
+    rc = safe == 1 ? thr_point(s, tid, &r, entry, HS_STUB_CALL, w) : 0;
+    if (safe == 1 && rc == 0)
+        thr_follow_clone(s, tid);
+    else
+        ptrace(PTRACE_DETACH, tid, 0, 0);
+    int64_t paused = thr_now_us() - t0;
+    if (paused > s->paused_us)
+        s->paused_us = paused;
+    return rc < 0 ? rc : safe == 1;
+}
+
+int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms)
+{
+    if (!s->safe && !(s->safe = hs_safe_open(s->pid, s->why, sizeof(s->why))))
+        return -ENOTSUP;
+    uint64_t w[HS_STUB_BLOCK_WORDS] = {fn, a[0], a[1], a[2], a[3], a[4], a[5], res, s->xroom, 0};
+    int64_t end = thr_now_us() + (int64_t)ms * 1000;
+    pid_t tids[4096];
+    while (thr_now_us() < end) {
+        size_t n = thr_tasks(s->pid, tids, 4096);
+        if (n == 0) {
+            s->died = true;
+            return -ESRCH;
+        }
+        for (size_t i = 0; i < n && thr_now_us() < end; i++) {
+            int rc = thr_call_on(s, tids[i], w);
+            if (rc != 0)
+                return rc > 0 ? 0 : rc;
+        }
+        thr_nap_us(1000);
+    }
+    return -ETIMEDOUT;
+}

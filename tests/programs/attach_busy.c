@@ -1,0 +1,56 @@
+/*
+ * attach_busy DIR THREADS: THREADS threads (the main one among them) loop free + malloc
+ * (100 to 5,099 bytes, a ring of 1,000 live blocks each) as fast as they can, so that a
+ * thread stopped at any moment is most likely inside the allocator; the issue-44 target
+ * of tests/integration/attach_busy.sh. Prints "ready" once every thread runs, and ends
+ * when DIR/end exists (each thread looks every 4,096 rounds): "attach_busy: done", 0.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *busy_end;
+static int busy_running;
+
+static void *busy_loop(void *arg)
+{
+    void **ring = calloc(1000, sizeof(void *));
+    unsigned s = (unsigned)(size_t)arg * 7919u + 1;
+    __atomic_add_fetch(&busy_running, 1, __ATOMIC_RELAXED);
+    for (unsigned long i = 0;; i++) {
+        unsigned k = i % 1000;
+        free(ring[k]);
+        s = s * 1103515245u + 12345u;
+        ring[k] = malloc(100 + (s >> 8) % 5000);
+        if ((i & 4095) == 0 && access(busy_end, F_OK) == 0)
+            break;
+    }
+    for (int k = 0; k < 1000; k++)
+        free(ring[k]);
+    free(ring);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int n = argc > 2 ? atoi(argv[2]) : 1;
+    char end[4096];
+    pthread_t th[64];
+    if (argc < 3 || n < 1 || n > 64)
+        return 2;
+    snprintf(end, sizeof(end), "%s/end", argv[1]);
+    busy_end = end;
+    for (int i = 1; i < n; i++)
+        pthread_create(&th[i], NULL, busy_loop, (void *)(size_t)i);
+    while (__atomic_load_n(&busy_running, __ATOMIC_RELAXED) < n - 1)
+        usleep(1000);
+    printf("ready\n");
+    fflush(stdout);
+    busy_loop(NULL);
+    for (int i = 1; i < n; i++)
+        pthread_join(th[i], NULL);
+    printf("attach_busy: done\n");
+    return 0;
+}
