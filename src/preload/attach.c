@@ -236,10 +236,10 @@ static void attach_check_out(char *msg, size_t msglen)
  * Called on the attach thread (heapsift_attach_thread) while the program runs on: each
  * jump is written with its threads stopped in-process (hs_patch_set_live). pcs[npcs], when
  * given (a caller that stopped threads itself), are replaced by where each must resume
- * (hs_patch_fixup_pc), or 0 when it need not move. msg gets one line for the user (what was hooked, or why not),
- * and a second when this process cannot write -o's directory.
- * 0, or -EALREADY (profiled from its start), -EBUSY (attached already), -EINVAL (options
- * refused), or the error reading optfile.
+ * (hs_patch_fixup_pc), or 0 when it need not move. msg gets one line for the user (what was hooked,
+ * or why not), and a second when this process cannot write -o's directory. 0, or -EALREADY
+ * (profiled from its start), -EBUSY (attached already), -EINVAL (options refused), or the error
+ * reading optfile.
  */
 HS_EXPORT int heapsift_attach_init(const char *optfile, uintptr_t *pcs, size_t npcs, char *msg,
                                    size_t msglen)
@@ -293,12 +293,12 @@ static void attach_forget_all(void)
 
 /*
  * Called on the attach thread (`heapsift detach`, or the end of `attach --seconds`) while
- * the program runs on (removing a patch is safe under running threads: patch.c). Writes the profile to the -o pattern (path gets where), then turns
- * sampling off and makes the hooks inert. With HEAPSIFT_LEAKS, the reachability scan runs
- * first and the leak report of that profile (blocks allocated since the attach and live
- * now) is kept in a buffer: report[0] gets its address, report[1] its length (0 and 0
- * without one), for the command to read; it stays until the next detach. 0, -ENOENT (not
- * attached), or the dump's error (the hooks are removed all the same).
+ * the program runs on (removing a patch is safe under running threads: patch.c). Writes the profile
+ * to the -o pattern (path gets where), then turns sampling off and makes the hooks inert. With
+ * HEAPSIFT_LEAKS, the reachability scan runs first and the leak report of that profile (blocks
+ * allocated since the attach and live now) is kept in a buffer: report[0] gets its address,
+ * report[1] its length (0 and 0 without one), for the command to read; it stays until the next
+ * detach. 0, -ENOENT (not attached), or the dump's error (the hooks are removed all the same).
  */
 HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report)
 {
