@@ -419,6 +419,7 @@ int hs_cmd_attach(int argc, char **argv)
             return HS_AT_TARGET;
         }
     }
+    at_interrupted = 0; /* the signal ended the wait: the finish runs (a second one ends it) */
     return at_finish(pid, "attach");
 }
 

@@ -39,6 +39,7 @@
 #include "options.h"
 #include "patch.h"
 #include "reach.h"
+#include "stopworld.h"
 #include "recorder.h"
 #include "termsig.h"
 #include "triggers.h"
@@ -56,6 +57,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define ATTACH_OPTS_MAX 16384
@@ -145,6 +147,36 @@ static void attach_stamp(void)
              attach_count + 1);
 }
 
+/* patch.c's stopper while the program runs on: the jump written with every thread that
+ * answers stopworld.c's signal stopped, and each one inside the replaced bytes moved. A
+ * thread that does not answer in time could be anywhere: nothing is written (-EBUSY).
+ * Threads that block the signal (heapsift's, or a program's that blocks every signal)
+ * run on. */
+static int attach_stopper(int (*write)(void *arg), uintptr_t (*fix)(void *arg, uintptr_t pc),
+                          void *arg)
+{
+#if defined(__x86_64__)
+    hs_sw_t w;
+    int rc = hs_sw_prepare(&w);
+    if (rc != 0)
+        return rc;
+    hs_sw_stop(&w, 2000);
+    rc = w.unanswered || w.overflow ? -EBUSY : write(arg);
+    for (size_t i = 0; rc == 0 && i < w.n; i++) {
+        hs_sw_slot_t *sl = &w.slots[i];
+        if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != HS_SW_STOPPED)
+            continue;
+        uintptr_t to = fix(arg, (uintptr_t)sl->regs[REG_RIP]);
+        if (to)
+            __atomic_store_n(&sl->pc_to, to, __ATOMIC_RELEASE);
+    }
+    hs_sw_free(&w);
+    return rc;
+#else
+    return write(arg);
+#endif
+}
+
 /* The first attach: options, initialisation, hooks, and what the constructors start. */
 static int attach_first(char *msg, size_t msglen)
 {
@@ -163,10 +195,10 @@ static int attach_first(char *msg, size_t msglen)
     if (hs_opt.spool) /* its set-up reads files and allocates: not with threads stopped */
         hs_log("HEAPSIFT_SPOOL (--spool) is not supported by heapsift attach yet: no spool is "
                "kept");
-    hs_reach_set_quiet(true); /* the command prints the line */
-    hs_patch_set_live(true);  /* the program runs on: each jump written with it stopped */
+    hs_reach_set_quiet(true);          /* the command prints the line */
+    hs_patch_set_live(attach_stopper); /* the program runs on: jumps written with it stopped */
     hs_reach_detect();
-    hs_patch_set_live(false);
+    hs_patch_set_live(NULL);
     hs_termsig_install();
     hs_triggers_start();
     hs_http_start();
@@ -196,9 +228,9 @@ static int attach_again(char *msg, size_t msglen)
     __atomic_store_n(&hs_state, HS_STATE_ON, __ATOMIC_RELEASE);
     heapsift_set_rate(rate);
     heapsift_reset();
-    hs_patch_set_live(true);
+    hs_patch_set_live(attach_stopper);
     rc = hs_patch_restore_all();
-    hs_patch_set_live(false);
+    hs_patch_set_live(NULL);
     rc = rc ? rc : hs_got_restore_all();
     if (rc != 0) {
         attach_say(msg, msglen, "the hooks could not be put back");

@@ -103,7 +103,6 @@
 #include "patch_int.h"
 #include "debugcheck.h"
 #include "runtime_libs.h"
-#include "stopworld.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -115,7 +114,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -552,11 +550,9 @@ static int patch_emit(const uint8_t *fn, const patch_plan_t *plan, uintptr_t tba
 
 /* ---- install, remove ---------------------------------------------------------------- */
 
-/* Set while the program's threads run on (attach): each jump is then written with them
-   stopped (stopworld.c), and a thread stopped between two instructions of the bytes it
-   replaces resumes at the same instruction in the trampoline. */
-static bool patch_live;
-#define PATCH_STOP_MS 2000
+/* Set while the program's threads run on (attach): each jump is then written through it,
+   with them stopped (patch.h). */
+static hs_patch_stopper_fn *patch_stopper;
 
 /* Where a thread at pc must resume after rec's jump was written: 0 when it need not move
    (outside the replaced bytes, or at their first). */
@@ -571,39 +567,33 @@ static uintptr_t patch_fixup_rec(const patch_rec_t *rec, uintptr_t pc)
     return 0;
 }
 
-/* Writes rec's jump (bytes); with the program running (patch_live), stops every thread
-   that answers first and moves the ones inside the replaced bytes. A thread that does not
-   answer in time could be anywhere: the jump is not written then (-EBUSY). Threads that
-   block the signal (heapsift's own, or a program's that blocks every signal) run on. */
-static int patch_commit(patch_rec_t *rec, const uint8_t *bytes)
+typedef struct {
+    patch_rec_t *rec;
+    const uint8_t *bytes;
+} patch_job_t;
+
+static int patch_job_write(void *arg)
 {
-    if (!__atomic_load_n(&patch_live, __ATOMIC_ACQUIRE))
-        return hs_patch_write_code(rec->at, bytes, rec->len);
-#if defined(__x86_64__)
-    hs_sw_t w;
-    int rc = hs_sw_prepare(&w);
-    if (rc != 0)
-        return rc;
-    hs_sw_stop(&w, PATCH_STOP_MS);
-    rc = w.unanswered || w.overflow ? -EBUSY : hs_patch_write_code(rec->at, bytes, rec->len);
-    for (size_t i = 0; rc == 0 && i < w.n; i++) {
-        hs_sw_slot_t *sl = &w.slots[i];
-        if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != HS_SW_STOPPED)
-            continue;
-        uintptr_t to = patch_fixup_rec(rec, (uintptr_t)sl->regs[REG_RIP]);
-        if (to)
-            __atomic_store_n(&sl->pc_to, to, __ATOMIC_RELEASE);
-    }
-    hs_sw_free(&w);
-    return rc;
-#else
-    return -ENOSYS;
-#endif
+    patch_job_t *j = arg;
+    return hs_patch_write_code(j->rec->at, j->bytes, j->rec->len);
 }
 
-void hs_patch_set_live(bool live)
+static uintptr_t patch_job_fix(void *arg, uintptr_t pc)
 {
-    __atomic_store_n(&patch_live, live, __ATOMIC_RELEASE);
+    return patch_fixup_rec(((patch_job_t *)arg)->rec, pc);
+}
+
+/* Writes rec's jump (bytes); with the program running (a stopper set), through it. */
+static int patch_commit(patch_rec_t *rec, const uint8_t *bytes)
+{
+    hs_patch_stopper_fn *stopper = __atomic_load_n(&patch_stopper, __ATOMIC_ACQUIRE);
+    patch_job_t j = {rec, bytes};
+    return stopper ? stopper(patch_job_write, patch_job_fix, &j) : patch_job_write(&j);
+}
+
+void hs_patch_set_live(hs_patch_stopper_fn *stopper)
+{
+    __atomic_store_n(&patch_stopper, stopper, __ATOMIC_RELEASE);
 }
 
 static patch_rec_t *patch_find(const void *target)
@@ -862,9 +852,9 @@ int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, v
     return hs_patch_install_ex(target, size, flags, hook, original, why, whylen);
 }
 
-void hs_patch_set_live(bool live)
+void hs_patch_set_live(hs_patch_stopper_fn *stopper)
 {
-    (void)live;
+    (void)stopper;
 }
 
 int hs_patch_install_ex(void *target, size_t size, unsigned flags, void *hook, void **original,

@@ -63,10 +63,15 @@ int hs_patch_remove(void *target);
    originals handed out stay valid). For attach's detach and re-attach, with the other
    threads stopped for restore (see hs_patch_fixup_pc). 0 or the first negative errno. */
 int hs_patch_remove_all(void);
-/* While live, the program's threads run on (attach's thread installs the hooks): each
-   jump is then written with them stopped (stopworld.c), and a thread stopped inside the
-   bytes it replaces is moved to the trampoline. Installs at start (one thread) need not. */
-void hs_patch_set_live(bool live);
+/* While the program's threads run on (attach's thread installs the hooks), each jump is
+   written through a stopper: it runs write(arg) with the other threads stopped, and a
+   stopped thread whose fix(arg, pc) is not 0 resumes there (inside the bytes replaced:
+   the same instruction in the trampoline). It returns write's result, or a negative errno
+   when it could not stop them all (nothing written). NULL (the default): written at once,
+   as at start with one thread. attach.c gives stopworld.c's. */
+typedef int hs_patch_stopper_fn(int (*write)(void *arg), uintptr_t (*fix)(void *arg, uintptr_t pc),
+                                void *arg);
+void hs_patch_set_live(hs_patch_stopper_fn *stopper);
 int hs_patch_restore_all(void);
 
 /*
