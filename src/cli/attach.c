@@ -347,6 +347,9 @@ int hs_cmd_attach(int argc, char **argv)
     char libbuf[PATH_MAX];
     static hs_attach_files_t files; /* large: not on the stack */
     pid_t pid;
+    /* First: a shell's background job starts with SIGINT ignored, and a signal before the
+       handler would be lost (the attach then went on to the end). */
+    at_catch_signals();
     if (!getenv("HEAPSIFT_VERBOSE"))
         setenv("HEAPSIFT_VERBOSE", "0", 1); /* the target's stderr is not ours: said here */
     int first = at_parse(argc, argv, &given, &seconds);
@@ -381,7 +384,6 @@ int hs_cmd_attach(int argc, char **argv)
         rc = hs_attach_files_make(pid, lib, shared, &files);
     in.link = files.lib;
     in.optfile = files.opt;
-    at_catch_signals();
     if (rc == 0)
         rc = at_attach(pid, &in);
     char depsdir[sizeof(files.dir) + 16];

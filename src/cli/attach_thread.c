@@ -61,6 +61,10 @@ static int at_box_map(hs_thr_t *s, const char *verb, uintptr_t *box)
         rc = (int)(int64_t)ret;
     if (rc == -ESRCH || s->died)
         return hs_attach_died(s->pid, -1, "while its memory was being mapped");
+    if (rc == -EINTR) {
+        hs_cli_error("%s: interrupted; nothing was changed in process %d", verb, (int)s->pid);
+        return HS_AT_FAIL;
+    }
     if (rc != 0) {
         hs_cli_error("%s: cannot map memory in process %d: %s", verb, (int)s->pid, strerror(-rc));
         return HS_AT_FAIL;
@@ -183,6 +187,12 @@ static int at_box_start(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job)
     job->tries = s->tries;
     if (rc == -ESRCH || s->died)
         return hs_attach_died(s->pid, -1, "while a thread was being created in it");
+    if (rc == -EINTR) {
+        hs_cli_error("%s: interrupted; nothing was changed in process %d but a mapping of %zu "
+                     "bytes, which is unmapped",
+                     job->verb, (int)s->pid, AT_BOX_BYTES);
+        return HS_AT_FAIL;
+    }
     if (rc == -ETIMEDOUT) {
         hs_cli_error("%s: no thread of process %d was outside the allocator and the loader in "
                      "%d s (%u stops; the last: %s): nothing was changed",
@@ -205,6 +215,7 @@ int hs_attach_thread_run(pid_t pid, hs_attach_job_t *job)
     hs_thr_t s;
     uintptr_t box = 0;
     int rc = hs_thr_open(&s, pid);
+    s.stop = job->stop;
     if (rc == -ESRCH)
         return hs_attach_refused(pid, rc, job->verb);
     if (rc != 0) {
@@ -231,6 +242,7 @@ int hs_attach_thread_run(pid_t pid, hs_attach_job_t *job)
         at_thread_gone(pid, b.ktid);
     }
     if (box && (!started || rc == HS_AT_OK)) { /* else the thread may still read it */
+        s.stop = NULL;                         /* one quick call, even after a signal */
         uint64_t a[6] = {box, AT_BOX_BYTES, 0, 0, 0, 0}, ret;
         hs_thr_syscall(&s, SYS_munmap, a, &ret);
     }

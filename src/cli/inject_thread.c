@@ -75,16 +75,22 @@ static uintptr_t thr_segment_end(pid_t pid, const char *path, uintptr_t lo, uint
     return end;
 }
 
-/* Whether the n bytes at addr in the target are all zero, or are img already. */
+/* Whether the n bytes at addr in the target (n a multiple of 8) may take img: each word
+ * zero or img's already (a command killed while writing it left a part: ptrace writes a
+ * word at a time). *ours: all of it is there. */
 static bool thr_cave_free(pid_t pid, uintptr_t addr, const uint8_t *img, size_t n, bool *ours)
 {
-    uint8_t buf[THR_CAVE_MAX];
+    uint8_t buf[THR_CAVE_MAX + 8];
     if (n > sizeof(buf) || hs_inject_mem(pid, addr, buf, n, false) != 0)
         return false;
     *ours = memcmp(buf, img, n) == 0;
-    for (size_t i = 0; i < n && !*ours; i++)
-        if (buf[i] != 0)
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w, v;
+        memcpy(&w, buf + i, 8);
+        memcpy(&v, img + i, 8);
+        if (w != 0 && w != v)
             return false;
+    }
     return true;
 }
 
@@ -93,8 +99,9 @@ int hs_thr_open(hs_thr_t *s, pid_t pid)
     memset(s, 0, sizeof(*s));
     s->pid = pid;
     s->xroom = hs_stub_xsave_room();
-    uint8_t img[THR_CAVE_MAX];
-    size_t len = hs_stub_image(img, sizeof(img), s->off);
+    uint8_t img[THR_CAVE_MAX + 8];
+    memset(img, 0, sizeof(img));
+    size_t len = (hs_stub_image(img, THR_CAVE_MAX, s->off) + 7) & ~(size_t)7;
     char name[64], line[PATH_MAX + 128];
     snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
     FILE *f = fopen(name, "r");
@@ -148,6 +155,15 @@ static int thr_cave_write(hs_thr_t *s, pid_t tid)
 }
 
 /* ---- one thread ------------------------------------------------------------------------ */
+
+/* A thread held stopped since t0 (us) is let go now: the longest such hold is the pause
+   attach reports (the wait for a thread to reach its stop is not one: it runs meanwhile). */
+static void thr_held(hs_thr_t *s, int64_t t0)
+{
+    int64_t held = thr_now_us() - t0;
+    if (held > s->paused_us)
+        s->paused_us = held;
+}
 
 /* Waits up to ms for tid's next stop: 1 stopped (*st), -1 it exited or is gone, 0 not yet. */
 static int thr_wait(pid_t tid, int *st, int ms)
@@ -349,7 +365,8 @@ int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret)
     size_t n = thr_tasks(s->pid, tids, 64);
     int rc = -ESRCH;
     for (size_t i = 0; i < n; i++) {
-        int64_t t0 = thr_now_us();
+        if (s->stop && *s->stop)
+            return -EINTR;
         rc = thr_stop(tids[i]);
         if (rc == -ESRCH)
             continue;
@@ -357,7 +374,10 @@ int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret)
             return rc;
         struct user_regs_struct r;
         bool entry;
+        int64_t t0 = thr_now_us();
         rc = thr_clean(tids[i], &r, &entry);
+        if (entry || rc != 0)
+            t0 = thr_now_us(); /* it ran to its system call's entry */
         uint64_t w[HS_STUB_BLOCK_WORDS] = {(uint64_t)nr, a[0], a[1], a[2], a[3],
                                            a[4],         a[5], 0,    0,    0};
         if (rc == 0)
@@ -366,9 +386,7 @@ int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret)
             rc = thr_follow_syscall(s, tids[i], nr, ret);
         else
             ptrace(PTRACE_DETACH, tids[i], 0, 0);
-        int64_t paused = thr_now_us() - t0;
-        if (paused > s->paused_us)
-            s->paused_us = paused;
+        thr_held(s, t0); /* (the syscall's own run, after it, is not a hold) */
         if (rc != -ESRCH && rc != -EAGAIN)
             return rc;
     }
@@ -477,16 +495,20 @@ void hs_thr_child_release(hs_thr_t *s)
  * safe point (let go untouched), or -errno. */
 static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS])
 {
-    int64_t t0 = thr_now_us();
     int rc = thr_stop(tid);
     if (rc != 0)
         return rc == -ESRCH || rc == -ETIMEDOUT ? 0 : rc;
     s->tries++;
     struct user_regs_struct r;
     bool entry = false;
+    int64_t t0 = thr_now_us();
     int safe = hs_safe_check(s->safe, tid, s->why, sizeof(s->why));
     if (safe == 1) {
         rc = thr_clean(tid, &r, &entry);
+        if (entry) {
+            thr_held(s, t0);
+            t0 = thr_now_us(); /* it ran to its system call's entry */
+        }
         if (rc == 0 && entry) /* a handler may have run meanwhile */
             safe = hs_safe_check(s->safe, tid, s->why, sizeof(s->why));
         else if (rc != 0)
@@ -497,13 +519,11 @@ static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS])
         safe = 0;
     }
     rc = safe == 1 ? thr_point(s, tid, &r, entry, HS_STUB_CALL, w) : 0;
+    thr_held(s, t0);
     if (safe == 1 && rc == 0)
         thr_follow_clone(s, tid);
     else
         ptrace(PTRACE_DETACH, tid, 0, 0);
-    int64_t paused = thr_now_us() - t0;
-    if (paused > s->paused_us)
-        s->paused_us = paused;
     return rc < 0 ? rc : safe == 1;
 }
 
@@ -521,6 +541,8 @@ int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, i
             return -ESRCH;
         }
         for (size_t i = 0; i < n && thr_now_us() < end; i++) {
+            if (s->stop && *s->stop)
+                return -EINTR;
             int rc = thr_call_on(s, tids[i], w);
             if (rc != 0)
                 return rc > 0 ? 0 : rc;

@@ -24,23 +24,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 typedef struct hs_safe hs_safe_t;
 
 typedef struct {
     pid_t pid;
-    uintptr_t cave;    /* where the stubs are in the target */
-    size_t off[3];     /* each stub's offset in the cave (hs_stub_kind_t) */
-    bool cave_written; /* this session wrote it (or found it written) */
-    uint64_t xroom;    /* the call stub's xsave room */
-    hs_safe_t *safe;   /* the unwinder, opened on the first safe-point check */
-    int64_t paused_us; /* the longest time one thread was stopped */
-    unsigned tries;    /* threads stopped to find one outside the allocator */
-    int sigsys;        /* (kept for the messages: seccomp traps seen) */
-    bool died;         /* the target ended meanwhile */
-    pid_t child;       /* the thread the call created, traced until it ends (0: none) */
-    char why[256];     /* the last refusal of a safe point, for the message */
+    uintptr_t cave;              /* where the stubs are in the target */
+    size_t off[3];               /* each stub's offset in the cave (hs_stub_kind_t) */
+    bool cave_written;           /* this session wrote it (or found it written) */
+    uint64_t xroom;              /* the call stub's xsave room */
+    hs_safe_t *safe;             /* the unwinder, opened on the first safe-point check */
+    int64_t paused_us;           /* the longest time one thread was stopped */
+    unsigned tries;              /* threads stopped to find one outside the allocator */
+    int sigsys;                  /* (kept for the messages: seccomp traps seen) */
+    bool died;                   /* the target ended meanwhile */
+    pid_t child;                 /* the thread the call created, traced until it ends (0: none) */
+    volatile sig_atomic_t *stop; /* set by a signal: stop trying (-EINTR), nothing changed */
+    char why[256];               /* the last refusal of a safe point, for the message */
 } hs_thr_t;
 
 /* Finds a cave of the target. 0, -ESRCH (gone), -ENOSPC (no mapping has room). */
@@ -54,6 +56,8 @@ int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret);
  * 1 at res + 8), which the caller polls. 0, -ETIMEDOUT (no thread was found at a safe
  * point: s->why says the last reason), or -errno. */
 int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms);
+/* (hs_thr_syscall and hs_thr_call return -EINTR once *s->stop is set, before the next
+   thread is stopped: nothing was changed in the target by that call.) */
 
 /* The thread created by hs_thr_call's function (followed through PTRACE_O_TRACECLONE):
  * services its stops (a SIGSYS of a seccomp filter's SECCOMP_RET_TRAP is the command's:

@@ -28,7 +28,8 @@ for threads in 1 4 16; do
     done
     for k in 1 2 3 4 5 6 7 8; do
         case $((k % 3)) in 0) sig=KILL ;; 1) sig=INT ;; *) sig=TERM ;; esac
-        "$CLI" attach -o "$T/q.pb.gz" "$TPID" >/dev/null 2>"$T/k.err" &
+        # as from a terminal: a background job of sh starts with SIGINT ignored
+        env --default-signal=INT "$CLI" attach -o "$T/q.pb.gz" "$TPID" >/dev/null 2>"$T/k.err" &
         apid=$!
         pause "$(ms $((k * 5 + threads)))"
         kill -s "$sig" "$apid" 2>/dev/null || true
