@@ -1,11 +1,15 @@
 /*
  * stress_fork: process creation while other threads allocate.
  *
- * usage: stress_fork fork DIR [FORKERS [FORKS]]
+ * usage: stress_fork fork DIR [FORKERS [FORKS [RELEASE]]]
  *            ALLOCATORS threads allocate and free pattern-checked blocks; FORKERS threads
  *            (default 4) each fork FORKS times (default 8). A child allocates NCHILD blocks
  *            of CHILDSZ bytes in site_child, checks them, calls heapsift_dump on
  *            DIR/child.PID.pb.gz and exit(0). Prints "child PID" for each child.
+ *            With RELEASE (any mode), once every child is reaped it prints "forked" and,
+ *            its allocators still running, waits until the file RELEASE exists (60 s at
+ *            most, else it fails): a test fetching from it while it runs has as long as
+ *            it needs (http_fork_storm).
  *        stress_fork vfork DIR  /  stress_fork spawn DIR
  *            the same allocating threads; FORKERS threads each start FORKS children with
  *            vfork + execve (or posix_spawn) of /proc/self/exe in mode "exec-child", with
@@ -46,6 +50,7 @@ static volatile int g_stop;
 static volatile int g_bad;
 static const char *g_mode, *g_dir;
 static int g_forks = 8;
+static const char *g_release;
 static char **g_child_env;
 static pthread_mutex_t g_out_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *volatile g_keep[NCHILD > NEXEC ? NCHILD : NEXEC];
@@ -213,6 +218,21 @@ static void *forker(void *arg)
     return NULL;
 }
 
+/* Waits, 60 s at most, until the file g_release exists. */
+static void hold(void)
+{
+    if (write(STDOUT_FILENO, "forked\n", 7) != 7) {
+        /* the test waits for the line and fails saying so */
+    }
+    for (int i = 0; i < 6000; i++) {
+        if (access(g_release, F_OK) == 0)
+            return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    bad("%s never appeared in 60 s", g_release, 0);
+}
+
 /* HEAPSIFT_OUT=DIR/exec.%p.pb.gz in a copy of the environment, for exec'd children. */
 static char **child_env(void)
 {
@@ -238,7 +258,7 @@ int main(int argc, char **argv)
     }
     if (argc < 3 ||
         (strcmp(argv[1], "fork") && strcmp(argv[1], "vfork") && strcmp(argv[1], "spawn"))) {
-        fprintf(stderr, "usage: stress_fork fork|vfork|spawn DIR [FORKERS [FORKS]]\n");
+        fprintf(stderr, "usage: stress_fork fork|vfork|spawn DIR [FORKERS [FORKS [RELEASE]]]\n");
         return 64;
     }
     g_mode = argv[1];
@@ -248,6 +268,8 @@ int main(int argc, char **argv)
         nforkers = 4;
     if (argc > 4)
         g_forks = atoi(argv[4]);
+    if (argc > 5)
+        g_release = argv[5];
     g_child_env = child_env();
 
     pthread_t at[ALLOCATORS], ft[MAX_FORKERS];
@@ -270,6 +292,8 @@ int main(int argc, char **argv)
             reap(pid, "failed-exec vfork", 127);
         }
     }
+    if (g_release)
+        hold();
     g_stop = 1;
     for (int i = 0; i < ALLOCATORS; i++)
         pthread_join(at[i], NULL);
