@@ -104,11 +104,15 @@ static int at_box_wait(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job, hs_atta
     const char *during = job->op == HS_BOX_INIT ? "while its attach thread loaded and started "
                                                   "heapsift"
                                                 : "while its attach thread wrote the profile";
-    int st = -1;
+    int st = -1, end_st = -1;
+    long ended = -1; /* when the thread's end was seen, in polls */
     for (long waited = 0;; waited++) {
-        int c = hs_thr_child_poll(s, &st);
+        if (hs_thr_child_poll(s, &st) == 1) {
+            ended = waited;
+            end_st = st;
+        }
         if (hs_inject_mem(s->pid, box, b, sizeof(*b), false) != 0)
-            return hs_attach_died(s->pid, c == 1 ? st : -1, during);
+            return hs_attach_died(s->pid, end_st, during);
         /* done, and the call stub has stored pthread_create's result (the new thread can
            finish before the creating one stores it: the box must outlive both) */
         if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && b->created[1]) {
@@ -117,10 +121,11 @@ static int at_box_wait(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job, hs_atta
             hs_thr_child_release(s);
             return HS_AT_OK;
         }
-        if (c == 1) { /* ended without answering: the process is going */
-            for (int i = 0; i < 1000 && kill(s->pid, 0) == 0; i++)
-                at_nap_ms(1);
-            return hs_attach_died(s->pid, st, during);
+        /* ended without answering: the process is going (its end gives the status) */
+        if (ended >= 0 && !b->done && waited - ended > 1000 && kill(s->pid, 0) == 0) {
+            hs_cli_error("%s: the attach thread in process %d ended without answering", job->verb,
+                         (int)s->pid);
+            return HS_AT_FAIL;
         }
         if (b->created[1] && (int64_t)b->created[0] != 0) {
             hs_cli_error("%s: process %d could not create a thread: %s", job->verb, (int)s->pid,

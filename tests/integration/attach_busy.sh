@@ -1,52 +1,83 @@
 #!/bin/sh
 # attach_busy: attach must never hurt a target that is inside malloc nearly all the time
-# (issue 44). For 1, 4 and 16 allocating threads: 8 attaches at moments spread over
-# 10-200 ms (--seconds 0.1, then a detach at its end), and 8 attaches whose command is
+# (issue 44). On glibc with 1, 4 and 16 allocating threads: 8 attaches at moments spread
+# over 1-200 ms (--seconds 0.1, then a detach at its end), and 8 attaches whose command is
 # killed 1 to 200 ms in (SIGKILL, SIGINT, SIGTERM in turn), each followed by a detach
-# (status 0, or 2 when the kill came before the library was loaded). Each must end within
+# (status 0, or 2 when the kill came before the library was loaded); 4 and 4 with 4
+# threads on jemalloc and tcmalloc (preloaded) and on tcmalloc linked in statically
+# (bench/attach_safety.sh counts 50 and 50 of each). Each must end within
 # 60 s; the target then ends by itself with its output, status and stderr unchanged.
 # The moments vary; what is checked holds at every one of them.
 # usage: attach_busy.sh BUILD_DIR SOURCE_DIR
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" attach_busy
+SRC=$(cd "$2" && pwd)
 . "$(dirname "$0")/../lib/attach.sh"
 hs_need_built "$LIB" "$CLI" "$BUILD/programs/attach_busy"
-AT_PROG=$BUILD/programs/attach_busy
 
 # ms K: the K-th moment, 1 to 200 ms, spread without a random source
 ms() { echo $(( (($1 * 37) % 200) + 1 )); }
 pause() { sleep "$(printf '0.%03d' "$1")"; }
 
-for threads in 1 4 16; do
-    at_start "$threads"
-    for k in 1 2 3 4 5 6 7 8; do
-        pause "$(ms $((k + threads)))"
+# busy ALLOC THREADS N: a target on ALLOC (glibc; jemalloc or tcmalloc preloaded; static:
+# tcmalloc_minimal linked in), N attaches and N killed attaches, its end checked.
+busy() {
+    label="$1, $2 threads"
+    AT_PROG=$BUILD/programs/attach_busy
+    case $1 in
+    jemalloc) export LD_PRELOAD=$JEMALLOC ;;
+    tcmalloc) export LD_PRELOAD=$TCMALLOC ;;
+    static) AT_PROG=$T/busy_static ;;
+    esac
+    at_start "$2"
+    unset LD_PRELOAD
+    k=1
+    while [ $k -le "$3" ]; do
+        pause "$(ms $((k + $2)))"
         rc=0; timeout 60 "$CLI" attach --seconds 0.1 -o "$T/p.pb.gz" "$TPID" >"$T/a.out" 2>"$T/a.err" || rc=$?
-        [ "$rc" = 0 ] || { fail "$threads threads, attach $k: status $rc"; show "$T/a.err"; }
-        kill -0 "$TPID" 2>/dev/null || { fail "$threads threads: the target died at attach $k"; break; }
+        [ "$rc" = 0 ] || { fail "$label, attach $k: status $rc"; show "$T/a.err"; }
+        kill -0 "$TPID" 2>/dev/null || { fail "$label: the target died at attach $k"; break; }
+        k=$((k + 1))
     done
-    for k in 1 2 3 4 5 6 7 8; do
+    k=1
+    while [ $k -le "$3" ]; do
         case $((k % 3)) in 0) sig=KILL ;; 1) sig=INT ;; *) sig=TERM ;; esac
         # as from a terminal: a background job of sh starts with SIGINT ignored
         env --default-signal=INT "$CLI" attach -o "$T/q.pb.gz" "$TPID" >/dev/null 2>"$T/k.err" &
         apid=$!
-        pause "$(ms $((k * 5 + threads)))"
+        pause "$(ms $((k * 5 + $2)))"
         kill -s "$sig" "$apid" 2>/dev/null || true
         i=0
         while kill -0 "$apid" 2>/dev/null; do
-            i=$((i + 1)); [ $i -lt 100 ] || { fail "$threads threads: attach ignored SIG$sig for 1 s"; kill -9 "$apid"; break; }
+            i=$((i + 1)); [ $i -lt 100 ] || { fail "$label: attach ignored SIG$sig for 1 s"; kill -9 "$apid"; break; }
             sleep 0.01
         done
         wait "$apid" 2>/dev/null || true
         rc=0; timeout 60 "$CLI" detach "$TPID" >/dev/null 2>"$T/d.err" || rc=$?
-        [ "$rc" = 0 ] || [ "$rc" = 2 ] || { fail "$threads threads, SIG$sig $k: detach status $rc"; show "$T/d.err"; }
-        kill -0 "$TPID" 2>/dev/null || { fail "$threads threads: the target died after SIG$sig $k"; break; }
+        [ "$rc" = 0 ] || [ "$rc" = 2 ] || { fail "$label, SIG$sig $k: detach status $rc"; show "$T/d.err"; }
+        kill -0 "$TPID" 2>/dev/null || { fail "$label: the target died after SIG$sig $k"; break; }
+        k=$((k + 1))
     done
     at_end
-    [ "$TSTATUS" = 0 ] || fail "$threads threads: the target's status is $TSTATUS"
-    printf 'ready\nattach_busy: done\n' | cmp -s - "$T/out" || { fail "$threads threads: its output changed"; show "$T/out"; }
-    [ ! -s "$T/err" ] || { fail "$threads threads: its stderr is not empty"; show "$T/err"; }
+    [ "$TSTATUS" = 0 ] || fail "$label: the target's status is $TSTATUS"
+    printf 'ready\nattach_busy: done\n' | cmp -s - "$T/out" || { fail "$label: its output changed"; show "$T/out"; }
+    [ ! -s "$T/err" ] || { fail "$label: its stderr is not empty"; show "$T/err"; }
+}
+
+for threads in 1 4 16; do
+    busy glibc "$threads" 8
 done
+JEMALLOC=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1 || true)
+TCMALLOC=$(ls /usr/lib/*/libtcmalloc_minimal.so.4 2>/dev/null | head -n 1 || true)
+TCSTATIC=$(ls /usr/lib/*/libtcmalloc_minimal.a 2>/dev/null | head -n 1 || true)
+if [ -n "$JEMALLOC" ]; then busy jemalloc 4 4; else echo "note: no libjemalloc.so.2: not tried"; fi
+if [ -n "$TCMALLOC" ]; then busy tcmalloc 4 4; else echo "note: no libtcmalloc_minimal.so.4: not tried"; fi
+if [ -n "$TCSTATIC" ] && cc -O2 -pthread -o "$T/busy_static" "$SRC/tests/programs/attach_busy.c" \
+    -Wl,-Bstatic -l:libtcmalloc_minimal.a -Wl,-Bdynamic -lstdc++ -lm 2>"$T/cc.err"; then
+    busy static 4 4
+else
+    echo "note: attach_busy cannot be linked with libtcmalloc_minimal.a: not tried"
+fi
 [ "$FAILS" -eq 0 ] && echo "attach_busy: ok"
 exit $((FAILS > 0))
