@@ -7,10 +7,14 @@
  *               constant, every block renewed each step
  *   site_flat   (before the first step only) 2000 blocks of 4 KiB kept to the end
  * and then, when DIR is given, writes DIR/step.NNN.pb.gz with heapsift_dump. Between
- * steps it sleeps SLEEP_MS milliseconds (for the interval trigger). With READY, the file
- * READY is created once site_flat is done (a test watching a live process waits for it).
+ * steps it sleeps SLEEP_MS milliseconds (for the interval trigger). With READY (not "-"),
+ * the file READY is created once site_flat is done (a test watching a live process waits
+ * for it). With DUMPS, it runs on past STEPS steps until heapsift_stats has counted a
+ * dump written during the sleeps of DUMPS different steps (60 s from the start at most,
+ * else status 3; at once without the library): the interval trigger's dumps, spread over
+ * the steps, are there however slow the machine.
  * Built with HEAPSIFT_WEAK: runs with or without the library.
- * usage: leakseries STEPS [DIR|-] [SLEEP_MS] [READY]
+ * usage: leakseries STEPS [DIR|-] [SLEEP_MS] [READY|-] [DUMPS]
  */
 #define HEAPSIFT_WEAK
 #include <heapsift.h>
@@ -79,32 +83,63 @@ __attribute__((noinline)) void site_churn(void)
     }
 }
 
+/* heapsift_stats' count of dumps written; -1 without the library. */
+static long long dumps_written(void)
+{
+    struct heapsift_stats st;
+    return heapsift_stats(&st) == 0 ? (long long)st.dumps : -1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void step(int s, const char *dir)
+{
+    site_leak();
+    site_drip();
+    site_churn();
+    if (dir) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/step.%03d.pb.gz", dir, s);
+        int rc = heapsift_dump(path);
+        if (rc)
+            fprintf(stderr, "leakseries: heapsift_dump %s: %d\n", path, rc);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int steps = argc > 1 ? atoi(argv[1]) : 10;
     const char *dir = argc > 2 && strcmp(argv[2], "-") != 0 ? argv[2] : NULL;
     long sleep_ms = argc > 3 ? atol(argv[3]) : 0;
+    long want = argc > 5 ? atol(argv[5]) : 0, seen = 0;
+    double start = now_s();
     site_flat();
-    if (argc > 4) {
+    if (argc > 4 && strcmp(argv[4], "-") != 0) {
         FILE *f = fopen(argv[4], "w");
         if (f)
             fclose(f);
     }
-    for (int s = 0; s < steps; s++) {
-        site_leak();
-        site_drip();
-        site_churn();
-        if (dir) {
-            char path[4096];
-            snprintf(path, sizeof(path), "%s/step.%03d.pb.gz", dir, s);
-            int rc = heapsift_dump(path);
-            if (rc)
-                fprintf(stderr, "leakseries: heapsift_dump %s: %d\n", path, rc);
+    for (int s = 0; s < steps || seen < want; s++) {
+        if (s >= steps && now_s() - start > 60) {
+            fprintf(stderr, "leakseries: after 60 s, dumps in the sleeps of %ld steps, want %ld\n",
+                    seen, want);
+            return 3;
         }
+        step(s, dir);
+        long long before = want ? dumps_written() : 0;
+        if (before < 0)
+            want = 0; /* no library: nothing to wait for */
         if (sleep_ms) {
             struct timespec ts = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000};
             nanosleep(&ts, NULL);
         }
+        if (want && dumps_written() > before)
+            seen++;
     }
     return 0;
 }
