@@ -1,9 +1,12 @@
 /*
- * attach_busy DIR THREADS: THREADS threads (the main one among them) loop free + malloc
- * (100 to 5,099 bytes, a ring of 1,000 live blocks each) as fast as they can, so that a
- * thread stopped at any moment is most likely inside the allocator; the issue-44 target
- * of tests/integration/attach_busy.sh. Prints "ready" once every thread runs, and ends
- * when DIR/end exists (each thread looks every 4,096 rounds): "attach_busy: done", 0.
+ * attach_busy DIR THREADS [reader]: THREADS threads (the main one among them) loop free +
+ * malloc (100 to 5,099 bytes, a ring of 1,000 live blocks each) as fast as they can, so
+ * that a thread stopped at any moment is most likely inside the allocator; the issue-44
+ * target of tests/integration/attach_busy.sh. Prints "ready" once every thread runs, and
+ * ends when DIR/end exists (each thread looks every 4,096 rounds): "attach_busy: done", 0.
+ * With reader, the main thread instead blocks in read(2) on stdin and prints "read N" for
+ * each read, until a read of 0 or of "quit\n" (then it makes DIR/end itself): a thread
+ * inside a system call that attach takes and gives back, whose call must see the bytes.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -48,7 +51,18 @@ int main(int argc, char **argv)
         usleep(1000);
     printf("ready\n");
     fflush(stdout);
-    busy_loop(NULL);
+    if (argc > 3 && strcmp(argv[3], "reader") == 0) {
+        char buf[256];
+        ssize_t k;
+        do {
+            k = read(0, buf, sizeof(buf));
+            printf("read %zd\n", k);
+            fflush(stdout);
+        } while (k > 0 && !(k == 5 && memcmp(buf, "quit\n", 5) == 0));
+        fclose(fopen(end, "w"));
+    } else {
+        busy_loop(NULL);
+    }
     for (int i = 1; i < n; i++)
         pthread_join(th[i], NULL);
     printf("attach_busy: done\n");
