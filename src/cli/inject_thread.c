@@ -254,7 +254,14 @@ static int thr_clean(pid_t tid, struct user_regs_struct *r, bool *entry)
             w = thr_wait(tid, &st, 2000);
             if (w <= 0)
                 return w < 0 ? -ESRCH : -EAGAIN;
-            if ((st >> 16) == PTRACE_EVENT_STOP || WSTOPSIG(st) == (SIGTRAP | 0x80))
+            if (WSTOPSIG(st) == (SIGTRAP | 0x80) && (st >> 16) == 0) {
+                /* still under PTRACE_SYSCALL, it reached a call's entry first */
+                if (ptrace(PTRACE_GETREGS, tid, 0, r) != 0)
+                    return -ESRCH;
+                *entry = true;
+                return 0;
+            }
+            if ((st >> 16) == PTRACE_EVENT_STOP)
                 break;
             ptrace(PTRACE_CONT, tid, 0, (void *)(long)(thr_is_signal(st) ? WSTOPSIG(st) : 0));
         }
