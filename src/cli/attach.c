@@ -1,17 +1,16 @@
 /*
  * `heapsift attach [options] [--seconds N] PID` and `heapsift detach PID`: profile a
- * process that is already running. This file owns the verbs and what they call in the
- * target (the library's side is src/preload/attach.c; stopping threads and remote calls
- * are ptrace_inject.c's; docs/attach.md tells the whole story):
+ * process that is already running. This file owns the verbs and what they ask of the
+ * target (the library's side is src/preload/attach.c; the attach thread that does it is
+ * attach_thread.c's, running code in the target inject_thread.c's; docs/attach.md tells
+ * the whole story):
  *   - checks before anything is stopped (the process, its libc, its mount namespace);
- *   - attach: dlopen (found in the target's libc: /proc/PID/maps + the file's dynamic
- *     symbols) of libheapsift.so through a symlink in a fresh /tmp/heapsift-attach-XXXXXX
- *     (the library's constructors see that path and start nothing), then
- *     heapsift_attach_init with the options file written next to it and the stopped
- *     threads' pcs (moved out of bytes just patched);
- *   - finish (detach, end of --seconds): heapsift_attach_finish on one stopped thread.
- * It never leaves the target stopped or traced on a path it controls: every error detaches
- * what was seized, and SIGINT/SIGTERM of the command only end a wait.
+ *   - attach: libheapsift.so dlopened by the attach thread through a symlink in a fresh
+ *     /tmp/heapsift-attach-XXXXXX (the library's constructors see that path and start
+ *     nothing), then heapsift_attach_init with the options file written next to it;
+ *   - finish (detach, end of --seconds): heapsift_attach_finish on an attach thread.
+ * No program thread is held stopped for more than a stub's set-up; SIGINT and SIGTERM end
+ * the command's waits at once (a signal that ends the --seconds wait still detaches).
  */
 #define _GNU_SOURCE
 #include "attach_check.h"

@@ -7,24 +7,16 @@
 #define _GNU_SOURCE
 #include "ptrace_inject.h"
 
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/uio.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#define INJECT_CALL_MS 5000 /* a remote call's limit before the other threads are let go */
-#define INJECT_MAX_THREADS 4096
 
 int64_t hs_inject_now_ms(void)
 {
