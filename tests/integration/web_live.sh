@@ -9,8 +9,8 @@
 #     must be positive (the program's truth: site_leak only grows) and equal heapsift
 #     diff's (tests/web/web_live.mjs, headless Chromium), Series from the endpoint, and
 #     Suspects ranking site_leak first, growing, with site_flat not growing;
-#   - when the process exits, the target's error shows up and heapsift web keeps serving
-#     the profiles it has; SIGTERM stops it with status 0.
+#   - when the test kills the process (alive until then), the target's error shows up and
+#     heapsift web keeps serving the profiles it has; SIGTERM stops it with status 0.
 # Skips (77) only when node or chromium cannot be installed, and never under CI.
 # Usage: web_live.sh BUILD_DIR SOURCE_DIR
 set -u
@@ -20,18 +20,17 @@ hs_setup "$1" web_live
 . "$SRC/tests/web/lib.sh"
 web_need_browser
 
-# 400 steps of 100 ms: the program lives about 40 s unless stopped.
+# STEPS 0: a step every 100 ms until the test kills it below (or, should the test die
+# first, until its parent is gone), however long the browser part takes.
 HEAPSIFT_RATE=4096 HEAPSIFT_SEED=7 HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$T/port" \
-    HEAPSIFT_OUT="$T/exit.pb.gz" LD_PRELOAD="$LIB" "$BUILD/programs/leakseries" 400 - 100 \
+    HEAPSIFT_OUT="$T/exit.pb.gz" LD_PRELOAD="$LIB" "$BUILD/programs/leakseries" 0 - 100 \
     "$T/ready" >"$T/prog.out" 2>"$T/prog.err" &
 PROG=$!
 web_kill_at_exit $PROG
 PORT=$(web_wait_port "$T/port" '^([0-9]+)$') || { fail "no endpoint port"; show "$T/prog.err"; exit 1; }
 # site_flat's blocks are all there before the first profile (on a loaded machine the first
 # poll could see part of them, and site_flat would look as if it grew)
-i=0
-while [ ! -e "$T/ready" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-[ -e "$T/ready" ] || fail "leakseries never finished site_flat"
+hs_until 30 "leakseries finishing site_flat" '[ -e "$T/ready" ]'
 
 web_start "$T/web" --interval 1 "http://127.0.0.1:$PORT"
 [ -n "$URL" ] || { show "$T/web.err"; exit 1; }
@@ -47,6 +46,12 @@ A=$(tail -n 5 "$T/ring" | head -n 1 | cut -d' ' -f1)
 IA=$(awk -v id="$A" '$1 == id {print $2}' "$T/ring")
 IB=$(awk -v id="$B" '$1 == id {print $2}' "$T/ring")
 [ "$IB" -gt "$IA" ] || fail "live heap did not rise from #$A ($IA) to #$B ($IB)"
+# A and B pinned: kept past the ring of the last 32 profiles (polls 1 s apart) however long
+# what follows takes on a loaded machine (A leaves the ring about 28 s after B's poll).
+for id in $A $B; do
+    curl -sS --max-time 30 -X POST -o "$T/pin.json" "${URL}api/pin?target=0&id=$id" &&
+        grep -q '"pinned":true' "$T/pin.json" || { fail "cannot pin profile #$id"; show "$T/pin.json"; }
+done
 
 # The stored A and B, read by our CLI and by go tool pprof.
 curl -sS -o "$T/a.pb.gz" "${URL}api/raw?target=0&id=$A"
@@ -84,7 +89,7 @@ node "$SRC/tests/web/web_live.mjs" "$URL" "$T/want.json" "$BUILD/web_live" ||
     fail "browser checks (screenshots: $BUILD/web_live-*.png)"
 
 # The process goes away: an error for the target, the profiles stay.
-kill "$PROG"
+kill "$PROG" || fail "leakseries had ended before the test killed it"
 wait "$PROG" 2>/dev/null
 i=0
 while [ $i -lt 30 ]; do

@@ -9,10 +9,11 @@
  * and then, when DIR is given, writes DIR/step.NNN.pb.gz with heapsift_dump. Between
  * steps it sleeps SLEEP_MS milliseconds (for the interval trigger). With READY (not "-"),
  * the file READY is created once site_flat is done (a test watching a live process waits
- * for it). With DUMPS, it runs on past STEPS steps until heapsift_stats has counted a
- * dump written during the sleeps of DUMPS different steps (60 s from the start at most,
- * else status 3; at once without the library): the interval trigger's dumps, spread over
- * the steps, are there however slow the machine.
+ * for it). STEPS 0: steps until killed, or until the process that started it is gone (a
+ * test watching it live ends it when it is done). With DUMPS, it runs on past STEPS steps
+ * until heapsift_stats has counted a dump written during the sleeps of DUMPS different
+ * steps (60 s from the start at most, else status 3; at once without the library): the
+ * interval trigger's dumps, spread over the steps, are there however slow the machine.
  * Built with HEAPSIFT_WEAK: runs with or without the library.
  * usage: leakseries STEPS [DIR|-] [SLEEP_MS] [READY|-] [DUMPS]
  */
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BLOCK 4096
 #define RING 2000
@@ -118,14 +120,17 @@ int main(int argc, char **argv)
     long sleep_ms = argc > 3 ? atol(argv[3]) : 0;
     long want = argc > 5 ? atol(argv[5]) : 0, seen = 0;
     double start = now_s();
+    pid_t parent = getppid();
     site_flat();
     if (argc > 4 && strcmp(argv[4], "-") != 0) {
         FILE *f = fopen(argv[4], "w");
         if (f)
             fclose(f);
     }
-    for (int s = 0; s < steps || seen < want; s++) {
-        if (s >= steps && now_s() - start > 60) {
+    for (int s = 0; steps == 0 || s < steps || seen < want; s++) {
+        if (steps == 0 && getppid() != parent)
+            break;
+        if (steps > 0 && s >= steps && now_s() - start > 60) {
             fprintf(stderr, "leakseries: after 60 s, dumps in the sleeps of %ld steps, want %ld\n",
                     seen, want);
             return 3;
