@@ -333,11 +333,13 @@ void hs_sw_stop(hs_sw_t *w, int timeout_ms)
  * the signal, and a stop that read the mask then took the thread for one that blocks it
  * and left it running (test_patch_live: a thread inside the bytes being patched, 8 runs
  * in 300 under load; test_stopworld_again). So the release waits for each thread it
- * stopped to unblock it again, 1 s at most in all (a thread that blocked it itself since
- * is waited for that long). */
+ * stopped to unblock it again, 10 s at most in all: a thread starved on a loaded machine
+ * can take more than a second to reach its sigreturn, and the wait ends as soon as every
+ * thread has (a thread that blocked the signal itself since is waited for the 10 s; the
+ * caller waits, the program's threads run). */
 static void sw_wait_unmasked(const hs_sw_t *w)
 {
-    int64_t deadline = hs_mono_ns() + 1000000000;
+    int64_t deadline = hs_mono_ns() + 10 * (int64_t)1000000000;
     for (size_t i = 0; i < w->n; i++) {
         if (__atomic_load_n(&w->slots[i].state, __ATOMIC_ACQUIRE) != HS_SW_STOPPED)
             continue;
