@@ -99,20 +99,6 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void step(int s, const char *dir)
-{
-    site_leak();
-    site_drip();
-    site_churn();
-    if (dir) {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/step.%03d.pb.gz", dir, s);
-        int rc = heapsift_dump(path);
-        if (rc)
-            fprintf(stderr, "leakseries: heapsift_dump %s: %d\n", path, rc);
-    }
-}
-
 int main(int argc, char **argv)
 {
     int steps = argc > 1 ? atoi(argv[1]) : 10;
@@ -135,7 +121,17 @@ int main(int argc, char **argv)
                     seen, want);
             return 3;
         }
-        step(s, dir);
+        /* in main itself: the sites' stacks are block < site_* < main (docs/views.md) */
+        site_leak();
+        site_drip();
+        site_churn();
+        if (dir) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/step.%03d.pb.gz", dir, s);
+            int rc = heapsift_dump(path);
+            if (rc)
+                fprintf(stderr, "leakseries: heapsift_dump %s: %d\n", path, rc);
+        }
         long long before = want ? dumps_written() : 0;
         if (before < 0)
             want = 0; /* no library: nothing to wait for */
