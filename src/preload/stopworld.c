@@ -371,7 +371,11 @@ void hs_sw_free(hs_sw_t *w)
 {
     hs_sw_resume(w);
     if (w->slots) {
-        munmap(w->slots, w->map_len);
+        /* A handler still inside after hs_sw_resume's wait (its thread held, say, by a
+           debugger) still reads its slot: the slots are then left mapped, never unmapped
+           under it (a page or so, once). */
+        if (__atomic_load_n(&sw.inside, __ATOMIC_ACQUIRE) == 0)
+            munmap(w->slots, w->map_len);
         w->slots = NULL;
         __atomic_store_n(&sw.busy, 0, __ATOMIC_RELEASE);
     }
