@@ -122,7 +122,7 @@ done
     echo "## $started: attach on programs busy in malloc (bench/attach_safety.sh)"
     echo
     bench_machine "$loadavg" "$build/libheapsift.so"
-    echo "- load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "- load average after: $(cut -d' ' -f1-3 /proc/loadavg); commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "- target: tests/programs/attach_busy (THREADS threads looping free + malloc); jemalloc and tcmalloc preloaded, static: tcmalloc_minimal linked in"
     echo
     echo "| allocator | threads | attaches | killed attaches | target deaths | hangs | output, status or stderr changed | attaches failed | hold, median (ms) | hold, worst (ms) | threads stopped, median | time to attach, median (ms) |"
