@@ -79,6 +79,7 @@ static bool inject_elf_sym(const char *path, const char *name, uint64_t *value)
         return false;
     Elf64_Shdr *sh = NULL;
     char *str = NULL;
+    Elf64_Sym *syms = NULL;
     if (!inject_pread(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0)
         goto out;
@@ -100,10 +101,12 @@ static bool inject_elf_sym(const char *path, const char *name, uint64_t *value)
         for (unsigned k = 0; k < eh.e_shnum; k++)
             if (sh[k].sh_type == SHT_GNU_versym)
                 vs = &sh[k];
+        free(syms); /* the table in one read, not one read a symbol (3,000 in libc) */
+        syms = malloc(nsym * sizeof(*syms) + 1);
+        if (!syms || !inject_pread(fd, syms, nsym * sizeof(*syms), sh[i].sh_offset))
+            goto out;
         for (size_t k = 0; k < nsym; k++) {
-            Elf64_Sym sym;
-            if (!inject_pread(fd, &sym, sizeof(sym), sh[i].sh_offset + k * sizeof(sym)))
-                break;
+            const Elf64_Sym sym = syms[k];
             if (sym.st_shndx == SHN_UNDEF || sym.st_name >= ss->sh_size ||
                 strcmp(str + sym.st_name, name) != 0)
                 continue;
@@ -117,6 +120,7 @@ static bool inject_elf_sym(const char *path, const char *name, uint64_t *value)
         }
     }
 out:
+    free(syms);
     free(str);
     free(sh);
     close(fd);
