@@ -3,9 +3,10 @@
  * the engine `heapsift attach` and `detach` use (inject_thread.c; the stubs are
  * inject_stub.c's, the safe-point check inject_safe.c's).
  *
- * One program thread at a time is seized and stopped for a few hundred microseconds: its
- * registers are pointed at a stub that saves what it touches, makes one system call or
- * one function call, restores everything and returns to where the thread was. The thread
+ * One program thread at a time is seized and held stopped for a few milliseconds (the
+ * unwind of its stack, for a call, and a stub's set-up): its registers are pointed at a
+ * stub that saves what it touches, makes one system call or one function call, restores
+ * everything and returns to where the thread was. The thread
  * is let go before the stub runs (or, for a system call whose result is needed, once that
  * call has returned), so a command killed at any moment leaves a thread that finishes the
  * stub and goes on with the program. A thread stopped inside an interrupted system call
