@@ -208,7 +208,7 @@ static int thr_stop(pid_t tid)
     }
     ptrace(PTRACE_INTERRUPT, tid, 0, 0);
     int st;
-    if (thr_wait(tid, &st, 2000) == 1)
+    if (thr_wait(tid, &st, 10000) == 1) /* it is runnable: it gets there */
         ptrace(PTRACE_DETACH, tid, 0, 0);
     return -ETIMEDOUT;
 }
@@ -251,7 +251,7 @@ static int thr_clean(pid_t tid, struct user_regs_struct *r, bool *entry)
         if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
             return -ESRCH;
         for (;;) {
-            w = thr_wait(tid, &st, 2000);
+            w = thr_wait(tid, &st, 10000); /* it is runnable: it gets there */
             if (w <= 0)
                 return w < 0 ? -ESRCH : -EAGAIN;
             if (WSTOPSIG(st) == (SIGTRAP | 0x80) && (st >> 16) == 0) {
@@ -369,36 +369,43 @@ static size_t thr_tasks(pid_t pid, pid_t *out, size_t cap)
 int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret)
 {
     pid_t tids[64];
-    size_t n = thr_tasks(s->pid, tids, 64);
     int rc = -ESRCH;
-    for (size_t i = 0; i < n; i++) {
-        if (s->stop && *s->stop)
-            return -EINTR;
-        rc = thr_stop(tids[i]);
-        if (rc == -ESRCH)
-            continue;
-        if (rc != 0)
-            return rc;
-        struct user_regs_struct r;
-        bool entry;
-        int64_t t0 = thr_now_us();
-        rc = thr_clean(tids[i], &r, &entry);
-        if (entry || rc != 0)
-            t0 = thr_now_us(); /* it ran to its system call's entry */
-        uint64_t w[HS_STUB_BLOCK_WORDS] = {(uint64_t)nr, a[0], a[1], a[2], a[3],
-                                           a[4],         a[5], 0,    0,    0};
-        if (rc == 0)
-            rc = thr_point(s, tids[i], &r, entry, HS_STUB_SYSCALL, w);
-        if (rc == 0)
-            rc = thr_follow_syscall(s, tids[i], nr, ret);
-        else
+    /* Threads in turn until one is pointed at the stub (10 s at most): on a loaded machine
+       a thread can take long to reach its stop or its call's entry. */
+    for (int64_t end = thr_now_us() + 10000000; thr_now_us() < end; thr_nap_us(1000)) {
+        size_t n = thr_tasks(s->pid, tids, 64);
+        for (size_t i = 0; i < n; i++) {
+            if (s->stop && *s->stop)
+                return -EINTR;
+            rc = thr_stop(tids[i]);
+            if (rc == -ESRCH || rc == -ETIMEDOUT)
+                continue;
+            if (rc != 0)
+                return rc;
+            struct user_regs_struct r;
+            bool entry;
+            int64_t t0 = thr_now_us();
+            rc = thr_clean(tids[i], &r, &entry);
+            if (entry || rc != 0)
+                t0 = thr_now_us(); /* it ran to its system call's entry */
+            uint64_t w[HS_STUB_BLOCK_WORDS] = {(uint64_t)nr, a[0], a[1], a[2], a[3],
+                                               a[4],         a[5], 0,    0,    0};
+            if (rc == 0)
+                rc = thr_point(s, tids[i], &r, entry, HS_STUB_SYSCALL, w);
+            if (rc == 0) {
+                thr_held(s, t0); /* (the syscall's own run, after it, is not a hold) */
+                return thr_follow_syscall(s, tids[i], nr, ret); /* once pointed: no retry */
+            }
             ptrace(PTRACE_DETACH, tids[i], 0, 0);
-        thr_held(s, t0); /* (the syscall's own run, after it, is not a hold) */
-        if (rc != -ESRCH && rc != -EAGAIN)
-            return rc;
+            thr_held(s, t0);
+            if (rc != -ESRCH && rc != -EAGAIN)
+                return rc;
+        }
+        if (n == 0 || kill(s->pid, 0) != 0) {
+            s->died = true;
+            return -ESRCH;
+        }
     }
-    if (rc == -ESRCH)
-        s->died = kill(s->pid, 0) != 0;
     return rc;
 }
 
