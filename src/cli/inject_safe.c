@@ -188,6 +188,22 @@ static int safe_frame(Dwfl_Frame *frame, void *arg)
     return DWARF_CB_OK;
 }
 
+/* Loads what an unwind through mod reads on first use (its ELF file, sorted symbol table,
+ * and call frame information, with the search for separate debug files), so that no
+ * program thread is held stopped while it is read: a first unwind through libc took
+ * milliseconds of a hold. */
+static int safe_warm(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)user, (void)name, (void)start, (void)arg;
+    Dwarf_Addr bias;
+    if (dwfl_module_getelf(mod, &bias)) {
+        (void)dwfl_module_getsymtab(mod);
+        (void)dwfl_module_dwarf_cfi(mod, &bias);
+        (void)dwfl_module_eh_cfi(mod, &bias);
+    }
+    return DWARF_CB_OK;
+}
+
 hs_safe_t *hs_safe_open(pid_t pid, char *why, size_t cap)
 {
     static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf,
@@ -208,6 +224,7 @@ hs_safe_t *hs_safe_open(pid_t pid, char *why, size_t cap)
         hs_safe_close(s);
         return NULL;
     }
+    dwfl_getmodules(s->dwfl, safe_warm, NULL, 0);
     return s;
 }
 
