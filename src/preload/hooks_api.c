@@ -71,14 +71,13 @@
 _Static_assert(API_SDALLOCX + 1 == HS_API_RELEASE_N, "the release functions come first");
 
 static const char *const api_names[API_N] = {
-    "free",           "dallocx",        "sdallocx",       "malloc",  "mallocx",
-    "malloc_aligned", "zalloc",         "zalloc_aligned", "calloc",  "calloc_aligned",
-    "realloc",        "rallocx",        "realloc_aligned", "xallocx", "posix_memalign",
+    "free",           "dallocx",  "sdallocx",        "malloc",  "mallocx",
+    "malloc_aligned", "zalloc",   "zalloc_aligned",  "calloc",  "calloc_aligned",
+    "realloc",        "rallocx",  "realloc_aligned", "xallocx", "posix_memalign",
     "aligned_alloc",  "memalign",
 };
 /* Unprefixed, only jemalloc's own names are an API (malloc and free are the family's). */
-static const char *const api_jemalloc[] = {"mallocx", "rallocx", "xallocx", "sdallocx",
-                                           "dallocx"};
+static const char *const api_jemalloc[] = {"mallocx", "rallocx", "xallocx", "sdallocx", "dallocx"};
 
 typedef struct {
     char prefix[8];
@@ -116,8 +115,7 @@ static uintptr_t api_guarded(void *fn, uintptr_t a, uintptr_t b, uintptr_t c, ui
 /* ---- the fast paths' other halves ------------------------------------------------- */
 
 /* Fast allocation k whose countdown ran out (charged a bytes already): the sampled path. */
-static inline uintptr_t api_alloc_slow(api_inst_t *in, int k, uintptr_t a, uintptr_t b,
-                                       uintptr_t c)
+static inline uintptr_t api_alloc_slow(api_inst_t *in, int k, uintptr_t a, uintptr_t b, uintptr_t c)
 {
     hs_tls_t *t = &hs_tls;
     bool sample = hs_sample_begin(t, a);
@@ -128,12 +126,11 @@ static inline uintptr_t api_alloc_slow(api_inst_t *in, int k, uintptr_t a, uintp
 }
 
 /* Release k of a block whose filter bit is set: a sample, a false positive, or NULL. */
-static inline uintptr_t api_free_slow(api_inst_t *in, int k, uintptr_t a, uintptr_t b,
-                                      uintptr_t c)
+static inline uintptr_t api_free_slow(api_inst_t *in, int k, uintptr_t a, uintptr_t b, uintptr_t c)
 {
     hs_tls_t *t = &hs_tls;
     if (!a)
-        t->frees--; /* counted by the fast path: NULL's bit is pinned set */
+        t->frees--;     /* counted by the fast path: NULL's bit is pinned set */
     else if (!t->guard) /* else a block of the profiler's own (slowpath.c says why) */
         hs_forget((void *)a);
     return api_guarded(in->orig[k], a, b, c, 0);
@@ -158,8 +155,8 @@ static inline uintptr_t api_judge(api_inst_t *in, void **slot, void *guarded, in
 
 /* ---- the C hooks -------------------------------------------------------------------- */
 
-static HS_COLD uintptr_t api_alloc_c_slow(api_inst_t *in, int k, size_t n, uintptr_t a,
-                                          uintptr_t b, uintptr_t c)
+static HS_COLD uintptr_t api_alloc_c_slow(api_inst_t *in, int k, size_t n, uintptr_t a, uintptr_t b,
+                                          uintptr_t c)
 {
     hs_tls_t *t = &hs_tls;
     bool sample = hs_sample_begin(t, n);
@@ -218,8 +215,8 @@ static inline uintptr_t api_realloc(api_inst_t *in, int k, void *p, size_t n, ui
 }
 
 /* xallocx(p, size, extra, flags) of a block that may be sampled: its sample taken out, and
- * put back at the size asked for when the resize held (hs_realloc_done puts back an entry
- * whose block is still there). */
+ * put back (hs_realloc_done puts back an entry whose block is still there), at what was
+ * asked and granted, min(r, size + extra), when the resize reached size. */
 static HS_COLD size_t api_xallocx_slow(api_inst_t *in, void *p, size_t size, size_t extra,
                                        uintptr_t flags)
 {
@@ -227,8 +224,9 @@ static HS_COLD size_t api_xallocx_slow(api_inst_t *in, void *p, size_t size, siz
     bool had = hs_realloc_forget(p, &e);
     size_t r = api_guarded(in->orig[API_XALLOCX], (uintptr_t)p, size, extra, flags);
     if (had) {
+        size_t most = extra > SIZE_MAX - size ? SIZE_MAX : size + extra;
         if (r >= size)
-            e.size = size;
+            e.size = r < most ? r : most;
         hs_realloc_done(&e, NULL, 1);
     }
     return r;
@@ -286,16 +284,16 @@ static inline uintptr_t api_c(api_inst_t *in, int k, uintptr_t a, uintptr_t b, u
     HS_HIDDEN uintptr_t hs_api_judge_##i##_##k(uintptr_t a, uintptr_t b, uintptr_t c);             \
     HS_HIDDEN uintptr_t hs_api_judge_##i##_##k(uintptr_t a, uintptr_t b, uintptr_t c)              \
     {                                                                                              \
-        return api_judge(&api_inst[i], &hs_api_slot_##i[k], (void *)hs_api_thunk_guarded_##i##_##k, \
-                         k, a, b, c);                                                              \
+        return api_judge(&api_inst[i], &hs_api_slot_##i[k],                                        \
+                         (void *)hs_api_thunk_guarded_##i##_##k, k, a, b, c);                      \
     }                                                                                              \
     THUNK(hs_api_thunk_judge_##i##_##k, hs_api_judge_##i##_##k)                                    \
     FAST(hs_api_fast_##i##_##k, "hs_api_slot_" #i "+8*" #k, hs_api_thunk_slow_##i##_##k)
 
 /* API_C(i, k): C hook k of instance i, behind a thunk that keeps the registers. */
 #define API_C(i, k)                                                                                \
-    HS_HIDDEN uintptr_t hs_api_c_##i##_##k(uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d);   \
-    HS_HIDDEN uintptr_t hs_api_c_##i##_##k(uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d)    \
+    HS_HIDDEN uintptr_t hs_api_c_##i##_##k(uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d);    \
+    HS_HIDDEN uintptr_t hs_api_c_##i##_##k(uintptr_t a, uintptr_t b, uintptr_t c, uintptr_t d)     \
     {                                                                                              \
         return api_c(&api_inst[i], k, a, b, c, d);                                                 \
     }                                                                                              \
@@ -343,8 +341,8 @@ _Static_assert(HS_API_INSTANCES == 3, "one API_INSTANCE line per instance");
     }
 static void (*const api_entry[HS_API_INSTANCES][API_N])(void) = {API_ENTRIES(0), API_ENTRIES(1),
                                                                  API_ENTRIES(2)};
-static void (*const api_judges[HS_API_INSTANCES][API_FAST_N])(void) = {
-    API_JUDGES(0), API_JUDGES(1), API_JUDGES(2)};
+static void (*const api_judges[HS_API_INSTANCES][API_FAST_N])(void) = {API_JUDGES(0), API_JUDGES(1),
+                                                                       API_JUDGES(2)};
 #endif
 
 /* ---- hs_real's slots into an object whose API is hooked ------------------------------- */
@@ -353,7 +351,7 @@ static void (*const api_judges[HS_API_INSTANCES][API_FAST_N])(void) = {
 static void *api_real_saved[API_REAL_SLOTS]; /* what the guarded slots call */
 
 #define API_REAL_GUARDED(s)                                                                        \
-    static uintptr_t api_real_guarded_##s(uintptr_t a, uintptr_t b, uintptr_t c)                  \
+    static uintptr_t api_real_guarded_##s(uintptr_t a, uintptr_t b, uintptr_t c)                   \
     {                                                                                              \
         return api_guarded(api_real_saved[s], a, b, c, 0);                                         \
     }
@@ -377,9 +375,9 @@ _Static_assert(offsetof(hs_real_t, calloc) == 2 * sizeof(void *) &&
                    offsetof(hs_real_t, sized_delete_array) == 11 * sizeof(void *),
                "api_real_wrappers' slots");
 static uintptr_t (*const api_real_wrappers[API_REAL_SLOTS])(uintptr_t, uintptr_t, uintptr_t) = {
-    [2] = api_real_guarded_2,  [3] = api_real_guarded_3,  [4] = api_real_guarded_4,
-    [5] = api_real_guarded_5,  [6] = api_real_guarded_6,  [7] = api_real_guarded_7,
-    [8] = api_real_guarded_8,  [10] = api_real_guarded_10, [11] = api_real_guarded_11,
+    [2] = api_real_guarded_2, [3] = api_real_guarded_3,   [4] = api_real_guarded_4,
+    [5] = api_real_guarded_5, [6] = api_real_guarded_6,   [7] = api_real_guarded_7,
+    [8] = api_real_guarded_8, [10] = api_real_guarded_10, [11] = api_real_guarded_11,
 };
 
 static void **api_real_slot(size_t s)
@@ -514,8 +512,8 @@ int hs_hooks_api(int inst, int k, void *addr, size_t size, char *why, size_t why
         return -EPERM;
     }
     in->addr[k] = addr; /* for api_published */
-    rc = hs_patch_install_cb(addr, size, 0, (void *)api_entry[inst][k], &in->orig[k],
-                             api_published, (void *)(uintptr_t)(inst * API_N + k), why, whylen);
+    rc = hs_patch_install_cb(addr, size, 0, (void *)api_entry[inst][k], &in->orig[k], api_published,
+                             (void *)(uintptr_t)(inst * API_N + k), why, whylen);
     if (rc != 0)
         in->addr[k] = NULL;
     in->release |= rel && rc == 0;

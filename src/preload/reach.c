@@ -104,11 +104,11 @@ typedef struct {
         size_t size;
         const void *base;  /* the object defining it */
         const char *owner; /* its name; NULL: the executable */
-    } api[64]; /* an allocator's own API functions found, to hook (reach_api_all) */
+    } api[64];             /* an allocator's own API functions found, to hook (reach_api_all) */
     int napi;
     reach_list_t nohook; /* the executable's API functions heapsift has no hook for */
-    reach_rust_t rust; /* the executable's */
-    bool off;          /* HEAPSIFT_HOOKS=off or no hooks in this build */
+    reach_rust_t rust;   /* the executable's */
+    bool off;            /* HEAPSIFT_HOOKS=off or no hooks in this build */
 } reach_t;
 
 static const char *reach_label(const char *name)
@@ -437,9 +437,9 @@ static bool reach_api_hook(reach_t *r, int first, bool *done, reach_list_t *h, r
             done[i] = true;
             if (inst >= 0)
                 why[0] = '\0';
-            int rc = inst < 0 ? inst
-                              : hs_hooks_api(inst, k, r->api[i].addr, r->api[i].size, why,
-                                             sizeof(why));
+            int rc = inst < 0
+                         ? inst
+                         : hs_hooks_api(inst, k, r->api[i].addr, r->api[i].size, why, sizeof(why));
             if (rc == 0 || rc == HS_HOOKS_NOOP || rc == HS_HOOKS_ALIAS) {
                 reach_add(h, name);
                 continue;
@@ -458,7 +458,7 @@ static bool reach_api_hook(reach_t *r, int first, bool *done, reach_list_t *h, r
  * "mallocx, sdallocx (libjemalloc.so.2's own allocator API)", or what bypasses and why. */
 static void reach_api_group(reach_t *r, int first, bool *done)
 {
-    char hooked[REACH_MAX] = "", missed[REACH_MAX] = "", refused[200] = "", msg[REACH_MAX];
+    char hooked[REACH_MAX] = "", missed[REACH_MAX] = "", refused[240] = "", msg[REACH_MAX];
     reach_list_t h = {hooked, 0, 0}, m = {missed, 0, 0};
     const char *prefix = reach_api_prefix(r->api[first].prefix);
     const char *owner = r->api[first].owner;
@@ -478,8 +478,8 @@ static void reach_api_group(reach_t *r, int first, bool *done)
         return;
     snprintf(msg, sizeof(msg), "%s%s (%s%s%s%s)", h.n || !prefix[0] ? missed : prefix,
              h.n || !prefix[0] ? "" : "*", owner ? reach_base(owner) : "an allocator",
-             owner ? "'s own allocator API" : "'s own API", off ? "" : "; not hooked: ",
-             off ? "" : refused);
+             owner ? "'s own allocator API" : "'s own API",
+             off ? "" : "; not hooked: ", off ? "" : refused);
     reach_add(&r->bypass, msg);
 }
 

@@ -90,31 +90,29 @@ __attribute__((noinline)) static void site_grow(void)
 }
 
 /* xallocx(p, size, extra) on 100 blocks of 1000 bytes: want_held says whether the resize
- * in place must hold (the usable size returned reaches size). */
-static inline __attribute__((always_inline)) void x_resize(size_t size, size_t extra,
-                                                           int want_held)
-{
-    for (int i = 0; i < 100; i++) {
-        void *p = mallocx(1000, 0);
-        size_t r = xallocx(p, size, extra, 0);
-        bad += (r >= size) != want_held;
-        hold(p);
+ * in place must hold (the usable size returned reaches size). A macro, so that the blocks
+ * are the calling site's own (an inlined function is a frame of its own in profiles). */
+#define X_RESIZE(size, extra, want_held)                                                           \
+    for (int i = 0; i < 100; i++) {                                                                \
+        void *p = mallocx(1000, 0);                                                                \
+        size_t r = xallocx(p, size, extra, 0);                                                     \
+        bad += (r >= size) != want_held;                                                           \
+        hold(p);                                                                                   \
     }
-}
 
 __attribute__((noinline)) static void site_x_grow(void)
 {
-    x_resize(1010, 0, 1);
+    X_RESIZE(1010, 0, 1)
 }
 
 __attribute__((noinline)) static void site_x_fail(void)
 {
-    x_resize(100000, 0, 0);
+    X_RESIZE(100000, 0, 0)
 }
 
 __attribute__((noinline)) static void site_x_extra(void)
 {
-    x_resize(1000, 20, 1);
+    X_RESIZE(1000, 20, 1)
 }
 
 __attribute__((noinline)) static void site_cross(void)
