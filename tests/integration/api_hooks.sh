@@ -16,7 +16,9 @@
 #  - rjem_api: tikv-jemallocator's _rjem_malloc, _rjem_mallocx, _rjem_sdallocx and
 #    _rjem_rallocx in the executable, with no _rjem_free;
 #  - each allocation and release counted once (the profile's exact counters), the reach
-#    line says what is hooked, and with HEAPSIFT_HOOKS=off what bypasses heapsift.
+#    line says what is hooked, and what bypasses heapsift: with HEAPSIFT_HOOKS=off, when
+#    the patcher refuses _rjem_sdallocx (the only release: nothing of the API is hooked),
+#    and when it refuses _rjem_rallocx alone (the rest is hooked and exact).
 # Every program's output and exit status are unchanged. x86-64 only (exit 77 elsewhere).
 # usage: api_hooks.sh BUILD_DIR SOURCE_DIR
 set -eu
@@ -162,6 +164,17 @@ totals rjem 31658912 19024368
 counted rjem 1128 1067
 HEAPSIFT_HOOKS=off run rjem_off "rjem done" "$T/rjem"
 says rjem_off "calls bypass heapsift: _rjem_* (an allocator's own API); the memory they allocate is not in its profiles (HEAPSIFT_HOOKS=off)"
+# what cannot be hooked is said: a release path refused leaves the whole API unhooked; a
+# function refused after it, that function alone (the program runs unchanged)
+cc $CFLAGS -DREFUSED_SDALLOCX -o "$T/rjem_nosd" "$P/rjem_api.c"
+run rjem_nosd "rjem done" "$T/rjem_nosd"
+says rjem_nosd "calls bypass heapsift: _rjem_* (an allocator's own API; not hooked: _rjem_sdallocx: a relative jump back into the patched bytes"
+grep -q 'hooked in place' "$T/rjem_nosd.err" && { fail "rjem_nosd: said hooked"; show "$T/rjem_nosd.err"; }
+cc $CFLAGS -DREFUSED_RALLOCX -o "$T/rjem_norealloc" "$P/rjem_api.c"
+run rjem_norealloc "rjem done" "$T/rjem_norealloc"
+says rjem_norealloc "reach: hooked in place: _rjem_* (its own API); calls bypass heapsift: _rjem_rallocx (an allocator's own API; not hooked: _rjem_rallocx: a relative jump back into the patched bytes"
+grep -v site_grow "$T/rjem.expect" >"$T/rjem_norealloc.expect"
+sites rjem_norealloc "$T/rjem_norealloc.expect"
 # heapsift run says the same, and its profile holds the live site
 st=0
 "$CLI" run -q --rate 1 -o "$T/rjem_run.pb.gz" -- "$T/rjem" >"$T/rjem_run.out" 2>"$T/rjem_run.err" || st=$?
