@@ -20,7 +20,9 @@
  * slots that lead to it are pointed at the same hook instead (gotslot.c), and its
  * original is the entry point itself.
  *
- * Rust's entry points have hooks of their own, in hooks_rust.c.
+ * Rust's entry points have hooks of their own, in hooks_rust.c; an allocator's own API
+ * (mallocx, je_*, _rjem_*, tc_*, mi_*) in hooks_api.c, which asks here which family
+ * members are hooked and where the family's free leads.
  *
  * HEAPSIFT_HOOKS=off installs nothing (reach.c still says what bypasses heapsift).
  */
@@ -177,53 +179,8 @@ HS_HIDDEN void *hs_hook_malloc_slow(size_t n)
 HS_KEEPREGS_THUNK(hs_thunk_malloc_slow, hs_hook_malloc_slow)
 HS_KEEPALL_THUNK(hs_thunk_free_slow, hs_slow_free)
 
-/* HOOKS_FAST_ALLOC(name, slot, slow): malloc's fast path: count, charge the countdown (its
- * flags decide, as interpose_charge), then the original (hs_real at offset slot: its
- * trampoline) or the sampled path (slow, a thunk). */
-#define HOOKS_FAST_ALLOC(name, slot, slow)                                                         \
-    void name(void) HS_HIDDEN;                                                                     \
-    __asm__(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name                 \
-            ", @function\n" #name ":\n.cfi_startproc\n"                                            \
-            "movq hs_tls@gottpoff(%rip), %rax\n"                                                   \
-            "addq $1, %fs:8(%rax)\n"                                                               \
-            "subq %rdi, %fs:(%rax)\n"                                                              \
-            "jle 1f\n"                                                                             \
-            "jmp *hs_real+" #slot "(%rip)\n"                                                       \
-            "1: jmp " #slow "\n"                                                                   \
-            ".cfi_endproc\n.size " #name ", .-" #name "\n");
-
-/* HOOKS_FAST_FREE(name, slot): free's fast path: count, test p's bit in the live filter
- * (hs_filter_maybe: the 32-bit Fibonacci hash scaled to the filter's size), then the
- * original (hs_real at offset slot) or hs_slow_free, which takes the count back for NULL
- * (its bit is pinned set). */
-#define HOOKS_FAST_FREE(name, slot)                                                                \
-    void name(void) HS_HIDDEN;                                                                     \
-    __asm__(".text\n.p2align 4\n.globl " #name "\n.hidden " #name "\n.type " #name                 \
-            ", @function\n" #name ":\n.cfi_startproc\n"                                            \
-            "push %rax\n.cfi_adjust_cfa_offset 8\n"                                                \
-            "push %rcx\n.cfi_adjust_cfa_offset 8\n"                                                \
-            "push %rdx\n.cfi_adjust_cfa_offset 8\n"                                                \
-            "movq hs_tls@gottpoff(%rip), %rax\n"                                                   \
-            "addq $1, %fs:16(%rax)\n"                                                              \
-            "movq hs_filter_words(%rip), %rcx\n"                                                   \
-            "movq -8(%rcx), %rdx\n"                                                                \
-            "imull $0x9E3779B1, %edi, %eax\n"                                                      \
-            "imulq %rdx, %rax\n"                                                                   \
-            "shrq $32, %rax\n"                                                                     \
-            "movq %rax, %rdx\n"                                                                    \
-            "shrq $5, %rdx\n"                                                                      \
-            "movl (%rcx,%rdx,4), %edx\n"                                                           \
-            "btl %eax, %edx\n"                                                                     \
-            "pop %rdx\n.cfi_adjust_cfa_offset -8\n"                                                \
-            "pop %rcx\n.cfi_adjust_cfa_offset -8\n"                                                \
-            "pop %rax\n.cfi_adjust_cfa_offset -8\n"                                                \
-            "jc 1f\n"                                                                              \
-            "jmp *hs_real+" #slot "(%rip)\n"                                                       \
-            "1: jmp hs_thunk_free_slow\n"                                                          \
-            ".cfi_endproc\n.size " #name ", .-" #name "\n");
-
-HOOKS_FAST_ALLOC(hs_fast_malloc, 0, hs_thunk_malloc_slow)
-HOOKS_FAST_FREE(hs_fast_free, 8)
+HS_FAST_ALLOC(hs_fast_malloc, "hs_real+0", hs_thunk_malloc_slow)
+HS_FAST_FREE(hs_fast_free, "hs_real+8", hs_thunk_free_slow)
 
 /* Operator new and new[]: malloc's fast path over hs_real.new_plain (new_array), which
  * holds the judge until the first call: that call runs the original inside the guard and
@@ -244,10 +201,10 @@ HS_HIDDEN void *hs_hook_new_array_slow(size_t n)
 }
 HS_KEEPREGS_THUNK(hs_thunk_new_plain_slow, hs_hook_new_plain_slow)
 HS_KEEPREGS_THUNK(hs_thunk_new_array_slow, hs_hook_new_array_slow)
-HOOKS_FAST_ALLOC(hs_fast_new_plain, 96, hs_thunk_new_plain_slow)
-HOOKS_FAST_ALLOC(hs_fast_new_array, 104, hs_thunk_new_array_slow)
-HOOKS_FAST_FREE(hs_fast_sized_delete, 80)
-HOOKS_FAST_FREE(hs_fast_sized_delete_array, 88)
+HS_FAST_ALLOC(hs_fast_new_plain, "hs_real+96", hs_thunk_new_plain_slow)
+HS_FAST_ALLOC(hs_fast_new_array, "hs_real+104", hs_thunk_new_array_slow)
+HS_FAST_FREE(hs_fast_sized_delete, "hs_real+80", hs_thunk_free_slow)
+HS_FAST_FREE(hs_fast_sized_delete_array, "hs_real+88", hs_thunk_free_slow)
 _Static_assert(offsetof(hs_real_t, sized_delete) == 80 &&
                    offsetof(hs_real_t, sized_delete_array) == 88 &&
                    offsetof(hs_real_t, new_plain) == 96 && offsetof(hs_real_t, new_array) == 104,
@@ -454,241 +411,22 @@ bool hs_hooks_hooked(const void *addr)
     return false;
 }
 
-/* ---- an allocator's own API: jemalloc's je_ / _rjem_ (tikv-jemallocator), tcmalloc's
- * tc_, mimalloc's mi_: the allocation functions of one prefix (the first found), with
- * hooks of their own since their originals are not hs_real's. malloc, free and the
- * jemalloc calls of known size go straight to the original; the others inside the
- * guard, as the family's. Free's kind first: nothing is hooked unless it is. ---------- */
-
-enum {
-    API_FREE,
-    API_DALLOCX,
-    API_SDALLOCX,
-    API_MALLOC,
-    API_CALLOC,
-    API_REALLOC,
-    API_POSIX_MEMALIGN,
-    API_ALIGNED_ALLOC,
-    API_MEMALIGN,
-    API_MALLOCX,
-    API_RALLOCX,
-    API_N
-};
-static const char *const hooks_api_names[API_N] = {
-    "free",           "dallocx",       "sdallocx", "malloc",  "calloc",  "realloc",
-    "posix_memalign", "aligned_alloc", "memalign", "mallocx", "rallocx",
-};
-static void *api_orig[API_N];
-static char api_prefix[8];
-
-/* The hooks (entered through thunks that keep the registers). */
-HS_HIDDEN void *hs_hook_api_malloc(size_t n);
-HS_HIDDEN void *hs_hook_api_mallocx(size_t n, int flags);
-HS_HIDDEN void *hs_hook_api_calloc(size_t n, size_t m);
-HS_HIDDEN void *hs_hook_api_memalign(size_t align, size_t n);
-HS_HIDDEN void *hs_hook_api_aligned_alloc(size_t align, size_t n);
-HS_HIDDEN int hs_hook_api_posix_memalign(void **out, size_t align, size_t n);
-HS_HIDDEN void hs_hook_api_free(void *p);
-HS_HIDDEN void hs_hook_api_dallocx(void *p, int flags);
-HS_HIDDEN void hs_hook_api_sdallocx(void *p, size_t n, int flags);
-HS_HIDDEN void *hs_hook_api_realloc(void *p, size_t n);
-HS_HIDDEN void *hs_hook_api_rallocx(void *p, size_t n, int flags);
-static bool api_free_done;
-
-#define API_FN(k, type) ((type)api_orig[k])
-
-int hs_hooks_api_index(const char *rest)
+bool hs_hooks_hooked_in_place(const void *addr)
 {
-    for (int k = 0; k < API_N; k++)
-        if (strcmp(rest, hooks_api_names[k]) == 0)
-            return k;
-    return -1;
+    for (size_t j = 0; j < HOOKS_N; j++)
+        if (hooks_addr[j] && hooks_addr[j] == addr && !hooks_via_got[j])
+            return true;
+    return false;
 }
 
-/* Calls original k with up to three arguments, inside the guard when guarded. Every one
- * takes at most three integer or pointer arguments and returns a pointer or nothing:
- * called as taking three and returning a pointer, under the x86-64 ABI the extra
- * registers are ignored, an int argument is its register's low half, and a void
- * function's rax is not read. */
-static void *api_call(int k, uintptr_t a, uintptr_t b, uintptr_t c, bool guarded)
+bool hs_hooks_frees_into(const void *base)
 {
-    hs_tls_t *t = &hs_tls;
-    if (guarded)
-        hs_guard_enter(t);
-    void *p = API_FN(k, void *(*)(uintptr_t, uintptr_t, uintptr_t))(a, b, c);
-    if (guarded)
-        hs_guard_exit(t);
-    return p;
-}
-
-/* The sampled path of an allocation of n bytes through original k. */
-static HS_COLD void *api_alloc_slow(int k, size_t n, uintptr_t a, uintptr_t b, uintptr_t c)
-{
-    hs_tls_t *t = &hs_tls;
-    bool sample = hs_sample_begin(t, n);
-    void *p = api_call(k, a, b, c, k != API_MALLOC);
-    if (sample)
-        hs_sample_end(t, p, n);
-    return p;
-}
-
-/* An allocation of n bytes through original k (arguments a, b, c). */
-static inline void *api_alloc(int k, size_t n, uintptr_t a, uintptr_t b, uintptr_t c)
-{
-    hs_tls_t *t = &hs_tls;
-    t->allocs++;
-    if (HS_LIKELY(hs_hooks_charge(t, n)))
-        return api_call(k, a, b, c, k != API_MALLOC);
-    return api_alloc_slow(k, n, a, b, c);
-}
-
-HS_HIDDEN void *hs_hook_api_malloc(size_t n)
-{
-    return api_alloc(API_MALLOC, n, n, 0, 0);
-}
-
-HS_HIDDEN void *hs_hook_api_mallocx(size_t n, int flags)
-{
-    return api_alloc(API_MALLOCX, n, n, (uintptr_t)flags, 0);
-}
-
-HS_HIDDEN void *hs_hook_api_calloc(size_t n, size_t m)
-{
-    size_t total;
-    if (__builtin_mul_overflow(n, m, &total))
-        return api_call(API_CALLOC, n, m, 0, true); /* the original reports it */
-    return api_alloc(API_CALLOC, total, n, m, 0);
-}
-
-HS_HIDDEN void *hs_hook_api_memalign(size_t align, size_t n)
-{
-    return api_alloc(API_MEMALIGN, n, align, n, 0);
-}
-
-HS_HIDDEN void *hs_hook_api_aligned_alloc(size_t align, size_t n)
-{
-    return api_alloc(API_ALIGNED_ALLOC, n, align, n, 0);
-}
-
-HS_HIDDEN int hs_hook_api_posix_memalign(void **out, size_t align, size_t n)
-{
-    hs_tls_t *t = &hs_tls;
-    int (*f)(void **, size_t, size_t) =
-        API_FN(API_POSIX_MEMALIGN, int (*)(void **, size_t, size_t));
-    t->allocs++;
-    bool sample = !hs_hooks_charge(t, n) && hs_sample_begin(t, n);
-    hs_guard_enter(t);
-    int rc = f(out, align, n);
-    hs_guard_exit(t);
-    if (sample)
-        hs_sample_end(t, rc == 0 ? *out : NULL, n);
-    return rc;
-}
-
-/* free, dallocx and sdallocx: the block's sample (if any) is forgotten first. */
-static inline void api_free(int k, void *p, uintptr_t b, uintptr_t c)
-{
-    hs_tls_t *t = &hs_tls;
-    if (!p) {
-        api_call(k, 0, b, c, false);
-        return;
-    }
-    t->frees++;
-    if (HS_UNLIKELY(hs_livetab_maybe(p)))
-        hs_forget(p);
-    api_call(k, (uintptr_t)p, b, c, false);
-}
-
-HS_HIDDEN void hs_hook_api_free(void *p)
-{
-    api_free(API_FREE, p, 0, 0);
-}
-
-HS_HIDDEN void hs_hook_api_dallocx(void *p, int flags)
-{
-    api_free(API_DALLOCX, p, (uintptr_t)flags, 0);
-}
-
-HS_HIDDEN void hs_hook_api_sdallocx(void *p, size_t n, int flags)
-{
-    api_free(API_SDALLOCX, p, n, (uintptr_t)flags);
-}
-
-/* realloc and rallocx: counted as realloc is (an allocation, and a free of p). */
-static HS_COLD void *api_realloc_slow(int k, void *p, size_t n, uintptr_t flags)
-{
-    hs_tls_t *t = &hs_tls;
-    bool sample = t->countdown <= 0 && hs_sample_begin(t, n);
-    hs_live_t e;
-    bool had = p && hs_livetab_maybe(p) && hs_realloc_forget(p, &e);
-    void *q = api_call(k, (uintptr_t)p, n, flags, true);
-    if (had)
-        hs_realloc_done(&e, q, n);
-    if (sample)
-        hs_sample_end(t, q, n);
-    return q;
-}
-
-static inline void *api_realloc(int k, void *p, size_t n, uintptr_t flags)
-{
-    hs_tls_t *t = &hs_tls;
-    t->allocs++;
-    t->frees += p != NULL;
-    if (HS_UNLIKELY(!hs_hooks_charge(t, n) || (p && hs_livetab_maybe(p))))
-        return api_realloc_slow(k, p, n, flags);
-    return api_call(k, (uintptr_t)p, n, flags, true);
-}
-
-HS_HIDDEN void *hs_hook_api_realloc(void *p, size_t n)
-{
-    return api_realloc(API_REALLOC, p, n, 0);
-}
-
-HS_HIDDEN void *hs_hook_api_rallocx(void *p, size_t n, int flags)
-{
-    return api_realloc(API_RALLOCX, p, n, (uintptr_t)flags);
-}
-
-HS_KEEPALL_THUNK(hs_thunk_api_free, hs_hook_api_free)
-HS_KEEPALL_THUNK(hs_thunk_api_dallocx, hs_hook_api_dallocx)
-HS_KEEPALL_THUNK(hs_thunk_api_sdallocx, hs_hook_api_sdallocx)
-HS_KEEPREGS_THUNK(hs_thunk_api_malloc, hs_hook_api_malloc)
-HS_KEEPREGS_THUNK(hs_thunk_api_calloc, hs_hook_api_calloc)
-HS_KEEPREGS_THUNK(hs_thunk_api_realloc, hs_hook_api_realloc)
-HS_KEEPREGS_THUNK(hs_thunk_api_posix_memalign, hs_hook_api_posix_memalign)
-HS_KEEPREGS_THUNK(hs_thunk_api_aligned_alloc, hs_hook_api_aligned_alloc)
-HS_KEEPREGS_THUNK(hs_thunk_api_memalign, hs_hook_api_memalign)
-HS_KEEPREGS_THUNK(hs_thunk_api_mallocx, hs_hook_api_mallocx)
-HS_KEEPREGS_THUNK(hs_thunk_api_rallocx, hs_hook_api_rallocx)
-
-int hs_hooks_api(const char *prefix, const void *base, int k, void *addr, size_t size, char *why,
-                 size_t whylen)
-{
-    static const void *api_base; /* the object whose API is hooked */
-    static void (*const thunks[API_N])(void) = {
-        hs_thunk_api_free,           hs_thunk_api_dallocx,       hs_thunk_api_sdallocx,
-        hs_thunk_api_malloc,         hs_thunk_api_calloc,        hs_thunk_api_realloc,
-        hs_thunk_api_posix_memalign, hs_thunk_api_aligned_alloc, hs_thunk_api_memalign,
-        hs_thunk_api_mallocx,        hs_thunk_api_rallocx,
-    };
-    if (k < 0 || k >= API_N || !hs_hooks_enabled())
-        return -ENOSYS;
-    if (api_prefix[0] && (strcmp(api_prefix, prefix) != 0 || api_base != base)) {
-        snprintf(why, whylen,
-                 "the %s* API of another object is hooked already (one allocator's API per "
-                 "process)",
-                 api_prefix);
-        return -EBUSY;
-    }
-    if (k > API_SDALLOCX && !api_free_done) {
-        snprintf(why, whylen, "%sfree is not hooked", prefix);
-        return -EPERM;
-    }
-    snprintf(api_prefix, sizeof(api_prefix), "%s", prefix);
-    api_base = base;
-    if (k <= API_SDALLOCX && hs_hooks_noop(addr))
-        return api_free_done = k == API_FREE || api_free_done, HS_HOOKS_NOOP;
-    int rc = hs_patch_install_ex(addr, size, 0, (void *)thunks[k], &api_orig[k], why, whylen);
-    api_free_done |= rc == 0 && k == API_FREE;
-    return rc;
+    Dl_info di, self;
+    if (hooks_free_base) /* the family's free is hooked (or does nothing) in that object */
+        return hooks_free_base == base;
+    void *f = hs_own_entries ? dlsym(RTLD_DEFAULT, "free") : NULL;
+    if (!f || !dladdr(f, &di) || !dladdr((void *)&hs_hooks_frees_into, &self) ||
+        di.dli_fbase != self.dli_fbase)
+        return false; /* the program's free does not reach heapsift's */
+    return dladdr((void *)hs_real.free, &di) && di.dli_fbase == base;
 }

@@ -10,8 +10,11 @@
  *     in a library and imported by another object;
  *   - a Rust #[global_allocator] of the program's own: its __rust_alloc entry points are
  *     local symbols of the executable (.symtab), bound inside it.
- * The malloc family and Rust's entry points are hooked in place where hooks.c can
- * (HEAPSIFT_HOOKS=auto, x86-64); the allocators' own APIs are not yet. What was hooked and
+ * The malloc family, Rust's entry points and the allocators' own APIs (hooks_api.c: in
+ * the executable, in a library the program imports them from, one instance per prefix and
+ * object) are hooked in place where the hooks can (HEAPSIFT_HOOKS=auto, x86-64), an API
+ * once one of its releases is (free, sdallocx, dallocx, or the family's free leading into
+ * the same object). What was hooked and
  * what still bypasses heapsift, with why, is said in one line on stderr and kept for the
  * profiles' comments (and so for the headers of heapsift top and stats): a profile must
  * never be empty in silence.
@@ -99,10 +102,13 @@ typedef struct {
         int8_t k;       /* hs_hooks_api_index */
         void *addr;
         size_t size;
-    } api[48]; /* an allocator's own API functions found in .symtab */
+        const void *base;  /* the object defining it */
+        const char *owner; /* its name; NULL: the executable */
+    } api[64];             /* an allocator's own API functions found, to hook (reach_api_all) */
     int napi;
-    reach_rust_t rust; /* the executable's */
-    bool off;          /* HEAPSIFT_HOOKS=off or no hooks in this build */
+    reach_list_t nohook; /* the executable's API functions heapsift has no hook for */
+    reach_rust_t rust;   /* the executable's */
+    bool off;            /* HEAPSIFT_HOOKS=off or no hooks in this build */
 } reach_t;
 
 static const char *reach_label(const char *name)
@@ -179,6 +185,12 @@ static void reach_family_scan(reach_t *r, const void *self_base)
 /* ---- allocator APIs: defined where, imported by whom ---------------------------- */
 
 static const char *const reach_prefixes[] = {"je_", "_rjem_", "tc_", "mi_"};
+#define REACH_NPREFIX (sizeof(reach_prefixes) / sizeof(reach_prefixes[0]))
+/* Prefix i of an API, REACH_NPREFIX standing for none (jemalloc's mallocx & co). */
+static const char *reach_api_prefix(size_t i)
+{
+    return i < REACH_NPREFIX ? reach_prefixes[i] : "";
+}
 static const char *const reach_apis[] = {"mallocx", "rallocx", "xallocx", "sdallocx", "dallocx"};
 
 /* The allocation functions of the allocators' own APIs, after their prefix: jemalloc's
@@ -230,9 +242,13 @@ static bool reach_is_api(const char *name)
     return false;
 }
 
+static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t size,
+                           const void *base, const char *owner);
+
 typedef struct {
-    reach_list_t *l;
+    reach_t *r;
     const void *self_base;
+    const void *exe_base;
     int idx;
     bool exe_imports; /* the executable imports a member of the malloc family */
     bool dlopens;     /* an object imports dlopen: objects may come later */
@@ -249,6 +265,8 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
     (void)size;
     int idx = w->idx++;
     hs_elf_dyn_t o;
+    if (idx == 0)
+        w->exe_base = (const void *)info->dlpi_addr;
     if ((const void *)info->dlpi_addr == w->self_base || !hs_elf_dyn(info, &o))
         return 0;
     const ElfW(Sym) *sym = o.sym;
@@ -268,12 +286,17 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
             continue;
         Dl_info di;
         size_t dsize;
-        if (!reach_definition(name, w->self_base, &di, &dsize))
+        void *def = reach_definition(name, w->self_base, &di, &dsize);
+        if (!def)
             continue;
+        const void *base = di.dli_fbase;
+        if (reach_api_note(w->r, name, (uintptr_t)def, dsize, base,
+                           base == w->exe_base ? NULL : di.dli_fname))
+            continue; /* hookable: hooked after the scan (reach_api_all) */
         char msg[REACH_MAX];
         snprintf(msg, sizeof(msg), "%s (%s, called by %s)", name, reach_base(di.dli_fname),
                  reach_base(info->dlpi_name));
-        reach_add(w->l, msg);
+        reach_add(&w->r->bypass, msg);
     }
     return 0;
 }
@@ -364,52 +387,110 @@ static void reach_rust_hook(reach_t *r, const reach_rust_t *rs, const char *owne
     reach_add(rc == 0 ? &r->hooked : &r->bypass, msg);
 }
 
-/* Keeps name for reach_api_all when it is a hookable function of an allocator's API. */
-static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t size)
+/* Keeps name for reach_api_all when it is a hookable function of an allocator's API
+ * (once per entry point), defined at addr by the object at base (owner its name, NULL for
+ * the executable). */
+static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t size,
+                           const void *base, const char *owner)
 {
-    for (size_t i = 0; i < sizeof(reach_prefixes) / sizeof(reach_prefixes[0]); i++) {
-        size_t n = strlen(reach_prefixes[i]);
-        int k = strncmp(name, reach_prefixes[i], n) == 0 ? hs_hooks_api_index(name + n) : -1;
-        if (k < 0)
-            continue;
-        if (r->napi < (int)(sizeof(r->api) / sizeof(r->api[0]))) {
-            r->api[r->napi].prefix = (uint8_t)i;
-            r->api[r->napi].k = (int8_t)k;
-            r->api[r->napi].addr = (void *)addr;
-            r->api[r->napi++].size = size;
-        }
-        return true;
+    int k = -1;
+    size_t i;
+    for (i = 0; i <= REACH_NPREFIX && k < 0; i++) {
+        size_t n = strlen(reach_api_prefix(i));
+        if (strncmp(name, reach_api_prefix(i), n) == 0)
+            k = hs_hooks_api_index(reach_api_prefix(i), name + n);
     }
-    return false;
+    if (k < 0)
+        return false;
+    for (int j = 0; j < r->napi; j++)
+        if (r->api[j].addr == (void *)addr)
+            return true;
+    if (r->napi < (int)(sizeof(r->api) / sizeof(r->api[0]))) {
+        r->api[r->napi].prefix = (uint8_t)(i - 1);
+        r->api[r->napi].k = (int8_t)k;
+        r->api[r->napi].addr = (void *)addr;
+        r->api[r->napi].size = size;
+        r->api[r->napi].base = base;
+        r->api[r->napi++].owner = owner;
+    }
+    return true;
 }
 
-/* The API functions noted, of the first prefix found, frees first (hs_hooks_api). */
-static void reach_api_all(reach_t *r, const void *base, const char *owner)
+/* Hooks the functions of r->api[first]'s API (its prefix, its object) noted from first on,
+ * releases first (hs_hooks_api), marking them done; which were hooked goes into *h, which
+ * not into *m, with the first refusal's reason into refused. Returns whether the hooks
+ * were off. */
+static bool reach_api_hook(reach_t *r, int first, bool *done, reach_list_t *h, reach_list_t *m,
+                           char *refused, size_t rlen)
 {
-    char why[160] = "", refused[160] = "", msg[REACH_MAX];
-    int prefix = r->napi ? r->api[0].prefix : -1;
-    for (int k = 0; k < 16; k++) /* hs_hooks_api_index's order (11 functions) */
-        for (int i = 0; i < r->napi; i++) {
-            if (r->api[i].k != k || r->api[i].prefix != prefix)
+    const void *base = r->api[first].base;
+    uint8_t pi = r->api[first].prefix;
+    const char *prefix = reach_api_prefix(pi);
+    char why[160] = "";
+    int inst = hs_hooks_api_instance(prefix, base, why, sizeof(why));
+    for (int k = 0; k < hs_hooks_api_count(); k++)
+        for (int i = first; i < r->napi; i++) {
+            if (r->api[i].k != k || r->api[i].prefix != pi || r->api[i].base != base)
                 continue;
-            int rc = hs_hooks_api(reach_prefixes[prefix], base, k, r->api[i].addr, r->api[i].size,
-                                  why, sizeof(why));
-            if (rc != 0 && rc != HS_HOOKS_NOOP && !refused[0])
-                snprintf(refused, sizeof(refused), "%s", why[0] ? why : "not hooked");
-            r->off |= rc == -ENOSYS;
+            char name[64];
+            snprintf(name, sizeof(name), "%s%s", prefix, hs_hooks_api_name(k));
+            done[i] = true;
+            if (inst >= 0)
+                why[0] = '\0';
+            int rc = inst < 0
+                         ? inst
+                         : hs_hooks_api(inst, k, r->api[i].addr, r->api[i].size, why, sizeof(why));
+            if (rc == 0 || rc == HS_HOOKS_NOOP || rc == HS_HOOKS_ALIAS) {
+                reach_add(h, name);
+                continue;
+            }
+            reach_add(m, name);
+            if (!refused[0] && rc != -ENOSYS)
+                snprintf(refused, rlen, "%s%s%.150s", rc == -EPERM || inst < 0 ? "" : name,
+                         rc == -EPERM || inst < 0 ? "" : ": ", why[0] ? why : "not hooked");
         }
-    if (prefix < 0)
-        return;
-    if (!refused[0]) {
-        snprintf(msg, sizeof(msg), "%s* (%s%s)", reach_prefixes[prefix], owner ? owner : "",
-                 owner ? "'s own allocator API" : "its own API");
+    if (inst >= 0)
+        hs_hooks_api_done(inst);
+    return inst == -ENOSYS;
+}
+
+/* One API (r->api[first]'s prefix and object) hooked, and said: "je_* (its own API)",
+ * "mallocx, sdallocx (libjemalloc.so.2's own allocator API)", or what bypasses and why. */
+static void reach_api_group(reach_t *r, int first, bool *done)
+{
+    char hooked[REACH_MAX] = "", missed[REACH_MAX] = "", refused[240] = "", msg[REACH_MAX];
+    reach_list_t h = {hooked, 0, 0}, m = {missed, 0, 0};
+    const char *prefix = reach_api_prefix(r->api[first].prefix);
+    const char *owner = r->api[first].owner;
+    bool off = reach_api_hook(r, first, done, &h, &m, refused, sizeof(refused));
+    r->off |= off;
+    if (h.n) {
+        if (prefix[0])
+            snprintf(msg, sizeof(msg), "%s* (%s%s)", prefix, owner ? reach_base(owner) : "",
+                     owner ? "'s own allocator API" : "its own API");
+        else if (owner)
+            snprintf(msg, sizeof(msg), "%s (%s's own allocator API)", hooked, reach_base(owner));
+        else /* jemalloc's, beside the executable's malloc family */
+            snprintf(msg, sizeof(msg), "%s%s", hooked, r->hooked_owner ? "" : " (its own API)");
         reach_add(&r->hooked, msg);
-    } else {
-        snprintf(msg, sizeof(msg), "%s* (%s%s%s%.200s)", reach_prefixes[prefix],
-                 owner ? owner : "an allocator", owner ? "'s own allocator API" : "'s own API",
-                 r->off ? "" : "; not hooked: ", r->off ? "" : refused);
-        reach_add(&r->bypass, msg);
     }
+    if (!m.n)
+        return;
+    snprintf(msg, sizeof(msg), "%s%s (%s%s%s%s)", h.n || !prefix[0] ? missed : prefix,
+             h.n || !prefix[0] ? "" : "*", owner ? reach_base(owner) : "an allocator",
+             owner ? "'s own allocator API" : "'s own API",
+             off ? "" : "; not hooked: ", off ? "" : refused);
+    reach_add(&r->bypass, msg);
+}
+
+/* The API functions noted, one API (prefix and object) at a time. */
+static void reach_api_all(reach_t *r)
+{
+    bool done[sizeof(r->api) / sizeof(r->api[0])] = {false};
+    for (int i = 0; i < r->napi; i++)
+        if (!done[i])
+            reach_api_group(r, i, done);
+    r->napi = 0;
 }
 
 static void *reach_mallctl; /* the executable's own mallctl, from its .symtab */
@@ -441,16 +522,10 @@ static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t s
         return;
     else if (local || hs_hooks_hooked((void *)(x->base + value)))
         return; /* an allocator's internals, or an alias of a hooked entry */
-    else if (reach_api_note(r, name, x->base + value, size))
+    else if (reach_api_note(r, name, x->base + value, size, (const void *)x->base, NULL))
         return; /* hookable: hooked after the scan (reach_api_all) */
-    else if (strncmp(name, "_rjem_", 6) == 0 && reach_is_api(name))
-        reach_add(&r->bypass, "_rjem_* (jemalloc linked into the executable)");
-    else if (strncmp(name, "je_", 3) == 0 && reach_is_api(name))
-        reach_add(&r->bypass, "je_* (jemalloc linked into the executable)");
-    else if (strncmp(name, "tc_", 3) == 0 && reach_is_api(name))
-        reach_add(&r->bypass, "tc_* (tcmalloc linked into the executable)");
-    else if (strncmp(name, "mi_", 3) == 0 && reach_is_api(name))
-        reach_add(&r->bypass, "mi_* (mimalloc linked into the executable)");
+    else if (reach_is_api(name))
+        reach_add(&r->nohook, name); /* je_valloc, mi_new: said after the scan */
 }
 
 /* The executable's path, as the dynamic linker knows it (its link map's name is ""). */
@@ -481,7 +556,13 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
     bool symtab = hs_elf_symtab_each(p, size, reach_exe_sym, &x);
     munmap(p, size);
     reach_rust_hook(r, &r->rust, "the program's own");
-    reach_api_all(r, (const void *)x.base, NULL);
+    reach_api_all(r);
+    if (r->nohook.n) {
+        char msg[REACH_MAX];
+        snprintf(msg, sizeof(msg), "%s (defined by %s; heapsift has no hook for them)",
+                 r->nohook.buf, reach_base(reach_exe_name()));
+        reach_add(&r->bypass, msg);
+    }
     if (r->hooked.n || r->fam.n)
         return; /* exported, so found by dlsym: already hooked or said */
     /* A stripped executable that imports no malloc at all, yet is dynamically linked: it
@@ -642,6 +723,7 @@ typedef struct {
     reach_t *r;
     reach_rust_t rust;
     uintptr_t base;
+    const char *owner; /* the object's file name */
 } reach_obj_t;
 
 /* One function of an object loaded later: Rust's local entry points, and the exported
@@ -653,7 +735,7 @@ static void reach_obj_sym(void *arg, const char *name, uintptr_t value, size_t s
     if (local)
         reach_rust_sym(&o->rust, name, o->base + value, size);
     else
-        reach_api_note(o->r, name, o->base + value, size);
+        reach_api_note(o->r, name, o->base + value, size, (const void *)o->base, o->owner);
 }
 
 /* The other threads are stopped while a library loaded later is patched: it may be in use
@@ -710,6 +792,7 @@ static void reach_later_object(uintptr_t base, const char *path)
     memset(&o, 0, sizeof(o));
     o.r = &r;
     o.base = base;
+    o.owner = reach_base(path);
     hs_elf_symtab_each(p, size, reach_obj_sym, &o);
     munmap(p, size);
     bool any = r.napi > 0 || ((o.rust.fn[HS_RUST_ALLOC] || o.rust.fn[HS_RUST_ALLOC_ZEROED]) &&
@@ -719,7 +802,7 @@ static void reach_later_object(uintptr_t base, const char *path)
     if (stopped)
         hs_sw_stop(&w, REACH_STOP_MS);
     reach_rust_hook(&r, &o.rust, reach_base(path));
-    reach_api_all(&r, (const void *)base, reach_base(path));
+    reach_api_all(&r);
     if (stopped)
         reach_later_release(&w);
     if (!r.hooked.n && !r.bypass.n)
@@ -789,7 +872,7 @@ void hs_reach_detect(void)
 {
     Dl_info self;
     char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "", got[REACH_MAX] = "";
-    char via[64] = "";
+    char via[64] = "", nohook[REACH_MAX] = "";
     reach_t r;
     memset(&r, 0, sizeof(r));
     r.hooked.buf = hooked;
@@ -797,12 +880,13 @@ void hs_reach_detect(void)
     r.via.buf = via;
     r.bypass.buf = bypass;
     r.fam.buf = fam;
+    r.nohook.buf = nohook;
     if (!dladdr((void *)&hs_reach_detect, &self))
         return;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t); /* dlsym and dladdr may allocate */
     reach_family_scan(&r, self.dli_fbase);
-    reach_walk_t w = {&r.bypass, self.dli_fbase, 0, false, false};
+    reach_walk_t w = {&r, self.dli_fbase, NULL, 0, false, false};
     dl_iterate_phdr(reach_object, &w);
     reach_exe_symtab(&r, w.exe_imports);
     reach_later_start(self.dli_fbase, w.dlopens && hs_hooks_enabled());
