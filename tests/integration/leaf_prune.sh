@@ -15,8 +15,11 @@ SRC=$(cd "$2" && pwd)
 hs_need_go
 hs_need_built "$CLI"
 tmp=$T
-export GOCACHE="$tmp/gocache" GOFLAGS=-mod=mod GOPATH="$tmp/gopath" GO111MODULE=on
-hs_make_test_profiles "$tmp" "$SRC" >/dev/null # the generator, $tmp/gen
+export GOCACHE="$tmp/gocache"
+c=$SRC/src/common
+common="$c/profile.c $c/pprof.c $c/gzip.c $c/fileio.c $c/fdio.c $c/pb.c $c/buf.c $c/utf8.c"
+# shellcheck disable=SC2086
+"${CC:-cc}" -std=gnu11 -O1 -I"$c" "$SRC/tests/lib/gen_profiles.c" $common -lz -o "$tmp/gen"
 
 # setdrop IN OUT DROP KEEP: IN with its drop_frames and keep_frames set
 cat >"$tmp/setdrop.c" <<'EOF'
@@ -35,9 +38,8 @@ int main(int argc, char **argv)
     return hs_pprof_write_file(p, argv[2]) ? 1 : 0;
 }
 EOF
-c=$SRC/src/common
-"${CC:-cc}" -std=gnu11 -O1 -I"$c" "$tmp/setdrop.c" "$c/profile.c" "$c/pprof.c" "$c/gzip.c" \
-    "$c/fileio.c" "$c/fdio.c" "$c/pb.c" "$c/buf.c" "$c/utf8.c" -lz -o "$tmp/setdrop"
+# shellcheck disable=SC2086
+"${CC:-cc}" -std=gnu11 -O1 -I"$c" "$tmp/setdrop.c" $common -lz -o "$tmp/setdrop"
 
 DROP='ns::func[0-9]*[13579]|Zeta_[0-4][0-9]*'
 KEEP='ns::func[0-9]*9'
