@@ -184,8 +184,8 @@ static size_t df_index(const df_pair_t *pairs, size_t n, uint64_t id)
 typedef struct {
     const hs_profile_t *p;
     const hs_dropframes_rx_t *rx;
-    df_pair_t *funcs;  /* function id -> index, NULL when dense */
-    uint8_t *verdict;  /* per function index: 0 not yet matched, 1 drops, 2 stays */
+    df_pair_t *funcs; /* function id -> index, NULL when dense */
+    uint8_t *verdict; /* per function index: 0 not yet matched, 1 drops, 2 stays */
 } df_ctx_t;
 
 static bool df_drops(df_ctx_t *c, uint64_t fid)

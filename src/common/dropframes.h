@@ -78,8 +78,7 @@ size_t hs_dropframes_start(const hs_dropframes_plan_t *plan, const hs_profile_t 
 /* How many lines of location index li (of nlines) go from its inner side where it stays in
  * a stack: its cut, unless the cut takes it whole (such a location stays only on the root
  * side of a stack, and whole). */
-static inline size_t hs_dropframes_trim(const hs_dropframes_plan_t *plan, size_t li,
-                                        size_t nlines)
+static inline size_t hs_dropframes_trim(const hs_dropframes_plan_t *plan, size_t li, size_t nlines)
 {
     size_t c = plan->cut && li < plan->n ? plan->cut[li] : 0;
     return c < nlines ? c : 0;

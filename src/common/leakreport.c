@@ -186,8 +186,8 @@ static int leak_print_reach(const leak_site_t *st, const char *about, hs_buf_t *
 }
 
 static int leak_print_sites(const hs_profile_t *p, const hs_dropframes_plan_t *plan,
-                            const leak_site_t *sites, size_t n, const hs_leak_opts_t *o,
-                            bool reach, hs_buf_t *out)
+                            const leak_site_t *sites, size_t n, const hs_leak_opts_t *o, bool reach,
+                            hs_buf_t *out)
 {
     const char *about = o->rate > 1 ? "~" : "";
     size_t shown = 0;

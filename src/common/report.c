@@ -46,8 +46,8 @@ typedef struct {
     uint8_t *loc_inl;
     int obj_idx, space_idx; /* sample types for the variance, -1 if none */
     const hs_numunits_t *units;
-    const char *drop, *keep;    /* the first profile's drop_frames, keep_frames, or NULL */
-    hs_dropframes_plan_t plan;  /* what they drop of this profile (dropframes.h) */
+    const char *drop, *keep;   /* the first profile's drop_frames, keep_frames, or NULL */
+    hs_dropframes_plan_t plan; /* what they drop of this profile (dropframes.h) */
 } rep_input_t;
 
 struct hs_report_priv {

@@ -26,19 +26,46 @@
 
 static const char *const must_drop[] = {
     /* C */
-    "malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "memalign",
-    "valloc", "pvalloc", "reallocarray", "__libc_malloc", "__libc_calloc", "__posix_memalign",
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "posix_memalign",
+    "aligned_alloc",
+    "memalign",
+    "valloc",
+    "pvalloc",
+    "reallocarray",
+    "__libc_malloc",
+    "__libc_calloc",
+    "__posix_memalign",
     /* jemalloc, mimalloc, tcmalloc */
-    "mallocx", "rallocx", "xallocx", "sdallocx", "dallocx", "je_malloc", "je_mallocx",
-    "_rjem_mallocx", "_rjem_sdallocx", "_rjem_je_prof_backtrace", "mi_malloc_aligned",
-    "mi_zalloc_aligned", "mi_free", "_mi_malloc_generic", "tc_malloc", "tc_newarray_nothrow",
-    "tcmalloc::allocate_full_malloc_oom(unsigned long)", "TCMallocInternalNew",
+    "mallocx",
+    "rallocx",
+    "xallocx",
+    "sdallocx",
+    "dallocx",
+    "je_malloc",
+    "je_mallocx",
+    "_rjem_mallocx",
+    "_rjem_sdallocx",
+    "_rjem_je_prof_backtrace",
+    "mi_malloc_aligned",
+    "mi_zalloc_aligned",
+    "mi_free",
+    "_mi_malloc_generic",
+    "tc_malloc",
+    "tc_newarray_nothrow",
+    "tcmalloc::allocate_full_malloc_oom(unsigned long)",
+    "TCMallocInternalNew",
     /* C++, demangled in full (__cxa_demangle, libiberty) */
-    "operator new(unsigned long)", "operator new[](unsigned long)",
+    "operator new(unsigned long)",
+    "operator new[](unsigned long)",
     "operator new(unsigned long, std::align_val_t)",
     "operator new(unsigned long, std::nothrow_t const&)",
     "operator new[](unsigned long, std::align_val_t, std::nothrow_t const&)",
-    "operator delete(void*, unsigned long)", "operator delete[](void*)",
+    "operator delete(void*, unsigned long)",
+    "operator delete[](void*)",
     "Pool::operator new(unsigned long)",
     "std::__new_allocator<char>::allocate(unsigned long, void const*)",
     "std::__new_allocator<std::function<void (int)> >::allocate(unsigned long, void const*)",
@@ -49,29 +76,53 @@ static const char *const must_drop[] = {
     "std::__1::allocator<char>::allocate[abi:v15006](unsigned long)",
     "std::__1::__libcpp_allocate[abi:v15006](unsigned long, unsigned long)",
     /* C++ as pprof's demangler leaves a mangled name (no parameters, no template args) */
-    "operator new", "std::__new_allocator::allocate", "__gnu_cxx::new_allocator::allocate",
-    "std::allocator_traits::allocate", "_M_allocate", "allocate",
+    "operator new",
+    "std::__new_allocator::allocate",
+    "__gnu_cxx::new_allocator::allocate",
+    "std::allocator_traits::allocate",
+    "_M_allocate",
+    "allocate",
     /* C++ mangled (Itanium, x86-64) */
-    "_Znwm", "_Znam", "_ZnwmSt11align_val_t", "_ZnwmRKSt9nothrow_t",
-    "_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdlPvm", "_ZdaPv", "_ZdlPvSt11align_val_t",
-    "_ZNSt15__new_allocatorIcE8allocateEmPKv", "_ZN9__gnu_cxx13new_allocatorIcE8allocateEmPKv",
-    "_ZNSt16allocator_traitsISaIcEE8allocateERS0_m", "_ZNSaIcE8allocateEm",
+    "_Znwm",
+    "_Znam",
+    "_ZnwmSt11align_val_t",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPv",
+    "_ZdlPvm",
+    "_ZdaPv",
+    "_ZdlPvSt11align_val_t",
+    "_ZNSt15__new_allocatorIcE8allocateEmPKv",
+    "_ZN9__gnu_cxx13new_allocatorIcE8allocateEmPKv",
+    "_ZNSt16allocator_traitsISaIcEE8allocateERS0_m",
+    "_ZNSaIcE8allocateEm",
     "_ZNSt12_Vector_baseIcSaIcEE11_M_allocateEm",
     /* Rust, demangled (libiberty legacy without its hash, v0) */
-    "__rust_alloc", "__rust_alloc_zeroed", "__rust_realloc", "__rust_dealloc",
-    "__rustc::__rust_alloc", "__rustc::__rdl_realloc", "__rg_alloc", "__rdl_alloc_zeroed",
-    "std::alloc::__default_lib_allocator::__rdl_alloc", "std::alloc::rust_oom",
-    "alloc::alloc::exchange_malloc", "alloc::alloc::Global::alloc_impl",
-    "alloc::raw_vec::finish_grow", "alloc::raw_vec::RawVec<T,A>::grow_one",
+    "__rust_alloc",
+    "__rust_alloc_zeroed",
+    "__rust_realloc",
+    "__rust_dealloc",
+    "__rustc::__rust_alloc",
+    "__rustc::__rdl_realloc",
+    "__rg_alloc",
+    "__rdl_alloc_zeroed",
+    "std::alloc::__default_lib_allocator::__rdl_alloc",
+    "std::alloc::rust_oom",
+    "alloc::alloc::exchange_malloc",
+    "alloc::alloc::Global::alloc_impl",
+    "alloc::raw_vec::finish_grow",
+    "alloc::raw_vec::RawVec<T,A>::grow_one",
     "alloc::raw_vec::RawVecInner<A>::reserve::do_reserve_and_handle",
-    "<alloc::raw_vec::RawVec<u64>>::grow_one", "<alloc::alloc::Global>::alloc_impl",
+    "<alloc::raw_vec::RawVec<u64>>::grow_one",
+    "<alloc::alloc::Global>::alloc_impl",
     "alloc::raw_vec::finish_grow::<alloc::alloc::Global>",
     "<alloc::alloc::Global as core::alloc::Allocator>::allocate",
     "<tikv_jemallocator::Jemalloc as core::alloc::global::GlobalAlloc>::alloc",
     "<mimalloc::MiMalloc as core::alloc::global::GlobalAlloc>::realloc",
     "<std::alloc::System as core::alloc::global::GlobalAlloc>::alloc",
     "std::sys::alloc::unix::<impl core::alloc::global::GlobalAlloc for std::alloc::System>::alloc",
-    "std::sys::pal::unix::alloc::aligned_malloc", "tikv_jemallocator::layout_to_flags",
+    "std::sys::pal::unix::alloc::aligned_malloc",
+    "tikv_jemallocator::layout_to_flags",
     /* Rust legacy as __cxa_demangle leaves it (hash kept, $LT$ escapes) */
     "alloc::raw_vec::finish_grow::h0123456789abcdef",
     "alloc::raw_vec::RawVec$LT$T$C$A$GT$::grow_one::h0123456789abcdef",
@@ -95,17 +146,29 @@ static const char *const must_drop[] = {
     /* Rust v0, mangled */
     "_RNvMs_NtCs1a2B3_5alloc7raw_vecINtB4_6RawVecyE8grow_one",
     "_RINvNtCs1a2B3_5alloc7raw_vec11finish_growNtNtB4_5alloc6GlobalECs9z_6leafrs",
-    "_RNCNvNtCs1a2B3_5alloc7raw_vec11finish_grow0", "_RNvCs7q_7___rustc12___rust_alloc",
+    "_RNCNvNtCs1a2B3_5alloc7raw_vec11finish_grow0",
+    "_RNvCs7q_7___rustc12___rust_alloc",
     "_RNvXs_NtCs1a2B3_5alloc5allocNtB4_6GlobalNtNtCs8p_4core5alloc9Allocator8allocate",
     "_RNvXCs5t_17tikv_jemallocatorNtB2_8JemallocNtNtNtCs8p_4core5alloc6global11GlobalAlloc5alloc",
     /* heapsift's own hooks, should one show */
-    "hs_slow_alloc", "hs_thunk_judge_new_plain",
+    "hs_slow_alloc",
+    "hs_thunk_judge_new_plain",
 };
 
 static const char *const must_stay[] = {
-    "main", "site_vec", "site_vec()", "strdup", "allocate_buffer", "my_allocate", "rallocate",
-    "mallocx_wrapper", "freelist_push", "operator_new_count", "new_allocator",
-    "(anonymous namespace)::make(int)", "Foo::operator()(int) const",
+    "main",
+    "site_vec",
+    "site_vec()",
+    "strdup",
+    "allocate_buffer",
+    "my_allocate",
+    "rallocate",
+    "mallocx_wrapper",
+    "freelist_push",
+    "operator_new_count",
+    "new_allocator",
+    "(anonymous namespace)::make(int)",
+    "Foo::operator()(int) const",
     "std::vector<char, std::allocator<char> >::reserve(unsigned long)",
     "std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(__gnu_cxx::__normal_"
     "iterator<int*, std::vector<int, std::allocator<int> > >, int const&)",
@@ -119,17 +182,28 @@ static const char *const must_stay[] = {
     "char*)",
     "_ZNSt6vectorIcSaIcEE7reserveEm",
     "_ZNSt6vectorIiSaIiEE17_M_realloc_insertIJRKiEEEvN9__gnu_cxx17__normal_iteratorIPiS1_EEDpOT_",
-    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm", "_Z8site_vecv",
-    "alloc::vec::Vec<T,A>::push", "alloc::vec::Vec<T,A>::reserve", "<alloc::vec::Vec<u64>>::push",
-    "<alloc::vec::Vec<u8> as core::clone::Clone>::clone", "alloc::string::String::push_str",
-    "core::ptr::drop_in_place<alloc::raw_vec::RawVec<u8>>", "leafrs::site_vec",
-    "rjemu::hold_site", "hashbrown::raw::RawTable<T,A>::reserve_rehash",
+    "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_createERmm",
+    "_Z8site_vecv",
+    "alloc::vec::Vec<T,A>::push",
+    "alloc::vec::Vec<T,A>::reserve",
+    "<alloc::vec::Vec<u64>>::push",
+    "<alloc::vec::Vec<u8> as core::clone::Clone>::clone",
+    "alloc::string::String::push_str",
+    "core::ptr::drop_in_place<alloc::raw_vec::RawVec<u8>>",
+    "leafrs::site_vec",
+    "rjemu::hold_site",
+    "hashbrown::raw::RawTable<T,A>::reserve_rehash",
     "alloc::vec::Vec<T,A>::reserve::h0123456789abcdef",
     "_ZN5alloc3vec16Vec$LT$T$C$A$GT$7reserve17h0123456789abcdefE",
-    "_ZN6leafrs8site_vec17h0123456789abcdefE", "_RNvCs9z_6leafrs8site_vec",
+    "_ZN6leafrs8site_vec17h0123456789abcdefE",
+    "_RNvCs9z_6leafrs8site_vec",
     "_RNvMs0_NtCs1a2B3_5alloc3vecINtB5_3VecyE7reserveCs9z_6leafrs",
-    "_RINvCs9z_4user3fooNtNtCs1a2B3_5alloc5alloc6GlobalE", "user::foo::<alloc::alloc::Global>",
-    "runtime.mallocgc", "", "(", "(malloc)",
+    "_RINvCs9z_4user3fooNtNtCs1a2B3_5alloc5alloc6GlobalE",
+    "user::foo::<alloc::alloc::Global>",
+    "runtime.mallocgc",
+    "",
+    "(",
+    "(malloc)",
 };
 
 static void test_rule(void)
@@ -263,11 +337,13 @@ static void sparse_ids(hs_profile_t *p)
     for (size_t i = 0; i < p->nlocations; i++) {
         p->locations[i].id = 50 + 3 * (p->nlocations - i);
         for (size_t j = 0; j < p->locations[i].nlines; j++)
-            p->locations[i].lines[j].function_id = 1000 - 7 * (p->locations[i].lines[j].function_id - 1);
+            p->locations[i].lines[j].function_id =
+                1000 - 7 * (p->locations[i].lines[j].function_id - 1);
     }
     for (size_t i = 0; i < p->nsamples; i++)
         for (size_t k = 0; k < p->samples[i].nlocs; k++)
-            p->samples[i].location_ids[k] = 50 + 3 * (p->nlocations - (p->samples[i].location_ids[k] - 1));
+            p->samples[i].location_ids[k] =
+                50 + 3 * (p->nlocations - (p->samples[i].location_ids[k] - 1));
 }
 
 static void test_prune(void)
@@ -279,7 +355,8 @@ static void test_prune(void)
     CHECK(hs_dropframes_start(&plan, p, &p->samples[0]) == 0, "no rule: whole stacks");
     CHECK(hs_dropframes_plan(p, "(", NULL, &plan) == 0 && !plan.cut, "bad rule: no plan");
     CHECK(hs_dropframes_apply(p, hs_profile_get_str(p, p->drop_frames),
-                              hs_profile_get_str(p, p->keep_frames)) == 0, "apply");
+                              hs_profile_get_str(p, p->keep_frames)) == 0,
+          "apply");
     static const size_t want_n[] = {3, 4, 2, 2, 2, 3, 3};
     for (size_t i = 0; i < p->nsamples; i++)
         CHECK(p->samples[i].nlocs == want_n[i], "applied: sample %zu has %zu frames, want %zu", i,
@@ -340,12 +417,12 @@ static void test_leak_report(void)
     hs_leak_result_t res;
     CHECK(hs_leak_report(p, NULL, &o, &out, &res) == 0, "leak report");
     CHECK(hs_buf_append(&out, "", 1) == 0, "nul");
+    const char *txt = out.data ? (const char *)out.data : "";
     /* the largest site: sample 6 (700 bytes), whose first frame left is site_vec */
-    const char *s = out.data ? strstr(out.data, "700 bytes in 1 object allocated from:\n") : NULL;
-    CHECK(s && strstr(s, "\n    #0 0x1004 in site_vec() x.c:10\n"), "leak report:\n%s",
-          out.data ? out.data : "");
-    CHECK(out.data && strstr(out.data, "heapsift: 100 bytes in 1 object allocated from:\n"
-                                       "    #0 0x1004 in site_vec() x.c:10\n"),
+    const char *s = strstr(txt, "700 bytes in 1 object allocated from:\n");
+    CHECK(s && strstr(s, "\n    #0 0x1004 in site_vec() x.c:10\n"), "leak report:\n%s", txt);
+    CHECK(strstr(txt, "heapsift: 100 bytes in 1 object allocated from:\n"
+                      "    #0 0x1004 in site_vec() x.c:10\n"),
           "leak report: site 0's first frame is not site_vec");
     hs_buf_free(&out);
     hs_profile_free(p);
