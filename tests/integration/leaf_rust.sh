@@ -61,8 +61,10 @@ alloc_share() {
 
 for mangling in legacy v0; do
     bin=$T/leaf_$mangling
-    "$RUSTC" -O -C debuginfo=0 -C symbol-mangling-version=$mangling -o "$bin" \
-        "$SRC/tests/programs/rust/leaf.rs" 2>"$T/rustc.err" ||
+    flags="" # legacy is stable rustc's default (naming it needs -Z unstable-options)
+    [ $mangling = legacy ] || flags="-C symbol-mangling-version=$mangling"
+    # shellcheck disable=SC2086
+    "$RUSTC" -O -C debuginfo=0 $flags -o "$bin" "$SRC/tests/programs/rust/leaf.rs" 2>"$T/rustc.err" ||
         { fail "rustc leaf.rs ($mangling)"; show "$T/rustc.err"; continue; }
     f=$T/$mangling.pb.gz
     HEAPSIFT_RATE=1 HEAPSIFT_OUT="$f" LD_PRELOAD="$LIB" "$bin" >"$T/$mangling.expect" \
