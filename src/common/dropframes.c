@@ -48,9 +48,13 @@ const char hs_dropframes_rule[] =
     ".*\\$u20\\$as\\$u20\\$core\\.\\.alloc\\.\\.(global\\.\\.GlobalAlloc|Allocator)\\$GT\\$.*|"
     ".*\\$LT\\$impl\\$u20\\$core\\.\\.alloc\\.\\.(global\\.\\.GlobalAlloc|Allocator)\\$u20\\$.*|"
     "(_ZN[0-9]+)?_\\$LT\\$alloc\\.\\.(alloc|raw_vec)\\.\\..*|"
-    "_ZN(5alloc(5alloc|7raw_vec)|3std5alloc|3std3sys.*5alloc|(17tikv_|12)jemallocator)[0-9].*|"
+    "_ZN(5alloc(5alloc|7raw_vec)|3std(3sys([0-9]+[a-z_][a-z0-9_]*)*)?5alloc|"
+    "(17tikv_|12)jemallocator)[0-9].*|"
     "_R[0-9]*(N[A-Za-z]|[IMXY]|s[0-9A-Za-z]*_)*C(s[0-9A-Za-z]*_)?"
-    "(5alloc(5alloc|7raw_vec)|3std5alloc|7___rustc|(17tikv_|12)jemallocator).*|"
+    "(5alloc(5alloc|7raw_vec)|3std(3sys([0-9]+[a-z_][a-z0-9_]*)*)?5alloc|"
+    "(17tikv_|12)jemallocator).*|"
+    "_RNvC(s[0-9A-Za-z]*_)?7___rustc[0-9]+___r(ust|dl|g)_"
+    "(alloc|alloc_zeroed|realloc|dealloc|oom|alloc_error_handler)|"
     "_R.*X.*4core5alloc(6global11GlobalAlloc|9Allocator).*|"
     /* jemalloc (its API; je_ or, as tikv-jemallocator builds it, _rjem_ prefixed), mimalloc,
      * tcmalloc's newer entry points, and heapsift's own hooks, should one show */

@@ -147,6 +147,12 @@ static const char *const must_drop[] = {
     "_RNvMs_NtCs1a2B3_5alloc7raw_vecINtB4_6RawVecyE8grow_one",
     "_RINvNtCs1a2B3_5alloc7raw_vec11finish_growNtNtB4_5alloc6GlobalECs9z_6leafrs",
     "_RNCNvNtCs1a2B3_5alloc7raw_vec11finish_grow0",
+    "_RNvCsfLfy6EI15iL_7___rustc13___rdl_realloc",
+    "_RNvCsfLfy6EI15iL_7___rustc19___rust_alloc_zeroed",
+    "_RNvNtNtNtCsjrHSEGnQ3l9_3std3sys5alloc4unix14aligned_malloc",
+    "_RINvNvMs2_NtCslNYArtu3iFV_5alloc7raw_vecINtB8_11RawVecInnerpE7reserve21do_reserve_and_"
+    "handleNtNtBa_5alloc6GlobalECs4X4t9plMPHF_9addr2line",
+    "_ZN3std3sys5alloc4unix14aligned_malloc17h0123456789abcdefE",
     "_RNvCs7q_7___rustc12___rust_alloc",
     "_RNvXs_NtCs1a2B3_5alloc5allocNtB4_6GlobalNtNtCs8p_4core5alloc9Allocator8allocate",
     "_RNvXCs5t_17tikv_jemallocatorNtB2_8JemallocNtNtNtCs8p_4core5alloc6global11GlobalAlloc5alloc",
@@ -204,6 +210,14 @@ static const char *const must_stay[] = {
     "",
     "(",
     "(malloc)",
+    /* the __rustc crate's panic entry points are no allocator's */
+    "_RNvCsfLfy6EI15iL_7___rustc10rust_panic",
+    "_RNvCsfLfy6EI15iL_7___rustc17rust_begin_unwind",
+    "_RNvCsfLfy6EI15iL_7___rustc18___rust_start_panic",
+    "__rustc::rust_begin_unwind",
+    "_RINvNtNtCsjrHSEGnQ3l9_3std3sys9backtrace26___rust_end_short_backtraceNCNvNtB6_9panicking13"
+    "panic_handler0zEB6_",
+    "_ZN3std3sys9backtrace26__rust_end_short_backtrace17h0123456789abcdefE",
 };
 
 static void test_rule(void)
