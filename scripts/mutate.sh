@@ -54,7 +54,11 @@ attach-out-dir-unchecked|src/preload/attach.c|s/\n        attach_check_out\(msg,
 attach-deps-not-copied|src/cli/attach_files.c|s/if \(!loaded &&/if (0 \&\& !loaded \&\&/|integration/attach_namespace
 stderr-pin-dropped|src/preload/log.c|s/if \(copy && hs_tls\.private_fds == HS_FDS_OWN\)/if (0)/|unit/test_stderr_pin
 closed-upload-ids-restart|src/cli/web_upload.c|s/uint64_t next_id = closed < s->ntargets \? t->next_id : 1;/uint64_t next_id = 1;/|integration/web_tour
-sw-release-skips-unmask|src/preload/stopworld.c|s/\n    sw_wait_unmasked\(w\);\n/\n/|unit/test_stopworld_again'
+sw-release-skips-unmask|src/preload/stopworld.c|s/\n    sw_wait_unmasked\(w\);\n/\n/|unit/test_stopworld_again
+drop-frames-not-written|src/preload/dump.c|s/p->drop_frames = hs_profile_str\(p, hs_dropframes_rule\)/p->drop_frames = hs_profile_str(p, "")/|integration/leaf_cxx|integration/leaf_rust
+report-ignores-drop-frames|src/common/report.c|s/if \(!o->no_drop_frames && /if (0 \&\& /|integration/leaf_cxx|integration/leaf_rust|integration/leaf_prune
+prune-keeps-matching-frame|src/common/dropframes.c|s/return c >= p->locations\[li\]\.nlines \? i \+ 1 : i;/return i;/|unit/test_dropframes|integration/leaf_prune
+prune-before-first-user-frame|src/common/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

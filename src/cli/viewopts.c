@@ -30,6 +30,9 @@ const char hs_viewopts_help[] =
     "                      accounting lines too: heapsift stats reads them)\n"
     "  --symbolize MODE    auto (default: name unsymbolized frames from the binaries the\n"
     "                      mappings name) or none\n"
+    "  --no-drop-frames    keep the frames the profile's drop_frames expression prunes (the\n"
+    "                      allocator's own: malloc, operator new, std::__new_allocator,\n"
+    "                      alloc::raw_vec, ...), so a stack's leaf is the allocator again\n"
     "  --help              show this help\n";
 
 bool hs_view_profile_name(const char *n)
@@ -151,6 +154,8 @@ static int vo_parse(int argc, char **argv, hs_viewopts_t *o, unsigned flags, int
             o->tags = true;
         } else if (strcmp(a, "--comments") == 0) {
             o->r.all_comments = true;
+        } else if (strcmp(a, "--no-drop-frames") == 0) {
+            o->r.no_drop_frames = true;
         } else if ((rc = vo_valued(argc, argv, &i, o, flags)) != VO_NOT_MINE) {
             if (rc != HS_VIEW_CONTINUE)
                 return rc;

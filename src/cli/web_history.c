@@ -79,7 +79,7 @@ static const hist_site_t *hist_find(const hist_entry_t *e, const char *name)
 
 /* The options as one string: the cache's key (every option that changes a report, so
  * every field but all_comments, which changes the header only). An option added
- * grows the struct (unless it is a flag that fits the padding after the three bools) and
+ * grows the struct (unless it is a flag that fits the padding after the bools) and
  * stops the build here until the key has it too. */
 _Static_assert(sizeof(hs_report_opts_t) == 8 * sizeof(const char *) + 8,
                "hs_report_opts_t changed: add the new option to hist_key");
@@ -92,7 +92,7 @@ static char *hist_key(const hs_report_opts_t *o)
     FILE *m = open_memstream(&k, &len);
     if (!m)
         return NULL;
-    fprintf(m, "%d%d%d", (int)o->gran, o->trim_paths, o->obj_names);
+    fprintf(m, "%d%d%d%d", (int)o->gran, o->trim_paths, o->obj_names, o->no_drop_frames);
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
         fprintf(m, "\x1f%s", f[i] ? f[i] : "\x1e");
     return fclose(m) == 0 ? k : (free(k), NULL);

@@ -3,10 +3,13 @@
  * stack, decides each stack's suppression LSan's way (frame by frame from the leaf: the
  * module's path, then each inlined function's name and source file), orders the rest by
  * bytes, and prints them with their frames in the shape LeakSanitizer users know:
- * "    #N 0xADDR in FUNCTION FILE:LINE (MODULE+0xOFFSET)". Never touches the profile.
+ * "    #N 0xADDR in FUNCTION FILE:LINE (MODULE+0xOFFSET)", from the first frame the profile's
+ * drop_frames leaves (the code that asked, not the allocator), as the views show stacks;
+ * suppressions see every frame, as LSan's do. Never touches the profile.
  */
 #define _GNU_SOURCE
 #include "leakreport.h"
+#include "dropframes.h"
 #include "sort.h"
 
 #include <errno.h>
@@ -126,15 +129,18 @@ static const char *leak_base(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* One line per frame, inlined frames first, numbered across the stack. */
-static int leak_frames(const hs_profile_t *p, const hs_sample_t *smp, hs_buf_t *out)
+/* One line per frame, inlined frames first, numbered across the stack; the allocator's
+ * frames pruned by plan (the profile's drop_frames), as the views prune them. */
+static int leak_frames(const hs_profile_t *p, const hs_dropframes_plan_t *plan,
+                       const hs_sample_t *smp, hs_buf_t *out)
 {
     unsigned no = 0;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < smp->nlocs; i++) {
+    for (size_t i = hs_dropframes_start(plan, p, smp); rc == 0 && i < smp->nlocs; i++) {
         const hs_location_t *l = hs_profile_location(p, smp->location_ids[i]);
         if (!l)
             continue;
+        size_t j0 = hs_dropframes_trim(plan, (size_t)(l - p->locations), l->nlines);
         const hs_mapping_t *m = l->mapping_id ? hs_profile_mapping(p, l->mapping_id) : NULL;
         char mod[300] = "";
         if (m)
@@ -143,7 +149,7 @@ static int leak_frames(const hs_profile_t *p, const hs_sample_t *smp, hs_buf_t *
                      l->address - m->memory_start + m->file_offset);
         if (l->nlines == 0)
             rc = hs_buf_printf(out, "    #%u 0x%" PRIx64 "%s\n", no++, l->address, mod);
-        for (size_t j = 0; rc == 0 && j < l->nlines; j++) {
+        for (size_t j = j0; rc == 0 && j < l->nlines; j++) {
             const hs_function_t *f = hs_profile_function(p, l->lines[j].function_id);
             const char *name = f ? hs_profile_get_str(p, f->name) : "";
             const char *file = f ? hs_profile_get_str(p, f->filename) : "";
@@ -179,8 +185,9 @@ static int leak_print_reach(const leak_site_t *st, const char *about, hs_buf_t *
                          robj, leak_s(robj));
 }
 
-static int leak_print_sites(const hs_profile_t *p, const leak_site_t *sites, size_t n,
-                            const hs_leak_opts_t *o, bool reach, hs_buf_t *out)
+static int leak_print_sites(const hs_profile_t *p, const hs_dropframes_plan_t *plan,
+                            const leak_site_t *sites, size_t n, const hs_leak_opts_t *o, bool reach,
+                            hs_buf_t *out)
 {
     const char *about = o->rate > 1 ? "~" : "";
     size_t shown = 0;
@@ -204,7 +211,7 @@ static int leak_print_sites(const hs_profile_t *p, const leak_site_t *sites, siz
             hs_buf_printf(out, "heapsift: %s%.0f bytes in %s%.0f object%s allocated from:\n", about,
                           sites[i].bytes, about, sites[i].objects, leak_s(sites[i].objects));
         if (rc == 0)
-            rc = leak_frames(p, &p->samples[sites[i].sample], out);
+            rc = leak_frames(p, plan, &p->samples[sites[i].sample], out);
         if (rc == 0 && reach)
             rc = leak_print_reach(&sites[i], about, out);
         if (rc == 0)
@@ -319,12 +326,16 @@ int hs_leak_report(const hs_profile_t *p, hs_supp_t *supp, const hs_leak_opts_t 
     if (io < 0 || ib < 0)
         return -EINVAL;
     bool reach = false;
+    hs_dropframes_plan_t plan;
     leak_site_t *sites = leak_sites(p, supp, io, ib, &n, &reach);
-    if (!sites)
+    if (!sites || hs_dropframes_plan(p, hs_profile_get_str(p, p->drop_frames),
+                                     hs_profile_get_str(p, p->keep_frames), &plan)) {
+        free(sites);
         return -ENOMEM;
+    }
     size_t k = leak_tally(sites, n, supp, res);
     res->reach = reach;
-    int rc = k ? leak_print_sites(p, sites, k, o, reach, out) : 0;
+    int rc = k ? leak_print_sites(p, &plan, sites, k, o, reach, out) : 0;
     if (rc == 0 && !k && o->since) /* else said under the header */
         rc = hs_buf_printf(
             out, "heapsift: note: %s, so this report covers only the blocks allocated since then\n",
@@ -333,6 +344,7 @@ int hs_leak_report(const hs_profile_t *p, hs_supp_t *supp, const hs_leak_opts_t 
         rc = leak_print_supp(supp, res, o->rate > 1 ? "~" : "", out);
     if (rc == 0)
         rc = leak_print_summary(res, o, out);
+    hs_dropframes_plan_free(&plan);
     free(sites);
     return rc;
 }

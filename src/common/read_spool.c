@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "read_spool.h"
+#include "dropframes.h"
 #include "spool_fmt.h"
 
 #include <errno.h>
@@ -267,6 +268,8 @@ static int rs_samples(rs_ctx_t *c)
         if (hs_profile_add_sample_type(c->p, types[k][0], types[k][1]) != 0)
             return -ENOMEM;
     c->p->default_sample_type = hs_profile_str(c->p, "inuse_space");
+    if ((c->p->drop_frames = hs_profile_str(c->p, hs_dropframes_rule)) < 0) /* as dump.c's */
+        return -ENOMEM;
     c->p->period_type =
         (hs_value_type_t){hs_profile_str(c->p, "space"), hs_profile_str(c->p, "bytes")};
     c->p->period = (int64_t)c->h.rate;

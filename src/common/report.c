@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "report.h"
+#include "dropframes.h"
 #include "satmath.h"
 #include "sort.h"
 
@@ -45,6 +46,8 @@ typedef struct {
     uint8_t *loc_inl;
     int obj_idx, space_idx; /* sample types for the variance, -1 if none */
     const hs_numunits_t *units;
+    const char *drop, *keep;   /* the first profile's drop_frames, keep_frames, or NULL */
+    hs_dropframes_plan_t plan; /* what they drop of this profile (dropframes.h) */
 } rep_input_t;
 
 struct hs_report_priv {
@@ -361,6 +364,17 @@ static uint64_t rep_loc_hash(const rep_input_t *in, const hs_location_t *l)
     return h;
 }
 
+/* Location li as pprof's Prune leaves it: without the lines drop_frames removes from its
+ * inner side (view is the storage). */
+static const hs_location_t *rep_loc_view(const rep_input_t *in, size_t li, hs_location_t *view)
+{
+    *view = in->p->locations[li];
+    size_t t = hs_dropframes_trim(&in->plan, li, view->nlines);
+    view->lines += t;
+    view->nlines -= t;
+    return view;
+}
+
 /* The nodes of location l after hide and show (pprof's CreateNodes over the profile
  * FilterSamplesByName left: hide drops the matching lines, all of them when the mapping
  * file matches; show then keeps the matching lines, all of them when the mapping file
@@ -368,7 +382,8 @@ static uint64_t rep_loc_hash(const rep_input_t *in, const hs_location_t *l)
 static int rep_loc_nodes(hs_report_t *r, rep_input_t *in, size_t li, uint32_t *k,
                          const hs_report_opts_t *o)
 {
-    const hs_location_t *l = &in->p->locations[li];
+    hs_location_t view;
+    const hs_location_t *l = rep_loc_view(in, li, &view);
     const hs_mapping_t *m = hs_profile_mapping(in->p, l->mapping_id);
     const char *obj = m ? hs_profile_get_str(in->p, m->filename) : "";
     const regex_t *hide = r->priv->have_re[RE_HIDE] ? &r->priv->re[RE_HIDE] : NULL;
@@ -376,7 +391,7 @@ static int rep_loc_nodes(hs_report_t *r, rep_input_t *in, size_t li, uint32_t *k
     bool show_all = !show || (m && rep_re_match(show, obj));
     rep_loc_t *rl = &in->loc[li];
     rl->off = *k;
-    rl->hash = rep_loc_hash(in, l);
+    rl->hash = rep_loc_hash(in, &in->p->locations[li]); /* pprof merges before it prunes */
     if (hide && rep_loc_matches(in, l, obj, hide)) {
         r->hide_matched = true;
         rl->hidden = m && rep_re_match(hide, obj);
@@ -412,6 +427,8 @@ static int rep_prepare_input(hs_report_t *r, rep_input_t *in, const hs_report_op
     int rc = rep_idmap_init(&in->funcs, p->functions, p->nfunctions, sizeof(hs_function_t));
     if (!rc)
         rc = rep_idmap_init(&in->locs, p->locations, p->nlocations, sizeof(hs_location_t));
+    if (!rc)
+        rc = hs_dropframes_plan(p, in->drop, in->keep, &in->plan);
     if (rc)
         return rc;
     size_t total = 1;
@@ -424,7 +441,8 @@ static int rep_prepare_input(hs_report_t *r, rep_input_t *in, const hs_report_op
         return -ENOMEM;
     uint32_t k = 0;
     for (size_t i = 0; i < p->nlocations; i++) {
-        const hs_location_t *l = &p->locations[i];
+        hs_location_t view;
+        const hs_location_t *l = rep_loc_view(in, i, &view);
         const hs_mapping_t *m = hs_profile_mapping(p, l->mapping_id);
         const char *obj = m ? hs_profile_get_str(p, m->filename) : "";
         signed char fo = -1;
@@ -551,7 +569,7 @@ static bool rep_keep_tags(const hs_report_t *r, const rep_input_t *in, const hs_
 static bool rep_keep(const rep_input_t *in, const hs_sample_t *s)
 {
     bool f = false;
-    for (size_t i = 0; i < s->nlocs; i++) {
+    for (size_t i = hs_dropframes_start(&in->plan, in->p, s); i < s->nlocs; i++) {
         size_t li = rep_idmap_get(&in->locs, s->location_ids[i]);
         if (li == SIZE_MAX || in->loc[li].focus < 0)
             continue;
@@ -595,7 +613,7 @@ static int rep_add_sample(hs_report_t *r, const rep_input_t *in, const rep_merge
         *cap = c;
     }
     size_t start = q->nframes;
-    for (size_t i = 0; i < s->nlocs; i++) {
+    for (size_t i = hs_dropframes_start(&in->plan, in->p, s); i < s->nlocs; i++) {
         size_t li = rep_idmap_get(&in->locs, s->location_ids[i]);
         if (li == SIZE_MAX || in->loc[li].hidden)
             continue;
@@ -857,6 +875,10 @@ int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int 
         in[i].p = profs[i];
         in[i].sign = signs[i];
         in[i].units = &r->priv->units[i];
+        if (!o->no_drop_frames && *hs_profile_get_str(p, p->drop_frames)) { /* pprof's Merge */
+            in[i].drop = hs_profile_get_str(p, p->drop_frames);
+            in[i].keep = hs_profile_get_str(p, p->keep_frames);
+        }
         rep_var_pair(&in[i], r->sidx);
         r->exact = (i == 0 || r->exact) && (signs[i] < 0 || profs[i]->period <= 1);
         r->base_exact = (i == 0 || r->base_exact) && (signs[i] >= 0 || profs[i]->period <= 1);
@@ -875,6 +897,7 @@ int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int 
         free(in[i].loc);
         free(in[i].loc_nodes);
         free(in[i].loc_inl);
+        hs_dropframes_plan_free(&in[i].plan);
     }
     free(in);
     if (rc == -ENOMEM)

@@ -2,9 +2,11 @@
  * The report model every view of the CLI shares (top, traces, peek, tree, collapsed,
  * flamegraph, diff), reproducing the pipeline of `go tool pprof`'s text reports: samples
  * merged like pprof's Merge (equal stacks and labels summed, all-zero samples dropped),
- * the total taken before filtering, --focus/--ignore/--hide applied per location like
- * pprof's FilterSamplesByName, frames aggregated to pprof nodes at function, line or
- * address granularity, cum counted once per sample, the 0.5% node fraction, pprof's
+ * the allocator's frames pruned by the first profile's drop_frames as pprof's Prune does
+ * (dropframes.h; after the merge, as in pprof), the total taken before filtering,
+ * --focus/--ignore/--hide applied per location like pprof's FilterSamplesByName, frames
+ * aggregated to pprof nodes at function, line or address granularity, cum counted once
+ * per sample, the 0.5% node fraction, pprof's
  * orderings, and its number, unit and percentage formatting. A diff is a report over two
  * profiles, the base with sign -1, exactly as pprof's -diff_base builds one.
  *
@@ -50,6 +52,9 @@ typedef struct {
     /* Every comment in the header; else heapsift's accounting lines (exact:, rss:, maps:
      * ...: heapsift stats' material) are left out of it. */
     bool all_comments;
+    /* Keep the frames the first profile's drop_frames (and keep_frames) would prune, as
+     * pprof's Prune does (dropframes.h) before any filter: the allocator's own frames. */
+    bool no_drop_frames;
 } hs_report_opts_t;
 
 /* A node: pprof's NodeInfo and its values. */

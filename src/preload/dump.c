@@ -15,6 +15,7 @@
 #include "control.h"
 #include "dump.h"
 #include "dump_int.h"
+#include "dropframes.h"
 #include "fdtable.h"
 #include "log.h"
 #include "options.h"
@@ -228,6 +229,8 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
         if (hs_profile_add_sample_type(p, types[i][0], types[i][1]) != 0)
             return -ENOMEM;
     p->default_sample_type = hs_profile_str(p, "inuse_space");
+    if ((p->drop_frames = hs_profile_str(p, hs_dropframes_rule)) < 0) /* allocator frames */
+        return -ENOMEM;
     p->period_type.type = hs_profile_str(p, "space");
     p->period_type.unit = hs_profile_str(p, "bytes");
     p->period = (int64_t)rate;

@@ -49,7 +49,9 @@ at_expect() {
 
 # at_check_profile PROFILE LABEL: each site's alloc and inuse figures in PROFILE (one
 # round at rate 1) equal the truth in $T/expect (attach_target --expect), through go tool
-# pprof and heapsift top; heapsift top's header says where heapsift's knowledge starts.
+# pprof and heapsift top, and in the stacks as recorded (heapsift top --no-drop-frames: no
+# allocator frame kept as a leaf); heapsift top's header says where heapsift's knowledge
+# starts.
 at_check_profile() {
     for st in alloc_objects alloc_space inuse_objects inuse_space; do
         col=$(case $st in alloc_objects) echo 3 ;; alloc_space) echo 4 ;; inuse_objects) echo 5 ;; *) echo 6 ;; esac)
@@ -59,6 +61,12 @@ at_check_profile() {
         hstop "$1" $st >"$T/hs.$st" 2>&1 || { fail "$2: heapsift top $st"; continue; }
         table <"$T/hs.$st" >"$T/hs.$st.tab"
         compare "$2 heapsift top $st" "$T/expect" "$T/hs.$st.tab" $col 0 || { fail "$2: heapsift top $st"; show "$T/hs.$st"; }
+        # the stacks as recorded, without the profile's drop_frames: no allocator frame left
+        "$CLI" top "$1" --no-drop-frames --sample-type $st --unit B >"$T/raw.$st" 2>&1 ||
+            { fail "$2: heapsift top --no-drop-frames $st"; continue; }
+        table <"$T/raw.$st" >"$T/raw.$st.tab"
+        compare "$2 heapsift top --no-drop-frames $st" "$T/expect" "$T/raw.$st.tab" $col 0 ||
+            { fail "$2: heapsift top --no-drop-frames $st"; show "$T/raw.$st"; }
     done
     "$CLI" top "$1" | sed '/^Type:/q' | grep -q '^attach: attached at .*allocations made before it are not seen' ||
         fail "$2: heapsift top's header has no 'attach: attached at' line"

@@ -117,7 +117,13 @@ compare() {
 # traces FILE [keep]: `go tool pprof -traces` -> one line per sample, frames leaf first,
 # ";"-joined; inlined frames lose their " (inline)" mark unless "keep" is given.
 traces() {
-    go tool pprof -symbolize=none -traces -sample_index=alloc_space "$1" | awk -v keep="${2:-}" '
+    go tool pprof -symbolize=none -traces -sample_index=alloc_space "$1" | fold_traces "${2:-}"
+}
+
+# fold_traces [keep]: -traces text (pprof's, or heapsift traces') on stdin, folded as traces
+# prints it.
+fold_traces() {
+    awk -v keep="${1:-}" '
         function flush() { if (st != "") print st; st = "" }
         function clean(s) { if (keep == "") sub(/ \(inline\)$/, "", s); return s }
         /^-+\+-+/ { flush(); on = 1; next }
@@ -151,14 +157,17 @@ hs_make_test_profiles() {
 }
 
 # No heapsift frame: no location in libheapsift.so's mapping, and no (non-inlined) frame named
-# like an allocation entry point, operator new/delete or a heapsift function. (glibc's own
-# inline wrappers, e.g. ld.so's "calloc (inline)" in rtld-malloc.h, are not heapsift's.)
+# like an allocation entry point, operator new/delete or a heapsift function, in the stacks
+# as recorded (heapsift traces --no-drop-frames: pprof's -traces would prune such frames by
+# the profile's drop_frames). (glibc's own inline wrappers, e.g. ld.so's "calloc (inline)"
+# in rtld-malloc.h, are not heapsift's.)
 # no_profiler_frames FILE: fails (via fail) if FILE has such a frame.
 no_profiler_frames() {
     if go tool pprof -symbolize=none -raw "$1" >/dev/null 2>&1; then
         heapsift_frames "$1" >"$T/hsframes"
         [ ! -s "$T/hsframes" ] || { fail "locations in libheapsift.so's mapping (-raw)"; show "$T/hsframes" 10; }
-        traces "$1" keep | awk -F ';' '
+        "$CLI" traces --no-drop-frames --symbolize=none --sample-type alloc_space "$1" |
+            fold_traces keep | awk -F ';' '
             { for (i = 1; i <= NF; i++) if ($i ~ /^(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|__libc_malloc|hs_.*|heapsift_.*|operator new.*|operator delete.*|_Zn[wa].*|_Zd[la].*)$/) {
                   printf "frame \"%s\" in: %s\n", $i, $0; bad++; break } }
             END { exit bad > 0 }' >"$T/badframes" ||
