@@ -541,20 +541,28 @@ static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS])
     return rc < 0 ? rc : safe == 1;
 }
 
-int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms)
+/* Whether the search of hs_thr_call goes on at now (us). */
+static bool thr_searching(const hs_thr_t *s, int64_t now, int64_t end, int64_t last, unsigned stops)
+{
+    return now < last && (now < end || s->tries < stops);
+}
+
+int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms,
+                unsigned stops, int max_ms)
 {
     if (!s->safe && !(s->safe = hs_safe_open(s->pid, s->why, sizeof(s->why))))
         return -ENOTSUP;
     uint64_t w[HS_STUB_BLOCK_WORDS] = {fn, a[0], a[1], a[2], a[3], a[4], a[5], res, s->xroom, 0};
-    int64_t end = thr_now_us() + (int64_t)ms * 1000;
+    int64_t t0 = thr_now_us(), end = t0 + (int64_t)ms * 1000, last = t0 + (int64_t)max_ms * 1000;
+    stops += s->tries;
     pid_t tids[4096];
-    while (thr_now_us() < end) {
+    while (thr_searching(s, thr_now_us(), end, last, stops)) {
         size_t n = thr_tasks(s->pid, tids, 4096);
         if (n == 0) {
             s->died = true;
             return -ESRCH;
         }
-        for (size_t i = 0; i < n && thr_now_us() < end; i++) {
+        for (size_t i = 0; i < n && thr_searching(s, thr_now_us(), end, last, stops); i++) {
             if (s->stop && *s->stop)
                 return -EINTR;
             int rc = thr_call_on(s, tids[i], w);

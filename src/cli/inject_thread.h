@@ -53,10 +53,13 @@ void hs_thr_close(hs_thr_t *s);
  * the program's) and returns its result in *ret. 0 or -errno of the injection itself. */
 int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret);
 /* Calls fn(a[6]) on a program thread found outside the allocator and the loader, trying
- * threads in turn for up to ms milliseconds; the call stub stores its result at res (then
- * 1 at res + 8), which the caller polls. 0, -ETIMEDOUT (no thread was found at a safe
- * point: s->why says the last reason), or -errno. */
-int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms);
+ * threads in turn for ms milliseconds and at least stops stops, but for no more than
+ * max_ms (a loaded machine makes each stop slower, not each stop less likely to find a
+ * safe point); the call stub stores its result at res (then 1 at res + 8), which the
+ * caller polls. 0, -ETIMEDOUT (no thread was found at a safe point: s->why says the last
+ * reason), or -errno. */
+int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms,
+                unsigned stops, int max_ms);
 /* (hs_thr_syscall and hs_thr_call return -EINTR once *s->stop is set, before the next
    thread is stopped: nothing was changed in the target by that call.) */
 

@@ -1,17 +1,21 @@
 #!/bin/sh
 # attach_busy: attach must never hurt a target that is inside malloc nearly all the time
-# (issue 44). On glibc with 1, 4 and 16 allocating threads: 8 attaches at moments spread
-# over 1-200 ms (--seconds 0.1, then a detach at its end), and 8 attaches whose command is
-# killed 1 to 200 ms in (SIGKILL, SIGINT, SIGTERM in turn), each followed by a detach
-# (status 0, or 2 when the kill came before the library was loaded); 4 and 4 with 4
-# threads on jemalloc and tcmalloc (preloaded) and on tcmalloc linked in statically
-# (bench/attach_safety.sh counts 50 and 50 of each). Each must end within
-# 60 s; the target then ends by itself with its output, status and stderr unchanged.
-# The moments vary; what is checked holds at every one of them.
-# usage: attach_busy.sh BUILD_DIR SOURCE_DIR
+# (issue 44). One configuration per test (tests/CMakeLists.txt registers each): ALLOC-THREADS,
+# ALLOC one of glibc, jemalloc or tcmalloc (preloaded), static (tcmalloc_minimal linked
+# in), THREADS 1, 4 or 16 allocating threads: 50 attaches at moments spread over 1-200 ms
+# (--seconds 0.1, then a detach at its end), and 50 attaches whose command is killed 1 to
+# 200 ms in (SIGKILL, SIGINT, SIGTERM in turn), each followed by a detach (status 0, or 2
+# when the kill came before the library was loaded). Each must end within 120 s; a killed
+# command must end within 10 s of its signal (the ones that took over 1 s are counted and
+# printed: bench/attach_safety.sh measures them); the target then ends by itself with
+# its output, status and stderr unchanged. The moments vary; what is checked holds at
+# every one of them. Configuration "reader": a thread inside a system call (below).
+# usage: attach_busy.sh BUILD_DIR SOURCE_DIR CONFIG [COUNT]   (COUNT: 50)
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
-hs_setup "$1" attach_busy
+CONFIG=${3:?usage: attach_busy.sh BUILD_DIR SOURCE_DIR CONFIG [COUNT]}
+COUNT=${4:-50}
+hs_setup "$1" "attach_busy_$CONFIG"
 SRC=$(cd "$2" && pwd)
 . "$(dirname "$0")/../lib/attach.sh"
 hs_need_built "$LIB" "$CLI" "$BUILD/programs/attach_busy"
@@ -35,7 +39,7 @@ busy() {
     k=1
     while [ $k -le "$3" ]; do
         pause "$(ms $((k + $2)))"
-        rc=0; timeout 60 "$CLI" attach --seconds 0.1 -o "$T/p.pb.gz" "$TPID" >"$T/a.out" 2>"$T/a.err" || rc=$?
+        rc=0; timeout 120 "$CLI" attach --seconds 0.1 -o "$T/p.pb.gz" "$TPID" >"$T/a.out" 2>"$T/a.err" || rc=$?
         [ "$rc" = 0 ] || { fail "$label, attach $k: status $rc"; show "$T/a.err"; }
         kill -0 "$TPID" 2>/dev/null || { fail "$label: the target died at attach $k"; break; }
         k=$((k + 1))
@@ -50,9 +54,10 @@ busy() {
         kill -s "$sig" "$apid" 2>/dev/null || true
         i=0
         while kill -0 "$apid" 2>/dev/null; do
-            i=$((i + 1)); [ $i -lt 100 ] || { fail "$label: attach ignored SIG$sig for 1 s"; kill -9 "$apid"; break; }
+            i=$((i + 1)); [ $i -lt 1000 ] || { fail "$label: attach ignored SIG$sig for 10 s"; kill -9 "$apid"; break; }
             sleep 0.01
         done
+        [ $i -le 100 ] || SLOW=$((SLOW + 1))
         wait "$apid" 2>/dev/null || true
         rc=0; timeout 60 "$CLI" detach "$TPID" >/dev/null 2>"$T/d.err" || rc=$?
         [ "$rc" = 0 ] || [ "$rc" = 2 ] || { fail "$label, SIG$sig $k: detach status $rc"; show "$T/d.err"; }
@@ -65,19 +70,29 @@ busy() {
     [ ! -s "$T/err" ] || { fail "$label: its stderr is not empty"; show "$T/err"; }
 }
 
-for threads in 1 4 16; do
-    busy glibc "$threads" 8
-done
+SLOW=0
 JEMALLOC=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1 || true)
 TCMALLOC=$(ls /usr/lib/*/libtcmalloc_minimal.so.4 2>/dev/null | head -n 1 || true)
-TCSTATIC=$(ls /usr/lib/*/libtcmalloc_minimal.a 2>/dev/null | head -n 1 || true)
-if [ -n "$JEMALLOC" ]; then busy jemalloc 4 4; else echo "note: no libjemalloc.so.2: not tried"; fi
-if [ -n "$TCMALLOC" ]; then busy tcmalloc 4 4; else echo "note: no libtcmalloc_minimal.so.4: not tried"; fi
-if [ -n "$TCSTATIC" ] && cc -O2 -pthread -o "$T/busy_static" "$SRC/tests/programs/attach_busy.c" \
-    -Wl,-Bstatic -l:libtcmalloc_minimal.a -Wl,-Bdynamic -lstdc++ -lm 2>"$T/cc.err"; then
-    busy static 4 4
-else
-    echo "note: attach_busy cannot be linked with libtcmalloc_minimal.a: not tried"
+case $CONFIG in
+reader) ;;
+glibc-*) busy glibc "${CONFIG#*-}" "$COUNT" ;;
+jemalloc-*)
+    [ -n "$JEMALLOC" ] || { echo "FAIL: no libjemalloc.so.2 (make setup installs it)" >&2; exit 1; }
+    busy jemalloc "${CONFIG#*-}" "$COUNT" ;;
+tcmalloc-*)
+    [ -n "$TCMALLOC" ] || { echo "FAIL: no libtcmalloc_minimal.so.4 (make setup installs it)" >&2; exit 1; }
+    busy tcmalloc "${CONFIG#*-}" "$COUNT" ;;
+static-*)
+    cc -O2 -pthread -o "$T/busy_static" "$SRC/tests/programs/attach_busy.c" -Wl,-Bstatic \
+        -l:libtcmalloc_minimal.a -Wl,-Bdynamic -lstdc++ -lm 2>"$T/cc.err" ||
+        { echo "FAIL: attach_busy cannot be linked with libtcmalloc_minimal.a" >&2; show "$T/cc.err"; exit 1; }
+    busy static "${CONFIG#*-}" "$COUNT" ;;
+*) echo "attach_busy: unknown configuration $CONFIG" >&2; exit 2 ;;
+esac
+if [ "$CONFIG" != reader ]; then
+    echo "attach_busy $CONFIG: $COUNT attaches, $COUNT killed attaches; $SLOW killed commands took over 1 s to end"
+    [ "$FAILS" -eq 0 ] && echo "attach_busy: ok"
+    exit $((FAILS > 0))
 fi
 # A thread inside a system call: the program's one thread blocks in read(2) on a fifo, so
 # attach can only take that thread, at its call's entry (however many tries that takes);
