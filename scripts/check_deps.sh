@@ -11,6 +11,9 @@ if command -v pkg-config >/dev/null 2>&1; then
         pkg-config --exists "$m" 2>/dev/null || missing="$missing $m(-dev)"
     done
 fi
+# The Rust end-to-end tests' crates and libraries (tests/programs/rust/cargo/build.sh).
+ls -d /usr/share/cargo/registry/jemalloc-sys-0.3.* >/dev/null 2>&1 || missing="$missing librust-jemalloc-sys-dev"
+[ -e /usr/include/mimalloc.h ] || missing="$missing libmimalloc-dev"
 [ -z "$missing" ] && exit 0
 echo "heapsift: missing build dependencies:$missing; run 'make setup' (or 'make demo') first" >&2
 exit 1
