@@ -75,11 +75,11 @@ tables() {
         gotop "$f" $st >"$T/go.$st" 2>&1 || { fail "$l: go tool pprof $st"; show "$T/go.$st"; }
         table <"$T/go.$st" >"$T/$l.go.$st"
         compare "$l: go tool pprof $st" "$T/$v.expect" "$T/$l.go.$st" $col 0 ||
-            { fail "$l: go tool pprof -sample_index=$st: figures"; show "$T/go.$st" 25; }
+            { fail "$l: go tool pprof -sample_index=$st: figures"; show "$T/go.$st" 12; }
         hstop "$f" $st >"$T/hs.$st" 2>&1 || { fail "$l: heapsift top $st"; show "$T/hs.$st"; }
         table <"$T/hs.$st" >"$T/$l.hs.$st"
         compare "$l: heapsift top $st" "$T/$v.expect" "$T/$l.hs.$st" $col 0 ||
-            { fail "$l: heapsift top --sample-type $st: figures"; show "$T/hs.$st" 25; }
+            { fail "$l: heapsift top --sample-type $st: figures"; show "$T/hs.$st" 12; }
         for r in go hs; do
             alloc_leaves "$T/$l.$r.$st" >"$T/leaves"
             [ ! -s "$T/leaves" ] || { fail "$l: allocator frames as flat leaves ($r, $st)"; show "$T/leaves" 8; }
@@ -99,6 +99,16 @@ tables() {
     traces "$f" >"$T/$l.traces" 2>/dev/null || fail "$l: go tool pprof -traces"
     awk -F ';' -v rx="$ALLOC_RX" '$1 ~ rx { print; n++ } END { exit n > 0 }' "$T/$l.traces" >"$T/bad" ||
         { fail "$l: samples whose leaf is an allocator frame (-traces, leaf first)"; show "$T/bad" 5; }
+    # below each site (its frame nearest the leaf), nothing of the allocator, and every
+    # frame by its full path: the debug info's short names ("alloc", "finish_grow", as
+    # DW_AT_name gives v0-mangled std's inlined frames) hide what a frame is
+    awk -F ';' -v rx="$ALLOC_RX" -v pre="$v::" '
+        { for (i = 1; i <= NF; i++) if (index($i, pre) == 1 || index($i, "rsites::") == 1) break
+          if (i > NF) next
+          for (j = 1; j < i; j++) if ($j ~ rx || index($j, "::") == 0) {
+              printf "\"%s\" below %s\n", $j, $i; n++; break } }
+        END { exit n > 0 }' "$T/$l.traces" | sort -u >"$T/bad"
+    [ ! -s "$T/bad" ] || { fail "$l: allocator frames or short names below a site (-traces)"; show "$T/bad" 5; }
     # go tool pprof's own demangler (no -symbolize=none) names the site the same way
     go tool pprof -top -nodecount=0 -sample_index=inuse_space "$f" 2>/dev/null >"$T/go.sym"
     table <"$T/go.sym" | cut -f1 | grep -qx "$v::hold_site" ||

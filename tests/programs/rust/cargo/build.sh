@@ -12,10 +12,13 @@
 # toolchain's versions and the registry's crates. A matching stamp skips cargo entirely.
 #
 # jemalloc compiles from C source in jemalloc-sys's build script (about 2 minutes on 2
-# cores); cargo runs a build script once for the same package, features, opt-level and
-# debuginfo, whatever the LTO setting, so the prefixed and unprefixed builds are made once
-# each and shared by the LTO, non-LTO and v0 variants (the v0 one gets its RUSTFLAGS with an
-# explicit --target, which keeps them off the build scripts).
+# cores). cargo runs a build script again whenever the script's own compilation differs,
+# and the LTO setting is part of the profile that compiles it (cargo's unit graph shows
+# the host units of an lto = "fat" build with lto "fat"; build-override cannot set lto): so
+# jemalloc is built four times, prefixed and unprefixed, with LTO and without. rjemv0 shares
+# rjemp's: its v0 mangling is given to its own crate only (`cargo rustc -- -C
+# symbol-mangling-version=v0`; the sites are there), where RUSTFLAGS would change every
+# unit, the build scripts' included, and build jemalloc a fifth time.
 #
 # A machine without cargo, the registry's jemalloc-sys or libmimalloc fails here, naming
 # what to install: the project installs everything through scripts/setup.sh.
@@ -63,7 +66,6 @@ mkdir -p "$CACHE/src/.cargo" "$CACHE/bin"
 cp -Rp "$HERE/." "$CACHE/src/"
 cp -p "$HERE/config.toml" "$CACHE/src/.cargo/config.toml"
 export CARGO_TARGET_DIR="$CACHE/target"
-host=$(rustc -vV | sed -n 's/^host: //p')
 # the environment's own flags would change what is tested (and what cargo shares)
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS CARGO_BUILD_RUSTFLAGS CARGO_BUILD_TARGET CARGO_PROFILE_RELEASE_LTO
 start=$(date +%s)
@@ -71,10 +73,8 @@ for v in $VARIANTS; do
     t0=$(date +%s)
     out=$CARGO_TARGET_DIR/release/$v
     if [ $v = rjemv0 ]; then
-        (cd "$CACHE/src/$v" && RUSTFLAGS="-C symbol-mangling-version=v0" \
-            cargo build --release --offline --target "$host" -j 2) ||
-            { echo "heapsift: cargo build of $v failed" >&2; exit 1; }
-        out=$CARGO_TARGET_DIR/$host/release/$v
+        (cd "$CACHE/src/$v" && cargo rustc --release --offline -j 2 -- -C symbol-mangling-version=v0) ||
+            { echo "heapsift: cargo rustc of $v failed" >&2; exit 1; }
     else
         (cd "$CACHE/src/$v" && cargo build --release --offline -j 2) ||
             { echo "heapsift: cargo build of $v failed" >&2; exit 1; }
