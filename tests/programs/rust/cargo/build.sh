@@ -1,6 +1,6 @@
 #!/bin/sh
 # build.sh SOURCE_DIR [CACHE_DIR]: builds the Rust test programs of this folder (the
-# variants rjemp, rjemp_lto, rjemu, rjemu_lto, rjemv0, rmimalloc; see each Cargo.toml)
+# variants rjemp, rjemp_lto, rjemu, rjemu_lto, rjemv0, rmimalloc, rsys; see each Cargo.toml)
 # offline, from Debian's crate registry, into CACHE_DIR/bin, for tests/integration/
 # rust_e2e.sh. ctest runs it as the fixture "rust" (tests/CMakeLists.txt).
 #
@@ -27,7 +27,7 @@ SRC=$(cd "$1" && pwd)
 CACHE=${2:-$SRC/build-rust}
 HERE=$SRC/tests/programs/rust/cargo
 REG=/usr/share/cargo/registry
-VARIANTS="rjemp rjemp_lto rjemv0 rjemu rjemu_lto rmimalloc"
+VARIANTS="rjemp rjemp_lto rjemv0 rjemu rjemu_lto rmimalloc rsys"
 
 missing() {
     echo "heapsift: the Rust tests need $1; run 'make setup' (sh scripts/setup.sh installs it)" >&2

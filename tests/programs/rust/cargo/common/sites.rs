@@ -1,6 +1,7 @@
 // sites.rs: allocation sites with known figures, and main, included at the crate root of
-// every variant (rjemp, rjemp_lto, rjemu, rjemu_lto, rjemv0, rmimalloc) after its
-// #[global_allocator], so each site is named `<crate>::hold_site` as a user reads it.
+// every variant (rjemp, rjemp_lto, rjemu, rjemu_lto, rjemv0, rmimalloc after their
+// #[global_allocator]; rsys, on Rust's default allocator, has none), so each site is
+// named `<crate>::hold_site` as a user reads it.
 // `<program> --expect` prints each site's figures at rate 1, computed from the constants
 // below, one line each: "NAME KIND ALLOC_OBJECTS ALLOC_SPACE INUSE_OBJECTS INUSE_SPACE"
 // (KIND flat: the site asks the allocator itself, through std::alloc; cum: through a
