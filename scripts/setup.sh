@@ -16,7 +16,10 @@ command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
 # The reach tests build a Rust program; a machine with its own toolchain (rustup) keeps it.
 command -v rustc >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/rustc" ] || need="$need rustc"
 # tests/integration/api_hooks.sh links programs against Debian's libmimalloc (issue 38).
-need="$need libmimalloc-dev"
+# The Rust end-to-end tests (tests/programs/rust/cargo) build Cargo projects offline from
+# Debian's crate registry: jemalloc-sys (and what it needs) and mimalloc's shared library.
+command -v cargo >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/cargo" ] || need="$need cargo"
+need="$need librust-jemalloc-sys-dev libmimalloc-dev"
 if [ $# -gt 0 ]; then need="$*"; fi
 
 missing=""
