@@ -37,6 +37,7 @@ reach-later-never-looks|src/preload/recorder.c|s/\n    hs_reach_recheck\(\);[^\n
 new-judge-always-own|src/preload/hooks.c|s/bool own = t->allocs == before;/bool own = (t->allocs == before) + 1;/|integration/reach_hooks
 delete-judge-always-own|src/preload/hooks.c|s/bool own = t->frees == before;/bool own = (t->frees == before) + 1;/|integration/reach_hooks
 udw-no-fde-ends-walk|src/preload/unwind_dwarf.c|s/rule = \(hs_cfi_rule_t\)\{16, -16, -8, HS_CFI_CFA_RBP . HS_CFI_RBP_AT_CFA\};/return (uint64_t)HS_CFI_END << 56;/|integration/unwind_nofde
+udw-thread-getattr|src/preload/unwind_dwarf.c|s/ \S\S udw_thread_bounds\(fp\)\)/)/|integration/unwind_getattr
 sw-move-ignored|src/preload/stopworld.c|s/if \(to\)\n(\s*)\(\(ucontext_t \*\)ucv\)/if (0)\n$1((ucontext_t *)ucv)/|unit/test_patch_live
 reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
 attach-sigsys-reaches-program|src/cli/inject_thread.c|s/if \(\(\*st >> 16\) == 0 && sig == SIGSYS &&/if (0 \&\&/|integration/attach_seccomp

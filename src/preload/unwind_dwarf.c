@@ -26,7 +26,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -68,6 +70,8 @@ static __thread uintptr_t hs_udw_lo HS_UDW_TLS, hs_udw_hi HS_UDW_TLS;
 static __thread int hs_udw_state HS_UDW_TLS; /* 0 unknown, 1 bounds known, -1 failed */
 /* The main thread's bounds are its own (udw_main_bounds); below floor, no frame is. */
 static __thread bool hs_udw_main HS_UDW_TLS;
+/* Another thread's bounds found under its descriptor (udw_thread_bounds). */
+static __thread bool hs_udw_thread HS_UDW_TLS;
 static __thread uintptr_t hs_udw_floor HS_UDW_TLS;
 /* The return addresses whose rules this thread's last walk looked up first. */
 #define UDW_RECENT 8
@@ -233,6 +237,57 @@ static bool udw_main_bounds(uintptr_t fp)
     return true;
 }
 
+/* Whether every page of [lo, hi) (page-aligned, at most UDW_MAIN_STEP) can be read: a byte
+ * of each copied by process_vm_readv from this process, which fails at a page that is not
+ * mapped or not readable (a guard page, which mincore counts as mapped). */
+static int udw_probe_refused; /* process_vm_readv failed other than at a page: not again */
+
+static bool udw_readable(uintptr_t lo, uintptr_t hi)
+{
+    enum { N = 64 };
+    struct iovec from[N], to;
+    unsigned char sink[N];
+    int saved = errno;
+    bool ok = lo < hi && hi - lo <= UDW_MAIN_STEP &&
+              !__atomic_load_n(&udw_probe_refused, __ATOMIC_RELAXED);
+    for (uintptr_t a = lo; ok && a < hi;) {
+        int n = 0;
+        for (; n < N && a < hi; n++, a += 4096)
+            from[n] = (struct iovec){(void *)a, 1};
+        to = (struct iovec){sink, (size_t)n};
+        long got = syscall(SYS_process_vm_readv, getpid(), &to, 1ul, from, (unsigned long)n, 0ul);
+        ok = got == n;
+        if (got < 0 && errno != EFAULT) /* a seccomp filter's refusal, or no such call */
+            __atomic_store_n(&udw_probe_refused, 1, __ATOMIC_RELAXED);
+    }
+    errno = saved;
+    return ok;
+}
+
+/*
+ * A thread's bounds without pthread_getattr_np, which takes the thread's lock and calls
+ * calloc under it: a sample of that calloc (Rust's std calls it in every thread it
+ * starts) would wait for the lock forever. glibc puts a thread's descriptor (pthread_self)
+ * at the top of its stack, above every frame; the pages from the frame at hand up to it
+ * must all be readable (udw_readable), which a frame on another stack (a signal stack, a
+ * coroutine's) with a guard page or a hole between fails. A deeper frame later extends
+ * the bottom the same way (udw_extend).
+ */
+static bool udw_thread_bounds(uintptr_t fp)
+{
+    uintptr_t top = (uintptr_t)pthread_self(), lo = fp & ~(uintptr_t)4095;
+    stack_t ss;
+    int saved = errno;
+    bool alt = sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
+    errno = saved;
+    if (alt || fp >= top || !udw_readable(lo, (top + 4095) & ~(uintptr_t)4095))
+        return false;
+    hs_udw_lo = lo;
+    hs_udw_hi = top;
+    hs_udw_thread = true;
+    return true;
+}
+
 static __attribute__((noinline, cold)) void udw_find_bounds(uintptr_t fp)
 {
     pthread_attr_t attr;
@@ -241,7 +296,7 @@ static __attribute__((noinline, cold)) void udw_find_bounds(uintptr_t fp)
     int saved = errno; /* inside the program's malloc: its errno is kept */
 
     hs_udw_state = -1;
-    if (udw_main_bounds(fp)) {
+    if (udw_main_bounds(fp) || udw_thread_bounds(fp)) {
         hs_udw_state = 1;
     } else if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr != NULL && size > 64) {
@@ -261,6 +316,12 @@ static __attribute__((noinline, cold)) bool udw_extend(uintptr_t fp)
 {
     uintptr_t lo = fp & ~(uintptr_t)4095;
     int err;
+    if (hs_udw_thread && lo >= hs_udw_floor && udw_readable(lo, hs_udw_lo)) {
+        hs_udw_lo = lo;
+        return true;
+    }
+    if (hs_udw_thread)
+        hs_udw_floor = lo + 4096; /* not tried again from lower down */
     if (!hs_udw_main || lo < hs_udw_floor || hs_udw_lo - lo > UDW_MAIN_STEP)
         return false;
     if (!udw_mapped(lo, hs_udw_lo, &err)) {
