@@ -15,6 +15,8 @@ chromium graphviz"
 command -v npm >/dev/null 2>&1 || need="$need nodejs npm"
 # The reach tests build a Rust program; a machine with its own toolchain (rustup) keeps it.
 command -v rustc >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/rustc" ] || need="$need rustc"
+# The demangler (src/common/demangle.c) links libiberty.a.
+need="$need libiberty-dev"
 if [ $# -gt 0 ]; then need="$*"; fi
 
 missing=""
