@@ -41,14 +41,17 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Room for a demangled name compared with the function asked for. */
+#define RESOLVE_DM 4096
+
 typedef struct {
     const char *f;
     size_t flen;
     char itanium[HS_TRACKERS_FUNCTION_MAX * 2]; /* "7lru_put" or "2ns5Cache3put" */
     bool nested;                                /* itanium is a nested name (N...E) */
     bool demangle;                              /* names must be demangled, into dm */
-    char dm[4096];
-    uintptr_t *r; /* [lo, hi) pairs */
+    char *dm;                                   /* RESOLVE_DM bytes on resolve_run's stack */
+    uintptr_t *r;                               /* [lo, hi) pairs */
     size_t n, cap;
     bool nomem;
 } resolve_ctx_t;
@@ -106,7 +109,7 @@ static bool resolve_matches(const resolve_ctx_t *c, const char *s)
     if (resolve_itanium_matches(c, s))
         return true;
     if (!c->demangle || s[0] != '_' || s[1] != 'Z' ||
-        hs_demangle(s, HS_DEMANGLE_MAX_IN_PROCESS, c->dm, sizeof(c->dm)) == 0)
+        hs_demangle(s, HS_DEMANGLE_MAX_IN_PROCESS, c->dm, RESOLVE_DM) == 0)
         return false;
     const char *d = c->dm;
     bool ok = false;
@@ -258,7 +261,8 @@ static int resolve_run(const char *function, uintptr_t **ranges, size_t *n)
 {
     static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf,
                                       .find_debuginfo = dwfl_standard_find_debuginfo};
-    resolve_ctx_t c = {.f = function, .flen = strlen(function)};
+    char dm[RESOLVE_DM];
+    resolve_ctx_t c = {.f = function, .flen = strlen(function), .dm = dm};
     if (!resolve_itanium(&c))
         c.itanium[0] = '\0';
     if (strpbrk(function, "<(~ ") || strstr(function, "operator"))

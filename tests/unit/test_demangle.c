@@ -2,9 +2,9 @@
  * Unit test of the demangler (src/common/demangle.c, demangle_profile.c): C++ names with
  * their parameters, Rust legacy names without their hash, Rust v0 names, C names and
  * garbage left alone, names cut with "..." on a character boundary, the input limit; no
- * call of malloc on the way (the preloaded library demangles at dump time); the stack a
- * name at the in-process limit costs, measured on a thread of 256 KiB; and the readers'
- * pass over a profile (hs_profile_demangle).
+ * call of malloc on the way but for Unicode identifiers (the preloaded library demangles
+ * at dump time); the stack names cost, measured on a painted thread stack; and the
+ * readers' pass over a profile (hs_profile_demangle).
  */
 #define _GNU_SOURCE
 #include "demangle.h"
@@ -107,7 +107,9 @@ static void test_names(void)
         CHECK(n == strlen(good[i].want) && strcmp(out, good[i].want) == 0, "%s: '%s', want '%s'",
               good[i].mangled, out, good[i].want);
         CHECK(n == strlen(out), "%s: length %zu of '%s'", good[i].mangled, n, out);
-        CHECK(calls == 0, "%s: %d malloc calls", good[i].mangled, calls);
+        /* (a Unicode identifier, punycode in v0, is decoded in memory from malloc) */
+        CHECK(calls == 0 || strstr(good[i].mangled, "u3zca"), "%s: %d malloc calls",
+              good[i].mangled, calls);
         CHECK(hs_demangle_is_mangled(good[i].mangled), "%s", good[i].mangled);
     }
     for (size_t i = 0; i < sizeof(left_alone) / sizeof(left_alone[0]); i++) {
@@ -123,7 +125,8 @@ static void test_names(void)
     CHECK(hs_demangle("_Znwm", HS_DEMANGLE_MAX, out, 7) == 0, "outlen 7 is refused");
     printf("demangle: %zu names demangled, %zu left alone%s\n", sizeof(good) / sizeof(good[0]),
            sizeof(left_alone) / sizeof(left_alone[0]),
-           COUNTING ? ", no malloc" : " (malloc not counted under ASan)");
+           COUNTING ? ", no malloc but for a Unicode identifier"
+                    : " (malloc not counted under ASan)");
 }
 
 /* A nested name of depth parts "_ZN1a1a...1aEv": demangles to "a::a::...::a()". */
@@ -167,7 +170,7 @@ static void test_long(void)
 
 /* ------------------------------------------------------------------ stack ---- */
 
-#define STACK_SIZE (256 * 1024)
+#define STACK_SIZE (1024 * 1024)
 #define PAINT 0xa5
 
 typedef struct {
@@ -183,7 +186,7 @@ static void *stack_run(void *arg)
     return NULL;
 }
 
-/* Bytes of a painted 256 KiB thread stack that demangling name touched (the thread's own
+/* Bytes of a painted 1 MiB thread stack that demangling name touched (the thread's own
  * frames included); *n gets hs_demangle's result. */
 static size_t stack_used(const char *name, size_t *n)
 {
@@ -209,28 +212,37 @@ static size_t stack_used(const char *name, size_t *n)
     return STACK_SIZE - low;
 }
 
-/* Names at the in-process limit (HS_DEMANGLE_MAX_IN_PROCESS bytes) demangle on a thread
- * of 256 KiB: nested scopes, and a template of many arguments. */
+/* The stack a name costs (demangle.h): a real long one (of LLVM, in rustc's
+ * librustc_driver: the one of its 110,194 symbols that costs the most) stays under 64 KiB;
+ * crafted ones at the in-process limit (HS_DEMANGLE_MAX_IN_PROCESS bytes: nested scopes, a
+ * template of as many arguments as bytes, the worst case of cp-demangle's recursion) under
+ * 512 KiB. */
 static void test_stack(void)
 {
+    static const char llvm[] =
+        "_ZN4llvm12DenseMapBaseINS_8DenseMapIPNS_11AnalysisKeyESt10unique_ptrINS_6detail19"
+        "AnalysisPassConceptINS_8FunctionENS_15AnalysisManagerIS7_JEE11InvalidatorEJEEESt14"
+        "default_deleteISB_EENS_12DenseMapInfoIS3_vEENS5_12DenseMapPairIS3_SE_EEEES3_SE_SG_"
+        "SI_E22findBucketForInsertionIS3_EEPSI_RKT_SM_.cold";
     size_t parts = (HS_DEMANGLE_MAX_IN_PROCESS - 5) / 2, n = 0;
     char *deep = nested(parts);
     char *targs = malloc(HS_DEMANGLE_MAX_IN_PROCESS + 1);
     strcpy(targs, "_Z1fI");
     size_t k = strlen(targs);
-    while (k < HS_DEMANGLE_MAX_IN_PROCESS - 3)
+    while (k < HS_DEMANGLE_MAX_IN_PROCESS - 4)
         targs[k++] = 'i';
     strcpy(targs + k, "EvT_");
-    const char *names[] = {deep, targs};
-    for (size_t i = 0; i < 2; i++) {
+    const char *names[] = {llvm, deep, targs};
+    const char *what[] = {"LLVM", "nested", "template"};
+    for (size_t i = 0; i < 3; i++) {
         size_t len = strlen(names[i]);
         size_t used = stack_used(names[i], &n);
-        CHECK(len <= HS_DEMANGLE_MAX_IN_PROCESS && len > HS_DEMANGLE_MAX_IN_PROCESS - 8, "%zu",
-              len);
+        size_t limit = i ? 512 * 1024 : 64 * 1024;
+        CHECK(i == 0 || (len <= HS_DEMANGLE_MAX_IN_PROCESS && len > HS_DEMANGLE_MAX_IN_PROCESS - 8),
+              "%zu", len);
         CHECK(n > 0, "a %zu-byte name did not demangle", len);
-        CHECK(used < STACK_SIZE / 2, "%zu bytes of stack for a %zu-byte name", used, len);
-        printf("demangle: a %zu-byte %s name took %zu bytes of stack\n", len,
-               i ? "template" : "nested", used);
+        CHECK(used < limit, "%zu bytes of stack for a %zu-byte %s name", used, len, what[i]);
+        printf("demangle: a %zu-byte %s name took %zu bytes of stack\n", len, what[i], used);
     }
     free(deep);
     free(targs);
