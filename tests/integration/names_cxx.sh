@@ -4,8 +4,9 @@
 # libstdc++ is loaded: tests/programs/sites_cc.cc built with -static-libstdc++ (the
 # process has no libstdc++.so, and its executable exports no __cxa_demangle), and as the
 # build makes it (libstdc++.so loaded). For each, at rate 1:
-#  - cxx.sh on it: every site's exact values under its demangled name (sites::make_nodes,
-#    ...) in go tool pprof -top and heapsift top, and no mangled name in go's table;
+#  - every site's exact alloc_space under its demangled name (sites::make_nodes, ...) in
+#    go tool pprof -top and heapsift top (cum: the static build's operator new, its own,
+#    is the leaf of every stack);
 #  - the stacks hold std::vector<char, std::allocator<char> >::... frames, demangled with
 #    their parameters, in go tool pprof -traces -symbolize=none (the names as the file has
 #    them) and in heapsift traces, and neither prints a mangled C++ name (a static
@@ -31,10 +32,18 @@ fi
 
 for prog in "$T/sites_cc_static" "$BUILD/programs/sites_cc"; do
     name=$(basename "$prog")
-    HS_SITES_PROG=$prog sh "$SRC/tests/integration/cxx.sh" "$BUILD" "$SRC" >"$T/$name.cxx" 2>&1 ||
-        { fail "cxx.sh on $name"; show "$T/$name.cxx" 30; }
-    HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/$name.pb.gz" LD_PRELOAD="$LIB" "$prog" >/dev/null \
-        2>"$T/$name.err" || { fail "$name: status $?"; show "$T/$name.err"; }
+    HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/$name.pb.gz" LD_PRELOAD="$LIB" "$prog" --expect \
+        >"$T/$name.expect" 2>"$T/$name.err" || { fail "$name: status $?"; show "$T/$name.err"; }
+    # every site, by its demangled name, in go tool pprof -top and heapsift top, with the
+    # exact cum of the bytes it allocated (the program's truth, column 4)
+    gotop "$T/$name.pb.gz" alloc_space | table >"$T/$name.gotop"
+    hstop "$T/$name.pb.gz" alloc_space | table >"$T/$name.hstop"
+    while read -r site _ _ bytes _; do
+        for r in gotop hstop; do
+            v=$(awk -F '\t' -v s="$site" '$1 == s || index($1, s "(") == 1 { print $3; exit }' "$T/$name.$r")
+            [ "$v" = "$bytes" ] || fail "$name ($r): $site allocated '${v:-absent}', want $bytes"
+        done
+    done <"$T/$name.expect"
     # the static build's process maps no libstdc++ (the profile's mappings say)
     if [ "$name" = sites_cc_static ] &&
         go tool pprof -symbolize=none -raw "$T/$name.pb.gz" 2>/dev/null | grep -q 'libstdc++'; then
@@ -56,3 +65,4 @@ done
 
 [ "$FAILS" -eq 0 ] || { echo "names_cxx: $FAILS failure(s)" >&2; exit 1; }
 echo "names_cxx: ok"
+exit 0

@@ -105,7 +105,9 @@ views() {
     "$CLI" graph -o "$o/graph.dot" "$p"
     "$CLI" diff "$b" "$p" >"$o/diff"
     "$CLI" suspects --all "$b" "$p" >"$o/suspects" 2>"$o/suspects.err"
+    "$CLI" suspects --json "$b" "$p" >"$o/suspects.json" 2>"$o/suspects.err"
     "$CLI" lifetimes "$p" >"$o/lifetimes"
+    "$CLI" lifetimes --json "$p" >"$o/lifetimes.json"
     for v in top traces tree flame.svg; do
         has "$1 $v" "$o/$v" rjemu::hold_site rjemu::inner::deep_site rjemu::main
     done
@@ -114,9 +116,10 @@ views() {
     has "$1 list" "$o/list" "ROUTINE ======================== rjemu::hold_site"
     has "$1 graph" "$o/graph.dot" 'rjemu\nhold_site' 'rjemu\ninner\ndeep_site'
     has "$1 diff" "$o/diff" rjemu::hold_site
-    has "$1 suspects" "$o/suspects" "rjemu::hold_site < rjemu::main"
-    has "$1 lifetimes" "$o/lifetimes" "rjemu::churn_site < rjemu::main" \
-        "rjemu::hold_site < rjemu::main"
+    # (their text cuts a stack at six frames, allocator frames first: the JSON has them all)
+    has "$1 suspects" "$o/suspects.json" '"rjemu::hold_site", "rjemu::main"'
+    has "$1 lifetimes" "$o/lifetimes.json" '"rjemu::churn_site", "rjemu::main"' \
+        '"rjemu::hold_site", "rjemu::main"' '"rjemu::inner::deep_site", "rjemu::main"'
     unmangled "$1 views" "$o"/*
 }
 
@@ -133,6 +136,10 @@ web() {
     has "$1 /api/top" "$T/$1.v/api_top.json" rjemu::inner::deep_site
     unmangled "$1 web API" "$T/$1.v"/api_*.json
     web_stop
+    # stopped: the exit trap (which kills WEB_PIDS, failing under set -e once they are
+    # gone) goes back to removing T
+    WEB_PIDS=""
+    trap 'rm -rf "$T"' EXIT INT TERM
 }
 
 for kind in legacy v0; do
@@ -144,7 +151,6 @@ for kind in legacy v0; do
     exact "$T/${kind}_2.pb.gz" inuse_space rjemu::hold_site 2016000
     exact "$p" inuse_space rjemu::inner::deep_site 302400
     exact "$p" alloc_space rjemu::churn_site 5000000
-    exact "$p" inuse_space rjemu::churn_site 0
     gotop "$p" inuse_space >"$T/$kind.gotop"
     go tool pprof -top -nodecount=0 "$p" >"$T/$kind.gotop_sym" 2>&1
     go tool pprof -symbolize=none -top -unit=B -nodecount=0 -sample_index=inuse_space \
@@ -172,6 +178,50 @@ for kind in legacy v0; do
 done
 
 # --- the other routes a name takes ----------------------------------------------------------
+# mangle mangled|oldhs IN OUT: IN with Function.name set back to the mangled system_name
+# (mangled), or for Rust legacy names to NAME::h<hash> (oldhs), read and written with
+# heapsift's own codec (none of its readers, which demangle)
+cat >"$T/mangle.c" <<'CSRC'
+#include "fileio.h"
+#include "gzip.h"
+#include "pprof.h"
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+    hs_buf_t f = HS_BUF_INIT, raw = HS_BUF_INIT;
+    hs_profile_t *p = NULL;
+    char err[256] = "", buf[8192];
+    int n = 0;
+    if (argc != 4 || hs_read_file(argv[2], &f) || hs_gunzip_auto(f.data, f.len, &raw, err, 256) ||
+        hs_pprof_decode(raw.data, raw.len, &p, err, sizeof(err)))
+        return fprintf(stderr, "mangle: %s\n", err), 1;
+    for (size_t i = 0; i < p->nfunctions; i++) {
+        hs_function_t *fn = &p->functions[i];
+        const char *sys = hs_profile_get_str(p, fn->system_name);
+        size_t len = strlen(sys);
+        if (strncmp(sys, "_Z", 2) != 0 && strncmp(sys, "_R", 2) != 0)
+            continue;
+        if (strcmp(argv[1], "mangled") == 0) {
+            fn->name = fn->system_name;
+        } else if (len > 20 && strncmp(sys + len - 20, "17h", 3) == 0 && sys[len - 1] == 'E') {
+            snprintf(buf, sizeof(buf), "%s::h%.16s", hs_profile_get_str(p, fn->name),
+                     sys + len - 17);
+            fn->name = hs_profile_str(p, buf);
+        } else {
+            continue;
+        }
+        n++;
+    }
+    printf("%d names\n", n);
+    return n == 0 || hs_pprof_write_file(p, argv[3]) != 0;
+}
+CSRC
+set --
+for c in profile pprof gzip fileio fdio pb buf utf8; do set -- "$@" "$SRC/src/common/$c.c"; done
+"${CC:-cc}" -std=gnu11 -O1 -I"$SRC/src/common" -o "$T/mangle" "$T/mangle.c" "$@" -lz ||
+    { echo "FAIL: cannot build the mangling helper" >&2; exit 1; }
+
 for kind in legacy v0; do
     # symbol tables only, in the process
     profile ${kind}_names $kind 1000 HEAPSIFT_SYMBOLIZE=names
@@ -181,20 +231,30 @@ for kind in legacy v0; do
     hstop "$T/${kind}_none.pb.gz" inuse_space >"$T/${kind}_none.top"
     has "$kind named by the CLI" "$T/${kind}_none.top" rjemu::hold_site rjemu::inner::deep_site
     unmangled "$kind named by the CLI" "$T/${kind}_none.top"
-    # a file whose names are still mangled, as another tool writes it
-    go tool pprof -symbolize=local,demangle=none -proto -output "$T/${kind}_mangled.pb.gz" \
-        "$T/${kind}_none.pb.gz" >"$T/${kind}_mangled.log" 2>&1 ||
-        { fail "$kind: go tool pprof -proto"; show "$T/${kind}_mangled.log"; }
-    go tool pprof -symbolize=none -top -nodecount=0 "$T/${kind}_mangled.pb.gz" >"$T/${kind}_mangled.go" 2>&1
-    grep -Eq "$MANGLED" "$T/${kind}_mangled.go" ||
-        { fail "$kind: go tool pprof -symbolize=demangle=none left no mangled name"; show "$T/${kind}_mangled.go"; }
-    cp "$T/${kind}_2.pb.gz" "$T/${kind}_mangled_2.pb.gz"
-    views ${kind}_mangled ${kind}_mangled_2
-    # go tool pprof -symbolize=none reads the names as written; heapsift demangles them
-    v=$(cum "$T/${kind}_mangled.pb.gz" inuse_space rjemu::hold_site go)
-    [ "$v" = absent ] || fail "$kind mangled file: go tool pprof shows rjemu::hold_site ($v)"
-    v=$(cum "$T/${kind}_mangled.pb.gz" inuse_space rjemu::hold_site hs)
-    [ "$v" = 1008000 ] || fail "$kind mangled file: heapsift top: hold_site $v, want 1008000"
+    # files whose names are still mangled: as a tool that does not demangle writes them
+    # (Function.name = system_name), and as older heapsift wrote Rust legacy names
+    # (__cxa_demangle's "rjemu::hold_site::h<hash>")
+    for form in mangled oldhs; do
+        [ $form = oldhs ] && [ $kind = v0 ] && continue # v0 names never had a hash
+        "$T/mangle" $form "$T/$kind.pb.gz" "$T/${kind}_$form.pb.gz" >"$T/${kind}_$form.log" 2>&1 ||
+            { fail "$kind: mangle $form"; show "$T/${kind}_$form.log"; continue; }
+        cp "$T/${kind}_2.pb.gz" "$T/${kind}_${form}_2.pb.gz"
+        gotop "$T/${kind}_$form.pb.gz" inuse_space >"$T/${kind}_$form.go" 2>&1
+        if [ $form = mangled ]; then
+            grep -Eq "$MANGLED" "$T/${kind}_$form.go" ||
+                { fail "$kind: the mangled file has no mangled name"; show "$T/${kind}_$form.go"; }
+        else
+            grep -Eq 'rjemu::hold_site::h[0-9a-f]{16}' "$T/${kind}_$form.go" ||
+                { fail "$kind: the old-heapsift file has no hash"; show "$T/${kind}_$form.go"; }
+        fi
+        # go tool pprof -symbolize=none reads the names as written; heapsift demangles them
+        v=$(cum "$T/${kind}_$form.pb.gz" inuse_space rjemu::hold_site go)
+        [ "$v" = absent ] || fail "$kind $form file: go tool pprof shows rjemu::hold_site ($v)"
+        v=$(cum "$T/${kind}_$form.pb.gz" inuse_space rjemu::hold_site hs)
+        [ "$v" = 1008000 ] || fail "$kind $form file: heapsift top: hold_site $v, want 1008000"
+        views ${kind}_$form ${kind}_${form}_2
+        web ${kind}_$form
+    done
 done
 
 # --- rustc itself -------------------------------------------------------------------------
@@ -212,3 +272,4 @@ echo "names_rust: rustc's profile: $named frames in rustc_* crates, all demangle
 
 [ "$FAILS" -eq 0 ] || { echo "names_rust: $FAILS failure(s)" >&2; exit 1; }
 echo "names_rust: ok"
+exit 0
