@@ -258,8 +258,9 @@ for kind in legacy v0; do
 done
 
 # --- rustc itself -------------------------------------------------------------------------
-# (an rlib: rustc writes it itself, no linker runs under the profiler)
-"$CLI" run -q -o "$T/rustc.pb.gz" -- "$RUSTC" -O --crate-type rlib --crate-name rjemu \
+# (an rlib: rustc writes it itself, no linker runs under the profiler; a fixed seed, so that
+# which allocations are sampled does not change from run to run)
+"$CLI" run -q --seed 1 -o "$T/rustc.pb.gz" -- "$RUSTC" -O --crate-type rlib --crate-name rjemu \
     -o "$T/librjemu.rlib" "$SRC/tests/programs/rust/names.rs" >"$T/rustc.out" 2>&1 ||
     { fail "rustc under heapsift run"; show "$T/rustc.out"; }
 go tool pprof -symbolize=none -traces "$T/rustc.pb.gz" >"$T/rustc.traces" 2>&1
