@@ -20,6 +20,8 @@ command -v rustc >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/rustc" ] || 
 # Debian's crate registry: jemalloc-sys (and what it needs) and mimalloc's shared library.
 command -v cargo >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/cargo" ] || need="$need cargo"
 need="$need librust-jemalloc-sys-dev libmimalloc-dev"
+# The demangler (src/common/demangle.c) links libiberty.a.
+need="$need libiberty-dev"
 if [ $# -gt 0 ]; then need="$*"; fi
 
 missing=""

@@ -7,9 +7,11 @@
  * other text gets a message saying what was expected rather than a protobuf decoding
  * error. A spool (HEAPSIFT_SPOOL, read_spool.c) is recognised by its magic and read as
  * the profile it holds. The file reader warns on stderr of lines a text reader skipped.
+ * Every profile parsed has its mangled names demangled here (demangle_profile.c).
  */
 #include "readers.h"
 #include "buf.h"
+#include "demangle.h"
 #include "pprof.h"
 #include "read_legacy.h"
 #include "read_spool.h"
@@ -158,6 +160,14 @@ int hs_profile_parse_any(const uint8_t *data, size_t len, hs_profile_t **out, ch
     }
 out:
     hs_buf_free(&raw);
+    /* Names still mangled (a spool has none: it is symbolized later) made readable for
+     * every view, once (demangle.h). */
+    if (rc == 0 && hs_profile_demangle(*out) < 0) {
+        hs_profile_free(*out);
+        *out = NULL;
+        snprintf(err, errlen, "%s", strerror(ENOMEM));
+        rc = -ENOMEM;
+    }
     return rc;
 }
 

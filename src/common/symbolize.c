@@ -4,7 +4,7 @@
  * modules of a process, or ELF files the caller places at addresses taken from maps or a
  * pprof mapping), an interning table of every string it hands out, and a cache from
  * address to frames, since a profile asks for the same return address many times.
- * Demangling uses __cxa_demangle found at run time (the library must not link libstdc++).
+ * Names are demangled with libiberty (demangle.c), linked in: no libstdc++ in the process.
  * It runs inside the profiled process at dump time with the caller's reentrancy guard
  * held, and in the CLI; it is not thread-safe. It must never crash the host on odd
  * mappings ([vdso], deleted files, memfd, replaced files): any failure is 0 frames.
@@ -15,11 +15,11 @@
  */
 #define _GNU_SOURCE
 #include "symbolize_int.h"
+#include "demangle.h"
 #include "fdio.h"
 #include "maps.h"
 #include "pprof.h"
 
-#include <dlfcn.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +34,9 @@
 /* Frames resolved per address before truncation to the caller's max. */
 #define HS_SYM_MAX_FRAMES 32
 #define HS_SYM_CHUNK (64 * 1024)
+/* Demangled names are cut with "..." beyond these (the process's, the CLI's). */
+#define HS_SYM_DEMANGLED (8 * 1024)
+#define HS_SYM_DEMANGLED_CLI (64 * 1024)
 
 /* ------------------------------------------------------------ strings ---- */
 
@@ -115,15 +118,18 @@ const char *hs_sym_intern(hs_symbolizer_t *s, const char *str)
 
 /* -------------------------------------------------------------- names ---- */
 
-static void sym_find_demangler(hs_symbolizer_t *s)
+/* The demangled form of mangled, interned; NULL when it is not a mangled name the
+ * demangler takes (or no memory). The buffer is the symbolizer's own, made on first use:
+ * the profiled process's thread stacks may be small. */
+static const char *sym_demangle(hs_symbolizer_t *s, const char *mangled)
 {
-    s->demangle = (hs_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (s->demangle == NULL && s->may_dlopen) {
-        s->stdcxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-        if (s->stdcxx != NULL)
-            s->demangle = (hs_demangle_fn)dlsym(s->stdcxx, "__cxa_demangle");
-    }
-    s->demangle_state = s->demangle ? 1 : -1;
+    size_t cap = s->long_names ? HS_SYM_DEMANGLED_CLI : HS_SYM_DEMANGLED;
+    size_t max_in = s->long_names ? HS_DEMANGLE_MAX : HS_DEMANGLE_MAX_IN_PROCESS;
+    if (s->dmbuf == NULL && (s->dmbuf = malloc(cap)) == NULL)
+        return NULL;
+    if (hs_demangle(mangled, max_in, s->dmbuf, cap) == 0)
+        return NULL;
+    return hs_sym_intern(s, s->dmbuf);
 }
 
 void hs_sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangled)
@@ -133,22 +139,15 @@ void hs_sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangled)
         return;
     f->system_name = e->str;
     f->name = e->str;
-    if (strncmp(e->str, "_Z", 2) != 0)
+    if (!hs_demangle_is_mangled(e->str))
         return;
     if (e->demangled == NULL) {
         const char *mangled_copy = e->str; /* e may move when the table grows */
-        const char *out = mangled_copy;
-        if (s->demangle_state == 0)
-            sym_find_demangler(s);
-        int status = -1;
-        char *d = s->demangle ? s->demangle(mangled_copy, NULL, NULL, &status) : NULL;
-        if (d != NULL && status == 0)
-            out = hs_sym_intern(s, d);
-        free(d);
+        const char *out = sym_demangle(s, mangled_copy);
         e = sym_intern_entry(s, mangled_copy);
-        if (e == NULL || out == NULL)
+        if (e == NULL)
             return;
-        e->demangled = out;
+        e->demangled = out ? out : mangled_copy; /* tried once */
     }
     f->name = e->demangled;
 }
@@ -465,7 +464,7 @@ hs_symbolizer_t *hs_symbolizer_new(void)
     hs_symbolizer_t *s = sym_alloc(&cb);
     if (s == NULL)
         return NULL;
-    s->may_dlopen = true;
+    s->long_names = true;
     dwfl_report_begin(s->dwfl);
     s->reporting = true;
     return s;
@@ -526,8 +525,7 @@ void hs_symbolizer_free(hs_symbolizer_t *s)
     for (size_t i = 0; i < s->nimages; i++)
         munmap(s->images[i].p, s->images[i].n);
     free(s->images);
-    if (s->stdcxx != NULL)
-        dlclose(s->stdcxx);
+    free(s->dmbuf);
     while (s->chunks != NULL) {
         hs_sym_chunk_t *next = s->chunks->next;
         free(s->chunks);

@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "symbolize_int.h"
+#include "demangle.h"
 #include "sort.h"
 
 #include <dwarf.h>
@@ -409,8 +410,11 @@ static int sym_cu_chain(hs_sym_cu_t *c, uint64_t pc, uint32_t *chain)
 
 /* Names of a subprogram or inlined-subroutine DIE, following abstract origin and
  * specification. system_name is the linkage name when there is one; name is its
- * demangled form, or DW_AT_name for an unmangled one (C's asm aliases such as glibc's
- * __GI___clock_gettime are linkage names a user never wrote). */
+ * demangled form (C++, Rust legacy and v0: DW_AT_name alone would say "hold_site" where
+ * the user reads "rjemu::hold_site"), or DW_AT_name for a linkage name that is not
+ * mangled (C's asm aliases such as glibc's __GI___clock_gettime are linkage names a user
+ * never wrote). A mangled name that does not demangle here stays whole, for the CLI's
+ * readers to try again with a larger limit (demangle.h). */
 static bool sym_die_names(hs_symbolizer_t *s, Dwarf_Die *die, hs_symbol_t *f)
 {
     Dwarf_Attribute a;
@@ -420,7 +424,7 @@ static bool sym_die_names(hs_symbolizer_t *s, Dwarf_Die *die, hs_symbol_t *f)
     const char *plain = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
     if (link != NULL) {
         hs_sym_set_names(s, f, link);
-        if (plain != NULL && strncmp(link, "_Z", 2) != 0)
+        if (plain != NULL && !hs_demangle_is_mangled(link))
             f->name = hs_sym_intern(s, plain);
         return f->name != NULL;
     }

@@ -13,9 +13,8 @@
 
 #include <elfutils/libdwfl.h>
 
-typedef char *(*hs_demangle_fn)(const char *, char *, size_t *, int *);
-
-/* One interned string; demangled is filled lazily for names that need it. */
+/* One interned string; demangled is filled lazily for mangled names (the string itself
+ * when it does not demangle). */
 typedef struct {
     const char *str;
     const char *demangled;
@@ -85,16 +84,14 @@ struct hs_symbolizer {
     Dwfl *dwfl;
     Dwfl_Callbacks callbacks; /* libdwfl keeps a pointer to it */
     bool reporting;           /* between dwfl_report_begin(_add) and dwfl_report_end */
-    bool may_dlopen;          /* the CLI may load libstdc++ for its demangler */
+    bool long_names;          /* the CLI: demangles names up to HS_DEMANGLE_MAX */
     bool names_only;          /* symbol tables only: no DWARF lines or inlined frames */
     hs_sym_debug_t debug;     /* which separate debug files are read */
     bool debug_open;          /* the find_debuginfo callback may open one now */
     bool local_debug;         /* find them with hs_sym_find_debuginfo (else libdwfl's) */
     bool symtab_via_dwfl;     /* tests: read symbols through libdwfl only, never directly */
 
-    int demangle_state; /* 0 not looked up, 1 available, -1 unavailable */
-    hs_demangle_fn demangle;
-    void *stdcxx; /* dlopen handle, CLI only */
+    char *dmbuf; /* demangled names are written here (sym_demangle), then interned */
 
     hs_sym_chunk_t *chunks;
     hs_sym_str_t *strs; /* open addressing, str == NULL when empty */
@@ -129,8 +126,8 @@ struct hs_symbolizer {
  * for a NULL str or when out of memory. */
 const char *hs_sym_intern(hs_symbolizer_t *s, const char *str);
 
-/* Sets f->system_name to mangled (interned) and f->name to its demangled form (the same
- * string for names that are not mangled or when no demangler is at hand). */
+/* Sets f->system_name to mangled (interned) and f->name to its demangled form (C++ and
+ * Rust, demangle.h; the same string for names that are not mangled or do not demangle). */
 void hs_sym_set_names(hs_symbolizer_t *s, hs_symbol_t *f, const char *mangled);
 
 /* file made absolute against the compilation directory dir, interned. */

@@ -12,8 +12,7 @@
  *  - C++: a plain name matches the global function of that name ("_Z7lru_put..."), a
  *    qualified one ("ns::Cache::put") the member or namespaced function, every overload
  *    and template instance, by their Itanium encodings; names with "<", "(", "~", a space
- *    or "operator" are compared with the demangled symbols when the program has
- *    __cxa_demangle;
+ *    or "operator" are compared with the demangled symbols (demangle.h);
  *  - inlined copies, from the DWARF inside the module's own file (what -g puts there):
  *    each DW_TAG_inlined_subroutine of a function of that name, by DW_AT_name for C and
  *    by the demangled linkage name for C++.
@@ -25,13 +24,13 @@
  * Caught too much: functions folded into one body (identical code folding) share it.
  */
 #define _GNU_SOURCE
+#include "demangle.h"
 #include "fdtable.h"
 #include "fdio.h"
 #include "sort.h"
 #include "trackers.h"
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -42,14 +41,16 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef char *(*resolve_demangle_fn)(const char *, char *, size_t *, int *);
+/* Room for a demangled name compared with the function asked for. */
+#define RESOLVE_DM 4096
 
 typedef struct {
     const char *f;
     size_t flen;
     char itanium[HS_TRACKERS_FUNCTION_MAX * 2]; /* "7lru_put" or "2ns5Cache3put" */
     bool nested;                                /* itanium is a nested name (N...E) */
-    resolve_demangle_fn demangle;               /* set when names must be demangled */
+    bool demangle;                              /* names must be demangled, into dm */
+    char *dm;                                   /* RESOLVE_DM bytes on resolve_run's stack */
     uintptr_t *r;                               /* [lo, hi) pairs */
     size_t n, cap;
     bool nomem;
@@ -107,10 +108,10 @@ static bool resolve_matches(const resolve_ctx_t *c, const char *s)
         return true;
     if (resolve_itanium_matches(c, s))
         return true;
-    if (!c->demangle || s[0] != '_' || s[1] != 'Z')
+    if (!c->demangle || s[0] != '_' || s[1] != 'Z' ||
+        hs_demangle(s, HS_DEMANGLE_MAX_IN_PROCESS, c->dm, RESOLVE_DM) == 0)
         return false;
-    int status = 0;
-    char *d = c->demangle(s, NULL, NULL, &status);
+    const char *d = c->dm;
     bool ok = false;
     /* "ns::f(int)", "ns::f(int) [clone .cold]", or after a template's return type:
      * "void ns::f<long>(std::vector<long*>&, int)". */
@@ -119,7 +120,6 @@ static bool resolve_matches(const resolve_ctx_t *c, const char *s)
         ok = (at == d || at[-1] == ' ') && strncmp(at, c->f, c->flen) == 0 &&
              (*end == '\0' || *end == '(' || strncmp(end, " [clone", 7) == 0);
     }
-    free(d);
     return ok;
 }
 
@@ -261,11 +261,12 @@ static int resolve_run(const char *function, uintptr_t **ranges, size_t *n)
 {
     static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf,
                                       .find_debuginfo = dwfl_standard_find_debuginfo};
-    resolve_ctx_t c = {.f = function, .flen = strlen(function)};
+    char dm[RESOLVE_DM];
+    resolve_ctx_t c = {.f = function, .flen = strlen(function), .dm = dm};
     if (!resolve_itanium(&c))
         c.itanium[0] = '\0';
     if (strpbrk(function, "<(~ ") || strstr(function, "operator"))
-        c.demangle = (resolve_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        c.demangle = true;
     Dwfl *dwfl = dwfl_begin(&cb);
     if (!dwfl)
         return -ENOMEM;
