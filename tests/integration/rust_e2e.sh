@@ -44,7 +44,7 @@ done
 command -v python3 >/dev/null 2>&1 || { echo "FAIL: python3 (scripts/setup.sh installs it)" >&2; exit 1; }
 
 # Allocator frames, demangled or not: what must never be a flat leaf.
-ALLOC_RX='^(__rust_[a-z_]+|__r[dg]l_[a-z_]+|_?_?rjem_.*|je_.*|_?mi_[a-z_]+|tc_.*|(m|r|x|s|d|sd|n)allocx|malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|operator (new|delete).*|_Z(n[wa]|d[la]).*|std::__new_allocator.*|__gnu_cxx::new_allocator.*|std::allocator_traits.*)$|(^|[^a-z_])alloc::(alloc|raw_vec)::|(^|[^a-z_])std::sys::(pal::unix::)?alloc::|5alloc5alloc|5alloc7raw_vec|GlobalAlloc'
+. "$(dirname "$0")/../lib/allocrx.sh"
 # A mangled Rust or C++ name (legacy _ZN...E, v0 _RNv...)
 MANGLED_RX='_ZN[0-9]|_RN[vCsMXYINt]'
 
