@@ -316,6 +316,8 @@ int hs_dropframes_apply(hs_profile_t *p, const char *drop, const char *keep)
     for (size_t i = 0; i < p->nsamples; i++) { /* before the lines: it reads their counts */
         hs_sample_t *s = &p->samples[i];
         size_t start = hs_dropframes_start(&plan, p, s);
+        if (start == 0)
+            continue; /* (a sample without locations has none to move) */
         memmove(s->location_ids, s->location_ids + start,
                 (s->nlocs - start) * sizeof(*s->location_ids));
         s->nlocs -= start;
@@ -323,6 +325,8 @@ int hs_dropframes_apply(hs_profile_t *p, const char *drop, const char *keep)
     for (size_t i = 0; i < p->nlocations; i++) {
         hs_location_t *l = &p->locations[i];
         size_t t = hs_dropframes_trim(&plan, i, l->nlines);
+        if (t == 0)
+            continue; /* (a location without lines has none to move) */
         memmove(l->lines, l->lines + t, (l->nlines - t) * sizeof(*l->lines));
         l->nlines -= t;
     }
