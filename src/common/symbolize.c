@@ -188,10 +188,7 @@ static size_t sym_resolve(hs_symbolizer_t *s, uint64_t addr, hs_symbol_t *out, s
     int line = 0;
     size_t n = 0;
     if (!s->names_only) {
-        Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
-        if (l != NULL)
-            file = hs_sym_file_path(s, dwfl_line_comp_dir(l),
-                                    dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL));
+        hs_sym_unit_line(s, mod, addr, &file, &line);
         n = hs_sym_dwarf_frames(s, mod, addr, file, line, out, max);
     }
     /* The symbol table only when DWARF leaves the function unnamed: a module whose

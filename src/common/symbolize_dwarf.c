@@ -326,6 +326,7 @@ void hs_sym_dwarf_free(hs_symbolizer_t *s)
     s->cus = NULL;
     s->ncus = s->cucap = 0;
     s->lastcu = NULL;
+    hs_sym_units_free(s);
 }
 
 /* ------------------------------------------------------------ lookups ---- */
@@ -511,9 +512,10 @@ static size_t sym_fallback_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Ad
                                   const char *file, int line, hs_symbol_t *out, size_t max)
 {
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias), *scopes = NULL, inner;
+    Dwarf_Die cu, *scopes = NULL, inner;
     size_t n = 0;
-    int ns = cu != NULL ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+    int ns =
+        hs_sym_unit_die(s, mod, addr, &cu, &bias) ? dwarf_getscopes(&cu, addr - bias, &scopes) : 0;
     if (ns <= 0)
         goto out;
     inner = scopes[0];
@@ -541,10 +543,10 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
     uint32_t chain[HS_SYM_MAX_DEPTH];
     hs_sym_fn_t tmp;
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cudie = dwfl_module_addrdie(mod, addr, &bias);
-    if (cudie == NULL)
+    Dwarf_Die cudie;
+    if (!hs_sym_unit_die(s, mod, addr, &cudie, &bias))
         return 0;
-    hs_sym_cu_t *c = sym_cu_get(s, mod, cudie);
+    hs_sym_cu_t *c = sym_cu_get(s, mod, &cudie);
     int nchain = c != NULL && c->ok ? sym_cu_chain(c, addr - bias, chain) : 0;
     bool gap = c == NULL || !c->ok || c->imports || nchain < 0;
     size_t n = 0;

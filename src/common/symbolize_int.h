@@ -1,10 +1,10 @@
 /*
  * The symbolizer's insides, shared by its files: symbolize.c (strings, line tables, the
  * address cache, modules and the API), symbolize_symtab.c (symbol tables),
- * symbolize_dwarf.c (DWARF frames through a per-compilation-unit index of code scopes) and
- * symbolize_debug.c (finding separate debug files). Nothing outside them (and their unit
- * test) includes this; the rest of heapsift uses symbolize.h. Same context as the
- * symbolizer: not thread-safe, never on the allocation path.
+ * symbolize_dwarf.c (DWARF frames through a per-compilation-unit index of code scopes),
+ * symbolize_units.c (the unit and line of an address) and symbolize_debug.c (finding separate debug
+ * files). Nothing outside them (and their unit test) includes this; the rest of heapsift uses
+ * symbolize.h. Same context as the symbolizer: not thread-safe, never on the allocation path.
  */
 #ifndef HS_SYMBOLIZE_INT_H
 #define HS_SYMBOLIZE_INT_H
@@ -80,6 +80,9 @@ typedef struct {
 /* The scope index of one compilation unit (symbolize_dwarf.c). */
 typedef struct hs_sym_cu hs_sym_cu_t;
 
+/* A module's units by address, where libdw cannot find them (symbolize_units.c). */
+typedef struct hs_sym_units hs_sym_units_t;
+
 struct hs_symbolizer {
     Dwfl *dwfl;
     Dwfl_Callbacks callbacks; /* libdwfl keeps a pointer to it */
@@ -117,6 +120,8 @@ struct hs_symbolizer {
     hs_sym_cu_t **cus; /* open addressing by (module, CU offset), NULL when empty */
     size_t ncus, cucap;
     hs_sym_cu_t *lastcu;
+    hs_sym_units_t **units; /* one per module asked about */
+    size_t nunits, unitcap;
     /* Addresses that got frames from libdw's scope search after the index placed them in
      * no function; the unit test expects none on a compiler's well-formed DWARF. */
     uint64_t dwarf_fallbacks;
@@ -159,7 +164,25 @@ const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t ad
 /* Releases every module's symbol table. */
 void hs_sym_modtabs_free(hs_symbolizer_t *s);
 
-/* Releases the compilation-unit indexes. */
+/* Releases the compilation-unit indexes (and the modules' unit ranges). */
 void hs_sym_dwarf_free(hs_symbolizer_t *s);
+
+/* The compilation unit DIE of mod holding addr (a module address, as
+ * dwfl_module_addrdie takes) into *cudie, and the module's bias; false when none. libdw's
+ * lookup through .debug_aranges, or, in a module where that table does not read or is
+ * missing, the units' own ranges (symbolize_units.c). */
+bool hs_sym_unit_die(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *cudie,
+                     Dwarf_Addr *bias);
+
+/* The line table row of addr in mod, found as hs_sym_unit_die finds its unit: *file
+ * (absolute against the unit's directory, interned; NULL when none) and *line (0). */
+void hs_sym_unit_line(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr, const char **file,
+                      int *line);
+
+/* How many modules asked about had their units indexed here (the unit test). */
+size_t hs_sym_units_own(const hs_symbolizer_t *s);
+
+/* Releases the modules' unit ranges. */
+void hs_sym_units_free(hs_symbolizer_t *s);
 
 #endif

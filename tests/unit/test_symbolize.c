@@ -300,6 +300,9 @@ static void check_index_vs_libdw(void)
     CHECK(total > 1000 && between > 0, "%zu addresses, %zu between functions", total, between);
     CHECK(s->dwarf_fallbacks == 0, "%llu addresses needed libdw's search",
           (unsigned long long)s->dwarf_fallbacks);
+    /* GCC's .debug_aranges here reads: units are found by libdw, not indexed again. */
+    CHECK(hs_sym_units_own(s) == 0, "%zu modules had their units indexed from their ranges",
+          hs_sym_units_own(s));
     hs_maps_free(&maps);
 out:
     hs_symbolizer_free(s);
