@@ -60,8 +60,8 @@ value() {
         $1 == row || index($1, row) == 1 { print (col == "flat" ? $2 : $3); exit }'
 }
 
-# most NAME SAMPLE_TYPE TEXT: the largest cum among the rows whose name holds TEXT (Rust's
-# names stay mangled: _ZN5sites14site_rust_keep28_$u7b$$u7b$closure...)
+# most NAME SAMPLE_TYPE TEXT: the largest cum among the rows whose name holds TEXT (a
+# closure's row is sites::site_rust_keep::{{closure}}, its parent's sites::site_rust_keep)
 most() {
     gotop "$T/$1.pb.gz" "$2" | table | awk -F '\t' -v t="$3" '
         index($1, t) && $3 + 0 > m { m = $3 + 0 } END { print m + 0 }'
