@@ -164,6 +164,10 @@ static int safe_frame(Dwfl_Frame *frame, void *arg)
     GElf_Sym sym;
     const char *name = mod ? dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL) : NULL;
     bool inside = name && off < sym.st_size;
+    /* exported: a name other objects can call (not a local one of a .symtab) */
+    bool exported = inside && GELF_ST_BIND(sym.st_info) != STB_LOCAL &&
+                    GELF_ST_VISIBILITY(sym.st_other) != STV_HIDDEN &&
+                    GELF_ST_VISIBILITY(sym.st_other) != STV_INTERNAL;
     safe_obj_t kind = safe_object(mod);
     w->frames++;
     if (kind == SAFE_BAD_OBJECT || (inside && safe_name_bad(name))) {
@@ -175,7 +179,7 @@ static int safe_frame(Dwfl_Frame *frame, void *arg)
     }
     if (kind == SAFE_LIBC) {
         w->in_run = true;
-        w->run_known = inside;
+        w->run_known = exported;
         if (inside)
             snprintf(w->run_name, sizeof(w->run_name), "%s", name);
         else
@@ -189,7 +193,7 @@ static int safe_frame(Dwfl_Frame *frame, void *arg)
 }
 
 /* Loads what an unwind through mod reads on first use (its ELF file, sorted symbol table,
- * and call frame information, with the search for separate debug files), so that no
+ * and call frame information), so that no
  * program thread is held stopped while it is read: a first unwind through libc took
  * milliseconds of a hold. */
 static int safe_warm(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr start, void *arg)
@@ -204,10 +208,23 @@ static int safe_warm(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr
     return DWARF_CB_OK;
 }
 
+/* No separate debug files: the check reads the names in each module's own file (.dynsym,
+ * .symtab, the MiniDebugInfo of .gnu_debugdata) and its .eh_frame. libc6-dbg's compressed
+ * DWARF for libc and libm cost the command 60 ms of CPU per attach (2.5 s of wall time
+ * beside 16 threads busy in malloc), a Chromium debug file would cost seconds, and the
+ * verdicts would depend on which debug packages the machine has. */
+static int safe_no_debuginfo(Dwfl_Module *mod, void **user, const char *modname, Dwarf_Addr base,
+                             const char *file, const char *link, GElf_Word crc, char **found)
+{
+    (void)mod, (void)user, (void)modname, (void)base, (void)file, (void)link, (void)crc;
+    (void)found;
+    return -1;
+}
+
 hs_safe_t *hs_safe_open(pid_t pid, char *why, size_t cap)
 {
     static const Dwfl_Callbacks cb = {.find_elf = dwfl_linux_proc_find_elf,
-                                      .find_debuginfo = dwfl_standard_find_debuginfo};
+                                      .find_debuginfo = safe_no_debuginfo};
     hs_safe_t *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
