@@ -41,6 +41,7 @@ udw-thread-getattr|src/preload/unwind_dwarf.c|s/ \S\S udw_thread_bounds\(fp\)\)/
 sw-move-ignored|src/preload/stopworld.c|s/if \(to\)\n(\s*)\(\(ucontext_t \*\)ucv\)/if (0)\n$1((ucontext_t *)ucv)/|unit/test_patch_live
 reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
 attach-sigsys-reaches-program|src/cli/inject_thread.c|s/if \(\(\*st >> 16\) == 0 && sig == SIGSYS &&/if (0 \&\&/|integration/attach_seccomp
+attach-died-status-not-awaited|src/cli/attach_thread.c|s/ended >= 0 \? end_st : at_child_end\(s\), during/end_st, during/|integration/attach_dies
 attach-entry-not-rewound|src/cli/inject_thread.c|s/n\.rip -= 2; \/\* the syscall instruction \*\//\/* mutated *\//|integration/attach_busy/reader
 detach-keeps-trigger-thread|src/preload/attach.c|s/\n    hs_triggers_pause\(\);[^\n]*\n/\n/|integration/attach_threads
 got-lazy-slot-skipped|src/preload/gotslot.c|s/bool lazy =\n(\s*)type == R_X86_64_JUMP_SLOT/bool lazy = 0 \&\&\n$1type == R_X86_64_JUMP_SLOT/|unit/test_gotslot

@@ -88,6 +88,23 @@ static void at_thread_gone(pid_t pid, int32_t ktid)
         at_nap_ms(1);
 }
 
+/* The traced attach thread's end status once its process is going (its memory can no
+ * longer be read: the main thread has ended, or the kernel is tearing the process down), at
+ * most 10 s; -1 if it was not seen. Its end is what says how the process ended. */
+static int at_child_end(hs_thr_t *s)
+{
+    int st = -1;
+    for (int i = 0; i < 10000; i++) {
+        int r = hs_thr_child_poll(s, &st);
+        if (r == 1)
+            return st;
+        if (r < 0)
+            return -1;
+        at_nap_ms(1);
+    }
+    return -1;
+}
+
 /* What the attach thread waits for, from /proc: its system call, for the message. */
 static void at_thread_state(pid_t pid, int32_t ktid, char *out, size_t cap)
 {
@@ -117,7 +134,7 @@ static int at_box_wait(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job, hs_atta
             end_st = st;
         }
         if (hs_inject_mem(s->pid, box, b, sizeof(*b), false) != 0)
-            return hs_attach_died(s->pid, end_st, during);
+            return hs_attach_died(s->pid, ended >= 0 ? end_st : at_child_end(s), during);
         /* done, and the call stub has stored pthread_create's result (the new thread can
            finish before the creating one stores it: the box must outlive both) */
         if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && b->created[1]) {
