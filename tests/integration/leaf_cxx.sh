@@ -26,16 +26,9 @@ hs_need_built "$LIB" "$CLI" "$PROG"
 # The allocator's frames, as this test knows them (independent of the rule).
 ALLOC_RE='^(malloc|calloc|realloc|free|operator (new|delete).*|std::(__new_allocator|allocator_traits|allocator)[<:].*|__gnu_cxx::new_allocator.*|std::_Vector_base<.*>::_M_allocate.*|_Zn[wa].*|_Zd[la]Pv.*|je_.*|_rjem_.*)$'
 
-# rows: a -top table on stdin -> "NAME<TAB>FLAT<TAB>CUM", bytes without their unit, the
-# " (inline)" mark dropped
+# rows: a -top table on stdin -> common.sh's table, the " (inline)" mark dropped
 rows() {
-    awk '/^ *flat +flat% +sum% +cum +cum%/ { on = 1; next }
-        on && NF >= 6 {
-            name = $0; f = $1; c = $4
-            sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", name); sub(/ \(inline\)$/, "", name)
-            sub(/B$/, "", f); sub(/B$/, "", c)
-            printf "%s\t%s\t%s\n", name, f, c
-        }'
+    table | sed 's/ (inline)\t/\t/'
 }
 
 # expect LABEL EXPECT ROWS: every site of EXPECT (NAME flat|cum OBJECTS BYTES) has exactly

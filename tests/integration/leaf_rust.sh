@@ -27,14 +27,9 @@ RUSTC=$(command -v rustc || true)
 # __cxa_demangle's forms) and mangled.
 ALLOC_RE='^(malloc|calloc|realloc|free|posix_memalign|(.*::)?__r(ust|dl|g)_[a-z_]*(::h[0-9a-f]+)?|<?alloc::(alloc|raw_vec)::.*|std::alloc::.*|std::sys::.*alloc.*|<.* as core::alloc::.*|.*raw_vec.*|.*5alloc5alloc.*|.*3std5alloc.*|.*___rustc.*)$'
 
+# rows: a -top table on stdin -> common.sh's table, the " (inline)" mark dropped
 rows() {
-    awk '/^ *flat +flat% +sum% +cum +cum%/ { on = 1; next }
-        on && NF >= 6 {
-            name = $0; f = $1; c = $4
-            sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +/, "", name); sub(/ \(inline\)$/, "", name)
-            sub(/B$/, "", f); sub(/B$/, "", c)
-            printf "%s\t%s\t%s\n", name, f, c
-        }'
+    table | sed 's/ (inline)\t/\t/'
 }
 
 # sites LABEL EXPECT ROWS: each site of EXPECT (NAME flat BYTES) is the one row whose name
