@@ -60,7 +60,9 @@ sw-release-skips-unmask|src/preload/stopworld.c|s/\n    sw_wait_unmasked\(w\);\n
 drop-frames-not-written|src/preload/dump.c|s/p->drop_frames = hs_profile_str\(p, hs_dropframes_rule\)/p->drop_frames = hs_profile_str(p, "")/|integration/leaf_cxx|integration/leaf_rust
 report-ignores-drop-frames|src/common/report.c|s/if \(!o->no_drop_frames && /if (0 \&\& /|integration/leaf_cxx|integration/leaf_rust|integration/leaf_prune
 prune-keeps-matching-frame|src/common/dropframes.c|s/return c >= p->locations\[li\]\.nlines \? i \+ 1 : i;/return i;/|unit/test_dropframes|integration/leaf_prune
-prune-before-first-user-frame|src/common/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune'
+prune-before-first-user-frame|src/common/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune
+term-dump-reads-allocator-stats|src/preload/termsig.c|s/hs_exit_dumps\(__atomic_load_n\(&term_requested, __ATOMIC_ACQUIRE\) > 0\);/hs_exit_dumps(false);/|integration/term_locked
+detach-keeps-term-handlers|src/preload/attach.c|s/\n    hs_termsig_uninstall\(\);[^\n]*\n/\n/|integration/attach_term'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

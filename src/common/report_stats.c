@@ -127,10 +127,13 @@ static void stats_heap(const stats_t *s)
     if (!glibc && !je) {
         /* Not broken down: the program break is the allocator's for sure; its mmap'd
          * memory cannot be told from the program's own, and stays in "other anonymous". */
+        bool unread = alloc && strcmp(alloc, "unread") == 0; /* a signal's exit profile */
         snprintf(note, sizeof(note),
-                 "allocator %s: the program break; its mmap'd memory is in "
-                 "\"other anonymous\"",
-                 alloc && *alloc ? alloc : "unknown");
+                 "%s%s: the program break; its mmap'd memory is in \"other anonymous\"",
+                 unread ? "allocator statistics not read at the terminating signal" : "allocator ",
+                 unread            ? ""
+                 : alloc && *alloc ? alloc
+                                   : "unknown");
         stats_row(s, 2, "heap ([heap])", heap, note);
         stats_interval(s, live, ci, sizeof(ci));
         snprintf(note, sizeof(note), "%s, inside heap and other anonymous", ci);

@@ -415,6 +415,11 @@ void hs_acct_read(hs_acct_t *a)
 
 void hs_acct_read_maps(hs_acct_t *a, const char *maps, size_t len, uint64_t own)
 {
+    hs_acct_read_maps_ex(a, maps, len, own, true);
+}
+
+void hs_acct_read_maps_ex(hs_acct_t *a, const char *maps, size_t len, uint64_t own, bool stats)
+{
     void *ctl = NULL;
     memset(a, 0, sizeof(*a));
     a->allocator = acct_allocator(&ctl);
@@ -424,7 +429,9 @@ void hs_acct_read_maps(hs_acct_t *a, const char *maps, size_t len, uint64_t own)
         if (!acct_smaps(a))
             acct_rollup(a);
     }
-    if (a->allocator == HS_ALLOC_GLIBC)
+    if (!stats)
+        a->unread = true;
+    else if (a->allocator == HS_ALLOC_GLIBC)
         acct_glibc(a);
     else if (a->allocator == HS_ALLOC_JEMALLOC)
         acct_jemalloc(a, (acct_mallctl_t)ctl);
@@ -450,7 +457,9 @@ int hs_acct_format(const hs_acct_t *a, char lines[][200], int max)
     snprintf(lines[n++], 200, "profiler: maps=%llu heap=%llu", (unsigned long long)a->prof_maps,
              (unsigned long long)a->prof_heap);
     const unsigned long long *v = (const unsigned long long *)a->a;
-    if (a->allocator == HS_ALLOC_GLIBC)
+    if (a->unread) /* heapsift stats then splits nothing of the heap: no figure is made up */
+        snprintf(lines[n++], 200, "allocator: unread");
+    else if (a->allocator == HS_ALLOC_GLIBC)
         snprintf(lines[n++], 200,
                  "allocator: glibc arena=%llu mmap=%llu mmap_chunks=%llu in_use=%llu free=%llu "
                  "releasable=%llu",

@@ -7,6 +7,7 @@
 #define HS_ACCOUNTING_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 enum { HS_ALLOC_UNKNOWN, HS_ALLOC_GLIBC, HS_ALLOC_JEMALLOC };
@@ -23,6 +24,7 @@ typedef struct {
     /* the profiler: its mmap'd tables (inside other_anon) and what it keeps on the heap */
     uint64_t prof_maps, prof_heap;
     int allocator; /* HS_ALLOC_* */
+    bool unread;   /* the allocator's statistics were not read (hs_acct_read_maps_ex) */
     /* glibc (mallinfo2): arena, mmap, mmap_chunks, in_use, free, releasable;
      * jemalloc (mallctl stats.*): allocated, active, metadata, resident, retained, mapped */
     uint64_t a[6];
@@ -34,6 +36,10 @@ void hs_acct_read(hs_acct_t *a);
 /* The same from maps, the text of /proc/self/maps the caller read just before (NULL: read
  * it here), in own bytes of its own memory, counted as the profiler's. */
 void hs_acct_read_maps(hs_acct_t *a, const char *maps, size_t len, uint64_t own);
+/* The same, the allocator's statistics read only when stats: not when a thread of the
+ * program's may be stopped inside the allocator holding its locks (mallinfo2 and
+ * jemalloc's stats take them all), as in the exit profile of a terminating signal. */
+void hs_acct_read_maps_ex(hs_acct_t *a, const char *maps, size_t len, uint64_t own, bool stats);
 /* Formats the accounting as profile comments, one per line; returns the count. */
 int hs_acct_format(const hs_acct_t *a, char lines[][200], int max);
 /* Fills a->prof_maps and a->prof_heap (and takes prof_maps out of a->other_anon). */

@@ -238,6 +238,7 @@ static int attach_again(char *msg, size_t msglen)
         return rc;
     }
     attach_stamp();
+    hs_termsig_install();
     hs_triggers_resume();
     hs_http_restart(http, portfile, token);
     heapsift_set_active(1);
@@ -360,8 +361,9 @@ HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report)
     if (rc == 0 && path && cap)
         hs_dump_last_path(path, cap);
     heapsift_set_active(0);
-    hs_triggers_pause(); /* no thread of heapsift's left: */
-    hs_http_pause();     /* the endpoint's ends too, its sockets closed */
+    hs_termsig_uninstall(); /* ended by a signal now, it writes nothing */
+    hs_triggers_pause();    /* no thread of heapsift's left: */
+    hs_http_pause();        /* the endpoint's ends too, its sockets closed */
     int rc2 = hs_patch_remove_all();
     int rc3 = hs_got_remove_all();
     rc2 = rc2 ? rc2 : rc3;

@@ -57,7 +57,8 @@
 
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned dump_seq;
-static bool dump_forked; /* a forked child: never write the parent's file */
+static bool dump_forked;      /* a forked child: never write the parent's file */
+static bool dump_interrupted; /* the dump under way has HS_DUMP_INTERRUPTED (dump lock held) */
 static int64_t dump_start_ns;
 
 /* One stack of the snapshot, with its four values. */
@@ -497,9 +498,10 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
     memset(c, 0, sizeof(*c));
     m.dl_gen = dump_dl_gen();
     if (hs_maps_text_read(&m.maps) == 0) /* its pages: the text and its NUL */
-        hs_acct_read_maps(&m.acct, m.maps.text, m.maps.len, (m.maps.len + 4096) & ~4095ull);
+        hs_acct_read_maps_ex(&m.acct, m.maps.text, m.maps.len, (m.maps.len + 4096) & ~4095ull,
+                             !dump_interrupted);
     else
-        hs_acct_read(&m.acct);
+        hs_acct_read_maps_ex(&m.acct, NULL, 0, 0, !dump_interrupted);
     bool peak = strcmp(kind, "peak") == 0;
     if (peak)
         hs_peak_now(); /* the thread may not have caught up with the last one */
@@ -590,7 +592,9 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
                           sizeof(buf));
         path = buf;
     }
+    dump_interrupted = flags & HS_DUMP_INTERRUPTED;
     int rc = dump_make(&c, kind, NULL, &samples, &stacks);
+    dump_interrupted = false;
     bool made = rc == 0;
     if (rc == 0)
         rc = hs_pprof_write_file(c.prof, path);

@@ -16,9 +16,11 @@ int hs_dump(const char *path, const char *kind);
 void hs_dump_after_fork(void);
 
 enum {
-    HS_DUMP_FINAL = 1,   /* an exit dump: its pattern name gets no sequence number */
-    HS_DUMP_TRIGGER = 2, /* a trigger's dump: refused (-ECANCELED) once closed */
-    HS_DUMP_CLOSE = 4,   /* after this dump, refuse trigger dumps (the process exits) */
+    HS_DUMP_FINAL = 1,       /* an exit dump: its pattern name gets no sequence number */
+    HS_DUMP_TRIGGER = 2,     /* a trigger's dump: refused (-ECANCELED) once closed */
+    HS_DUMP_CLOSE = 4,       /* after this dump, refuse trigger dumps (the process exits) */
+    HS_DUMP_INTERRUPTED = 8, /* a program thread may be stopped anywhere (a terminating
+                                signal's handler): no allocator statistics, which lock */
 };
 /* hs_dump with flags. kind "peak" writes the kept peak (hs_peak_copy). Failures are
  * logged once until a dump succeeds again. Holds the guard and the dump lock. */

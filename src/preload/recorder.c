@@ -362,7 +362,7 @@ static void recorder_wait_set(uint32_t *word)
         syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 }
 
-void hs_exit_dumps(void)
+void hs_exit_dumps(bool interrupted)
 {
     static pid_t owner;       /* the process whose exit dumps started */
     static uint32_t finished; /* futex: they are written */
@@ -382,9 +382,10 @@ void hs_exit_dumps(void)
      * stack, there from the start. The process the user started always writes. */
     if (hs_dump_is_root() || hs_stacktab_count() > 1) {
         hs_leaks_scan(); /* on this thread: its stack is read from its stack pointer up */
-        hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE);
+        unsigned how = interrupted ? HS_DUMP_INTERRUPTED : 0;
+        hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE | how);
         if (hs_opt.peak)
-            hs_dump_ex(NULL, "peak", HS_DUMP_FINAL);
+            hs_dump_ex(NULL, "peak", HS_DUMP_FINAL | how);
     }
     hs_spool_exit();
     __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
@@ -407,6 +408,6 @@ __attribute__((destructor)) static void recorder_dtor(void)
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
         return;
     hs_termsig_exiting(); /* a terminating signal's profiles under way: dies of it */
-    hs_exit_dumps();
+    hs_exit_dumps(false);
     hs_leaks_exit(); /* HEAPSIFT_LEAKS=error: may end the process with status 23 */
 }

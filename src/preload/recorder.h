@@ -38,7 +38,7 @@ void hs_init(void);
 /* The exit profiles (the live heap, then the kept peak), once per process: from the
  * destructor, from _exit (procexit.c), or from the trigger thread for a terminating signal
  * (termsig.c). A second caller waits until the first one's are written (at most 20 s). */
-void hs_exit_dumps(void);
+void hs_exit_dumps(bool interrupted);
 /* From _exit and _Exit in a process of threads threads (all of /proc/self/task, more
  * than one): the exit profiles when more than one of them is the program's, written by
  * the trigger thread (termsig.c), the caller waiting for them. */

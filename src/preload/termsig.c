@@ -232,6 +232,22 @@ void hs_termsig_install(void)
     __atomic_store_n(&term_ready, true, __ATOMIC_RELEASE);
 }
 
+/* heapsift detach: the stand-ins go (a signal's default action is the program's again), so
+ * that a process left inert writes nothing when it is ended: a SIGTERM after a detach wrote
+ * an empty exit profile over the attach's. A handler the program set meanwhile stays. */
+void hs_termsig_uninstall(void)
+{
+    __atomic_store_n(&term_ready, false, __ATOMIC_RELEASE);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (size_t i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++) {
+        struct sigaction old;
+        if (__sigaction(term_sigs[i], NULL, &old) == 0 && term_is_ours(&old))
+            __sigaction(term_sigs[i], &dfl, NULL);
+    }
+}
+
 void hs_termsig_finish(void)
 {
     __atomic_store_n(&term_done, 1, __ATOMIC_RELEASE);
@@ -242,6 +258,12 @@ void hs_termsig_dump(void)
 {
     if (!__atomic_load_n(&term_requested, __ATOMIC_ACQUIRE))
         return;
-    hs_exit_dumps();
+    /* a signal that came as heapsift detach took the stand-ins away: no profile */
+    /* A signal's handler holds its thread wherever it came, inside malloc perhaps, with the
+     * arena's lock: the allocator's statistics are not read (mallinfo2 waited for that
+     * lock for the handler's 20 s, and no profile was written). _exit's thread waits in
+     * heapsift's own code. */
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
+        hs_exit_dumps(__atomic_load_n(&term_requested, __ATOMIC_ACQUIRE) > 0);
     hs_termsig_finish();
 }

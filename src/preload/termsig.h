@@ -25,6 +25,10 @@ void hs_termsig_exiting(void);
  * process from ending). Dies of a terminating signal that came first. */
 void hs_termsig_exit_call(void);
 
+/* heapsift detach: puts back the default action of each signal heapsift stands in for;
+ * hs_termsig_install (a later attach) stands in again. */
+void hs_termsig_uninstall(void);
+
 /* The exit profiles are written, or none will be (no thread could be started for them):
  * the waiting handlers re-raise the signal. Async-signal-safe. */
 void hs_termsig_finish(void);
