@@ -30,7 +30,7 @@ flame-click-zooms-root|src/common/report_flame.c|s/\{zoom\(g\);e\.stopPropagatio
 fd-route-ignored|src/common/fdio.c|s/if \(route == NULL\)\n(\s*)return syscall/if (1)\n$1return syscall/|stress/descriptors
 thread-stack-from-glibc-cache|src/preload/threads.c|s/\n    pthread_attr_setstack\(&attr, t->stack, t->size\);\n/\n/|stress/fork_stdio
 term-signal-no-dump|src/preload/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integration/term_signals
-hook-free-clobbers-rax|src/preload/hooks.c|s/HS_KEEPALL_THUNK\(hs_thunk_api_free,/HS_KEEPREGS_THUNK(hs_thunk_api_free,/|integration/reach_hooks
+hook-free-clobbers-rax|src/preload/hooks_api.c|s/(API_FAST\(i, \d, free, )HS_KEEPALL_THUNK/$1HS_KEEPREGS_THUNK/g|integration/reach_hooks
 hook-stack-unaligned|src/preload/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
 rust-default-allocator-hooked|src/preload/reach.c|s/return c\[0\] == 0xe9 && /return 0 \&\& c[0] == 0xe9 \&\& /|integration/reach_hooks
 reach-later-never-looks|src/preload/recorder.c|s/\n    hs_reach_recheck\(\);[^\n]*\n/\n/|integration/reach_hooks
