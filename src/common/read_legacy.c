@@ -3,14 +3,14 @@
  * `heap profile:` family (gperftools and Go debug=1, unsampled as pprof's
  * legacy_profile.go does: per-sample truncation, all frames moved back by one byte to
  * land on the call; `@ growthz` and `@ fragmentationz` unscaled, as objects/space),
- * jemalloc's threaded heap_v2 (unsampled as jeprof does, in floating point per record,
- * then truncated per record: a function reached by one stack gets the row `jeprof
- * --text` prints; one reached by several may be lower by less than one per stack, as
- * jeprof truncates only its sums), and the entry points. The memory map section it finds
- * is read by read_legacy_maps.c; what both files share is in read_legacy_int.h. Never
- * trusts the input: every number is range-checked. A sample or stack line that does not
- * parse is skipped and counted (p->nskipped, first at p->skipped_line), as pprof and
- * jeprof go on reading; a bad header fails, naming it.
+ * jemalloc's threaded heap_v2 (unsampled as jeprof's AdjustSamples does, in floating
+ * point per record; each sample keeps those values in fvalues, which the views sum and
+ * truncate only when a sum is shown, as jeprof does, and its integer values are the
+ * record's truncated, jeprof's per-stack figure), and the entry points. The memory map section it
+ * finds is read by read_legacy_maps.c; what both files share is in read_legacy_int.h. Never trusts
+ * the input: every number is range-checked. A sample or stack line that does not parse is skipped
+ * and counted (p->nskipped, first at p->skipped_line), as pprof and jeprof go on reading; a bad
+ * header fails, naming it.
  */
 #define _GNU_SOURCE /* memmem */
 #include "read_legacy_int.h"
@@ -261,19 +261,24 @@ static int lg_emit(hs_legacy_parser_t *ps, const int64_t *vals, int64_t blocksiz
     return rc;
 }
 
-/* A jemalloc "t*: N1: S1 [N2: S2]" record for the stack in ps->stack. */
+/* A jemalloc "t*: N1: S1 [N2: S2]" record for the stack in ps->stack. Its integer values
+ * are the per-stack figures jeprof prints (--collapsed: each stack's sum truncated); the
+ * unrounded ones go along, since jeprof sums those and truncates only a printed sum. */
 static int lg_jemalloc_record(hs_legacy_parser_t *ps, const int64_t q[4])
 {
-    double f[4];
+    double f[4], fv[4];
     int64_t v[4];
     size_t k = 0;
     lg_scale_jeprof(ps->rate, q[0], q[1], &f[2], &f[3]);
     lg_scale_jeprof(ps->rate, q[2], q[3], &f[0], &f[1]);
-    for (int i = ps->has_alloc ? 0 : 2; i < 4; i++)
+    for (int i = ps->has_alloc ? 0 : 2; i < 4; i++) {
+        fv[k] = f[i];
         v[k++] = lg_f2i(f[i]);
+    }
     int64_t n = q[0] ? q[0] : q[2], s = q[0] ? q[1] : q[3];
     int64_t bs = n > 0 ? s / n : 0;
-    return lg_emit(ps, v, bs);
+    int rc = lg_emit(ps, v, bs);
+    return rc ? rc : hs_profile_set_fvalues(ps->p, fv);
 }
 
 /* "N1: S1 [N2: S2] @ 0x... 0x..." of the `heap profile:` family. */
