@@ -5,8 +5,9 @@
  * land on the call; `@ growthz` and `@ fragmentationz` unscaled, as objects/space),
  * jemalloc's threaded heap_v2 (unsampled as jeprof's AdjustSamples does, in floating
  * point per record; each sample keeps those values in fvalues, which the views sum and
- * truncate only when a sum is shown, as jeprof does, and its integer values are the
- * record's truncated, jeprof's per-stack figure), and the entry points. The memory map section it
+ * truncate only when a sum is shown, as jeprof does; its integer values are those
+ * apportioned by largest remainder, so that they add up to jeprof's totals), and the
+ * entry points. The memory map section it
  * finds is read by read_legacy_maps.c; what both files share is in read_legacy_int.h. Never trusts
  * the input: every number is range-checked. A sample or stack line that does not parse is skipped
  * and counted (p->nskipped, first at p->skipped_line), as pprof and jeprof go on reading; a bad
@@ -262,8 +263,8 @@ static int lg_emit(hs_legacy_parser_t *ps, const int64_t *vals, int64_t blocksiz
 }
 
 /* A jemalloc "t*: N1: S1 [N2: S2]" record for the stack in ps->stack. Its integer values
- * are the per-stack figures jeprof prints (--collapsed: each stack's sum truncated); the
- * unrounded ones go along, since jeprof sums those and truncates only a printed sum. */
+ * are truncated here (lg_apportion rounds some up at the end); the unrounded ones go
+ * along, since jeprof sums those and truncates only a printed sum. */
 static int lg_jemalloc_record(hs_legacy_parser_t *ps, const int64_t q[4])
 {
     double f[4], fv[4];
@@ -279,6 +280,52 @@ static int lg_jemalloc_record(hs_legacy_parser_t *ps, const int64_t q[4])
     int64_t bs = n > 0 ? s / n : 0;
     int rc = lg_emit(ps, v, bs);
     return rc ? rc : hs_profile_set_fvalues(ps->p, fv);
+}
+
+/* The unrounded value of sample i's type t, and what truncation took from it. */
+typedef struct {
+    double frac;
+    size_t i;
+} lg_rem_t;
+
+static int lg_rem_cmp(const void *a, const void *b)
+{
+    const lg_rem_t *x = a, *y = b;
+    if (x->frac != y->frac)
+        return x->frac > y->frac ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The integer values of a file unsampled in floating point, apportioned by largest
+ * remainder: per sample type, the samples whose truncation lost the most get one more,
+ * until the integers add up to the truncated sum of the unrounded values, the total
+ * jeprof prints. Each sample stays within one of its unrounded value, so a pprof file
+ * written from the profile has jeprof's totals. */
+static int lg_apportion(hs_profile_t *p)
+{
+    lg_rem_t *r = malloc((p->nsamples + 1) * sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    for (size_t t = 0; t < p->ntypes; t++) {
+        double sum = 0;
+        int64_t have = 0;
+        for (size_t i = 0; i < p->nsamples; i++) {
+            const hs_sample_t *s = &p->samples[i];
+            double f = s->fvalues ? s->fvalues[t] : (double)s->values[t];
+            sum += f;
+            have += s->values[t];
+            r[i].frac = f - (double)s->values[t];
+            r[i].i = i;
+        }
+        int64_t extra = lg_f2i(sum) - have;
+        if (extra <= 0)
+            continue;
+        qsort(r, p->nsamples, sizeof(*r), lg_rem_cmp);
+        for (size_t k = 0; k < p->nsamples && (int64_t)k < extra; k++)
+            p->samples[r[k].i].values[t]++;
+    }
+    free(r);
+    return 0;
 }
 
 /* "N1: S1 [N2: S2] @ 0x... 0x..." of the `heap profile:` family. */
@@ -698,6 +745,8 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
     }
     if (!rc)
         rc = hs_legacy_maps_finish(&ps);
+    if (!rc && ps.jemalloc)
+        rc = lg_apportion(ps.p);
     if (!rc && (ps.jemalloc || ps.filled))
         rc = lg_trim_leaves(ps.p, ps.jemalloc);
     /* Go: runtime.goexit named and pprof's pruning applied here (read_legacy_go.c), so
