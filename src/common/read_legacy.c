@@ -37,6 +37,23 @@ const char hs_legacy_alloc_drop_rx[] =
     "simple_alloc::allocate";
 const char hs_legacy_alloc_keep_rx[] = "runtime\\.panic|runtime\\.reflectcall|runtime\\.call[0-9]*";
 
+/* jeprof's RemoveUninterestingFrames for heap profiles, the rule of a jemalloc file: its
+ * names, each also with Mach's "_" prefix, and TCMalloc|^tcmalloc:: unanchored. jeprof
+ * matches a name without arguments and template arguments; pprof's simplified name keeps
+ * the latter, hence newImpl's. pprof's list differs: it also drops allocate, cpp_alloc,
+ * _M_allocate, __libc_malloc and more, which jeprof keeps as the allocating function. */
+const char hs_legacy_jeprof_drop_rx[] =
+    "_?(calloc|cfree|malloc|(void\\* )?newImpl(<.*>)?|free|memalign|posix_memalign|"
+    "aligned_alloc|pvalloc|valloc|realloc|mallocx|rallocx|xallocx|dallocx|sdallocx|"
+    "sdallocx_noflags|tc_calloc|tc_cfree|tc_malloc|tc_free|tc_memalign|tc_posix_memalign|"
+    "tc_pvalloc|tc_valloc|tc_realloc|tc_new|tc_delete|tc_newarray|tc_deletearray|"
+    "tc_new_nothrow|tc_newarray_nothrow|do_malloc|::do_malloc|::do_malloc_or_cpp_alloc|"
+    "DoSampledAllocation|simple_alloc::allocate|__malloc_alloc_template::allocate|"
+    "__builtin_delete|__builtin_new|__builtin_vec_delete|__builtin_vec_new|operator new|"
+    "operator new\\[\\]|malloc_zone_malloc|malloc_zone_calloc|malloc_zone_valloc|"
+    "malloc_zone_realloc|malloc_zone_memalign|malloc_zone_free|__start_google_malloc|"
+    "__stop_google_malloc|__start_malloc_hook|__stop_malloc_hook)|.*TCMalloc.*|tcmalloc::.*";
+
 static int lg_fail(hs_legacy_parser_t *ps, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -499,8 +516,9 @@ static int lg_types(hs_legacy_parser_t *ps)
     p->period_type.type = hs_profile_str(p, "space");
     p->period_type.unit = hs_profile_str(p, "bytes");
     p->period = ps->rate;
-    p->drop_frames = hs_profile_str(p, hs_legacy_alloc_drop_rx);
-    p->keep_frames = hs_profile_str(p, hs_legacy_alloc_keep_rx);
+    p->drop_frames =
+        hs_profile_str(p, ps->jemalloc ? hs_legacy_jeprof_drop_rx : hs_legacy_alloc_drop_rx);
+    p->keep_frames = hs_profile_str(p, ps->jemalloc ? "" : hs_legacy_alloc_keep_rx);
     if (rc || p->default_sample_type < 0 || p->period_type.type < 0 || p->period_type.unit < 0 ||
         p->drop_frames < 0 || p->keep_frames < 0)
         return -ENOMEM;

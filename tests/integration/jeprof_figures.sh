@@ -8,6 +8,9 @@
 # reached through two callers, so that every site's flat row and every caller's cum row
 # add up many stacks, is run under Debian's libjemalloc2 with prof_accum at
 # lg_prof_sample 0, 10, 14 and 17, and once without prof_accum (in-use counts only).
+# A quarter of the sites allocate through wrappers named allocate, cpp_alloc and
+# do_memalign: pprof's list of allocator frames drops those names, jeprof's keeps them
+# as the allocating function (and so must heapsift for a jemalloc file).
 # For each dump and each sample type:
 #  - the total of `jeprof --text` and of `heapsift top` are equal;
 #  - every row heapsift top shows has jeprof's flat and cum for that function (a frame
@@ -35,11 +38,19 @@ nsites=160
     echo '#include <string.h>'
     echo 'void *keep[1 << 21]; /* external: the compiler may not drop what is kept */'
     echo 'int nkeep;'
+    for w in allocate cpp_alloc do_memalign; do
+        echo "__attribute__((noinline)) void *$w(size_t n) { return malloc(n); }"
+    done
     i=0
     while [ $i -lt $nsites ]; do
         size=$((8 + (i * 37) % 593))
         call="malloc($size)"
         [ $((i % 3)) -ne 0 ] || call="calloc(1, $size)"
+        case $((i % 8)) in
+        1) call="allocate($size)" ;;
+        2) call="cpp_alloc($size)" ;;
+        5) call="do_memalign($size)" ;;
+        esac
         echo "__attribute__((noinline)) void site_$i(int count, int keep_every)"
         echo "{ for (int j = 0; j < count; j++) { char *p = $call; p[0] = 1;"
         echo "    if (j % keep_every == 0) keep[nkeep++] = p; else free(p); } }"
@@ -97,7 +108,7 @@ check_type() {
     # The program's functions jeprof shows above the 0.5% cut must all be shown.
     cut=$((jt / 200))
     missing=$(awk -F '\t' -v cut="$cut" 'NR == FNR { have[$1] = 1; next }
-        $1 ~ /^(site_[0-9]+|via_[ab]|main)$/ && $3 > cut && !($1 in have) { print "  " $1 }' \
+        $1 ~ /^(site_[0-9]+|via_[ab]|main|allocate|cpp_alloc|do_memalign)$/ && $3 > cut && !($1 in have) { print "  " $1 }' \
         "$T/hs.rows" "$T/je.rows")
     nrows=$(wc -l <"$T/hs.rows")
     echo "$name $st: jeprof $jt, heapsift $ht, go tool pprof on the conversion $pt; $nrows rows"
