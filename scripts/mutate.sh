@@ -59,7 +59,10 @@ sw-release-skips-unmask|src/preload/stopworld.c|s/\n    sw_wait_unmasked\(w\);\n
 drop-frames-not-written|src/preload/dump.c|s/p->drop_frames = hs_profile_str\(p, hs_dropframes_rule\)/p->drop_frames = hs_profile_str(p, "")/|integration/leaf_cxx|integration/leaf_rust
 report-ignores-drop-frames|src/common/report.c|s/if \(!o->no_drop_frames && /if (0 \&\& /|integration/leaf_cxx|integration/leaf_rust|integration/leaf_prune
 prune-keeps-matching-frame|src/common/dropframes.c|s/return c >= p->locations\[li\]\.nlines \? i \+ 1 : i;/return i;/|unit/test_dropframes|integration/leaf_prune
-prune-before-first-user-frame|src/common/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune'
+prune-before-first-user-frame|src/common/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune
+jemalloc-truncated-per-stack|src/common/report.c|s/r->fractional \&\& i < r->nnodes/0 \&\& i < r->nnodes/; s/if \(r->fractional\) \{/if (0) {/|unit/test_jeprof_sums|integration/jeprof_figures
+jemalloc-not-apportioned|src/common/read_legacy.c|s/rc = lg_apportion\(ps\.p\);/rc = 0;/|unit/test_jeprof_sums|integration/jeprof_figures
+jemalloc-pprof-frames|src/common/read_legacy.c|s/ps->jemalloc \? hs_legacy_jeprof_drop_rx : hs_legacy_alloc_drop_rx/hs_legacy_alloc_drop_rx/|integration/jeprof_figures'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"
