@@ -325,15 +325,22 @@ static int lg_apportion(hs_profile_t *p)
         return -ENOMEM;
     for (size_t t = 0; t < p->ntypes; t++) {
         double sum = 0;
-        int64_t have = 0;
+        bool sane = true;
         for (size_t i = 0; i < p->nsamples; i++) {
             const hs_sample_t *s = &p->samples[i];
             double f = s->fvalues ? s->fvalues[t] : (double)s->values[t];
+            sane = sane && f >= 0;
             sum += f;
-            have += s->values[t];
             r[i].frac = f - (double)s->values[t];
             r[i].i = i;
         }
+        /* Negative counts, or sums above 2^53 where a double holds no fractions to give
+         * out (and integers could overflow): such absurd files keep their truncations. */
+        if (!sane || !(sum < 9007199254740992.0))
+            continue;
+        int64_t have = 0; /* below sum: no overflow */
+        for (size_t i = 0; i < p->nsamples; i++)
+            have += p->samples[i].values[t];
         int64_t extra = lg_f2i(sum) - have;
         if (extra <= 0)
             continue;
