@@ -62,7 +62,10 @@ report-ignores-drop-frames|src/common/report.c|s/if \(!o->no_drop_frames && /if 
 prune-keeps-matching-frame|src/common/dropframes.c|s/return c >= p->locations\[li\]\.nlines \? i \+ 1 : i;/return i;/|unit/test_dropframes|integration/leaf_prune
 prune-before-first-user-frame|src/common/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune
 term-dump-reads-allocator-stats|src/preload/termsig.c|s/hs_exit_dumps\(__atomic_load_n\(&term_requested, __ATOMIC_ACQUIRE\) > 0\);/hs_exit_dumps(false);/|integration/term_locked
-detach-keeps-term-handlers|src/preload/attach.c|s/\n    hs_termsig_uninstall\(\);[^\n]*\n/\n/|integration/attach_term'
+detach-keeps-term-handlers|src/preload/attach.c|s/\n    hs_termsig_uninstall\(\);[^\n]*\n/\n/|integration/attach_term
+jemalloc-truncated-per-stack|src/common/report.c|s/r->fractional \&\& i < r->nnodes/0 \&\& i < r->nnodes/; s/if \(r->fractional\) \{/if (0) {/|unit/test_jeprof_sums|integration/jeprof_figures
+jemalloc-not-apportioned|src/common/read_legacy.c|s/rc = lg_apportion\(ps\.p\);/rc = 0;/|unit/test_jeprof_sums|integration/jeprof_figures
+jemalloc-pprof-frames|src/common/read_legacy.c|s/ps->jemalloc \? hs_legacy_jeprof_drop_rx : hs_legacy_alloc_drop_rx/hs_legacy_alloc_drop_rx/|integration/jeprof_figures'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

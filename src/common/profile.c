@@ -195,6 +195,7 @@ void hs_profile_free(hs_profile_t *p)
     for (size_t i = 0; i < p->nsamples; i++) {
         free(p->samples[i].location_ids);
         free(p->samples[i].values);
+        free(p->samples[i].fvalues);
         free(p->samples[i].labels);
     }
     for (size_t i = 0; i < p->nlocations; i++)
@@ -389,6 +390,19 @@ fail:
     free(locs);
     free(vals);
     return -ENOMEM;
+}
+
+int hs_profile_set_fvalues(hs_profile_t *p, const double *fvalues)
+{
+    if (p->nsamples == 0 || p->ntypes == 0)
+        return -EINVAL;
+    hs_sample_t *s = &p->samples[p->nsamples - 1];
+    double *f = realloc(s->fvalues, p->ntypes * sizeof(*f));
+    if (!f)
+        return -ENOMEM;
+    memcpy(f, fvalues, p->ntypes * sizeof(*f));
+    s->fvalues = f;
+    return 0;
 }
 
 int hs_profile_add_label(hs_profile_t *p, size_t idx, const char *key, const char *str, int64_t num,

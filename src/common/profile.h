@@ -51,11 +51,16 @@ typedef struct {
     int64_t num, num_unit;
 } hs_label_t;
 
-/* location_ids[0] is the leaf. values has one entry per sample type. */
+/* location_ids[0] is the leaf. values has one entry per sample type. fvalues is NULL,
+ * or (set by a reader whose input is unsampled in floating point, as jeprof does with
+ * jemalloc's heap_v2) the values before their rounding to values: views that sum samples
+ * sum these and round only the sums, as that reader's reference tool does. Never written
+ * to a pprof file, whose values are integers. */
 typedef struct {
     uint64_t *location_ids;
     size_t nlocs;
     int64_t *values;
+    double *fvalues;
     hs_label_t *labels;
     size_t nlabels;
 } hs_sample_t;
@@ -108,6 +113,9 @@ uint64_t hs_profile_add_location(hs_profile_t *p, uint64_t mapping_id, uint64_t 
 /* values: p->ntypes entries, copied. Returns 0 or -ENOMEM. */
 int hs_profile_add_sample(hs_profile_t *p, const uint64_t *location_ids, size_t nlocs,
                           const int64_t *values);
+/* Gives the last sample added its unrounded values (p->ntypes entries, copied; see
+ * hs_sample_t.fvalues). Returns 0, -EINVAL without a sample or -ENOMEM. */
+int hs_profile_set_fvalues(hs_profile_t *p, const double *fvalues);
 int hs_profile_add_comment(hs_profile_t *p, const char *text);
 
 /* Lookups by id; NULL when absent. O(1) when ids are dense (index + 1), else a scan. */

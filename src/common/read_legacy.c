@@ -3,14 +3,15 @@
  * `heap profile:` family (gperftools and Go debug=1, unsampled as pprof's
  * legacy_profile.go does: per-sample truncation, all frames moved back by one byte to
  * land on the call; `@ growthz` and `@ fragmentationz` unscaled, as objects/space),
- * jemalloc's threaded heap_v2 (unsampled as jeprof does, in floating point per record,
- * then truncated per record: a function reached by one stack gets the row `jeprof
- * --text` prints; one reached by several may be lower by less than one per stack, as
- * jeprof truncates only its sums), and the entry points. The memory map section it finds
- * is read by read_legacy_maps.c; what both files share is in read_legacy_int.h. Never
- * trusts the input: every number is range-checked. A sample or stack line that does not
- * parse is skipped and counted (p->nskipped, first at p->skipped_line), as pprof and
- * jeprof go on reading; a bad header fails, naming it.
+ * jemalloc's threaded heap_v2 (unsampled as jeprof's AdjustSamples does, in floating
+ * point per record; each sample keeps those values in fvalues, which the views sum and
+ * truncate only when a sum is shown, as jeprof does; its integer values are those
+ * apportioned by largest remainder, so that they add up to jeprof's totals), and the
+ * entry points. The memory map section it
+ * finds is read by read_legacy_maps.c; what both files share is in read_legacy_int.h. Never trusts
+ * the input: every number is range-checked. A sample or stack line that does not parse is skipped
+ * and counted (p->nskipped, first at p->skipped_line), as pprof and jeprof go on reading; a bad
+ * header fails, naming it.
  */
 #define _GNU_SOURCE /* memmem */
 #include "read_legacy_int.h"
@@ -35,6 +36,23 @@ const char hs_legacy_alloc_drop_rx[] =
     "__libc_malloc|__malloc_alloc_template::allocate|allocate|cpp_alloc|operator new(\\[\\])?|"
     "simple_alloc::allocate";
 const char hs_legacy_alloc_keep_rx[] = "runtime\\.panic|runtime\\.reflectcall|runtime\\.call[0-9]*";
+
+/* jeprof's RemoveUninterestingFrames for heap profiles, the rule of a jemalloc file: its
+ * names, each also with Mach's "_" prefix, and TCMalloc|^tcmalloc:: unanchored. jeprof
+ * matches a name without arguments and template arguments; pprof's simplified name keeps
+ * the latter, hence newImpl's. pprof's list differs: it also drops allocate, cpp_alloc,
+ * _M_allocate, __libc_malloc and more, which jeprof keeps as the allocating function. */
+const char hs_legacy_jeprof_drop_rx[] =
+    "_?(calloc|cfree|malloc|(void\\* )?newImpl(<.*>)?|free|memalign|posix_memalign|"
+    "aligned_alloc|pvalloc|valloc|realloc|mallocx|rallocx|xallocx|dallocx|sdallocx|"
+    "sdallocx_noflags|tc_calloc|tc_cfree|tc_malloc|tc_free|tc_memalign|tc_posix_memalign|"
+    "tc_pvalloc|tc_valloc|tc_realloc|tc_new|tc_delete|tc_newarray|tc_deletearray|"
+    "tc_new_nothrow|tc_newarray_nothrow|do_malloc|::do_malloc|::do_malloc_or_cpp_alloc|"
+    "DoSampledAllocation|simple_alloc::allocate|__malloc_alloc_template::allocate|"
+    "__builtin_delete|__builtin_new|__builtin_vec_delete|__builtin_vec_new|operator new|"
+    "operator new\\[\\]|malloc_zone_malloc|malloc_zone_calloc|malloc_zone_valloc|"
+    "malloc_zone_realloc|malloc_zone_memalign|malloc_zone_free|__start_google_malloc|"
+    "__stop_google_malloc|__start_malloc_hook|__stop_malloc_hook)|.*TCMalloc.*|tcmalloc::.*";
 
 static int lg_fail(hs_legacy_parser_t *ps, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -261,19 +279,77 @@ static int lg_emit(hs_legacy_parser_t *ps, const int64_t *vals, int64_t blocksiz
     return rc;
 }
 
-/* A jemalloc "t*: N1: S1 [N2: S2]" record for the stack in ps->stack. */
+/* A jemalloc "t*: N1: S1 [N2: S2]" record for the stack in ps->stack. Its integer values
+ * are truncated here (lg_apportion rounds some up at the end); the unrounded ones go
+ * along, since jeprof sums those and truncates only a printed sum. */
 static int lg_jemalloc_record(hs_legacy_parser_t *ps, const int64_t q[4])
 {
-    double f[4];
+    double f[4], fv[4];
     int64_t v[4];
     size_t k = 0;
     lg_scale_jeprof(ps->rate, q[0], q[1], &f[2], &f[3]);
     lg_scale_jeprof(ps->rate, q[2], q[3], &f[0], &f[1]);
-    for (int i = ps->has_alloc ? 0 : 2; i < 4; i++)
+    for (int i = ps->has_alloc ? 0 : 2; i < 4; i++) {
+        fv[k] = f[i];
         v[k++] = lg_f2i(f[i]);
+    }
     int64_t n = q[0] ? q[0] : q[2], s = q[0] ? q[1] : q[3];
     int64_t bs = n > 0 ? s / n : 0;
-    return lg_emit(ps, v, bs);
+    int rc = lg_emit(ps, v, bs);
+    return rc ? rc : hs_profile_set_fvalues(ps->p, fv);
+}
+
+/* The unrounded value of sample i's type t, and what truncation took from it. */
+typedef struct {
+    double frac;
+    size_t i;
+} lg_rem_t;
+
+static int lg_rem_cmp(const void *a, const void *b)
+{
+    const lg_rem_t *x = a, *y = b;
+    if (x->frac != y->frac)
+        return x->frac > y->frac ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The integer values of a file unsampled in floating point, apportioned by largest
+ * remainder: per sample type, the samples whose truncation lost the most get one more,
+ * until the integers add up to the truncated sum of the unrounded values, the total
+ * jeprof prints. Each sample stays within one of its unrounded value, so a pprof file
+ * written from the profile has jeprof's totals. */
+static int lg_apportion(hs_profile_t *p)
+{
+    lg_rem_t *r = malloc((p->nsamples + 1) * sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    for (size_t t = 0; t < p->ntypes; t++) {
+        double sum = 0;
+        bool sane = true;
+        for (size_t i = 0; i < p->nsamples; i++) {
+            const hs_sample_t *s = &p->samples[i];
+            double f = s->fvalues ? s->fvalues[t] : (double)s->values[t];
+            sane = sane && f >= 0;
+            sum += f;
+            r[i].frac = f - (double)s->values[t];
+            r[i].i = i;
+        }
+        /* Negative counts, or sums above 2^53 where a double holds no fractions to give
+         * out (and integers could overflow): such absurd files keep their truncations. */
+        if (!sane || !(sum < 9007199254740992.0))
+            continue;
+        int64_t have = 0; /* below sum: no overflow */
+        for (size_t i = 0; i < p->nsamples; i++)
+            have += p->samples[i].values[t];
+        int64_t extra = lg_f2i(sum) - have;
+        if (extra <= 0)
+            continue;
+        qsort(r, p->nsamples, sizeof(*r), lg_rem_cmp);
+        for (size_t k = 0; k < p->nsamples && (int64_t)k < extra; k++)
+            p->samples[r[k].i].values[t]++;
+    }
+    free(r);
+    return 0;
 }
 
 /* "N1: S1 [N2: S2] @ 0x... 0x..." of the `heap profile:` family. */
@@ -447,8 +523,9 @@ static int lg_types(hs_legacy_parser_t *ps)
     p->period_type.type = hs_profile_str(p, "space");
     p->period_type.unit = hs_profile_str(p, "bytes");
     p->period = ps->rate;
-    p->drop_frames = hs_profile_str(p, hs_legacy_alloc_drop_rx);
-    p->keep_frames = hs_profile_str(p, hs_legacy_alloc_keep_rx);
+    p->drop_frames =
+        hs_profile_str(p, ps->jemalloc ? hs_legacy_jeprof_drop_rx : hs_legacy_alloc_drop_rx);
+    p->keep_frames = hs_profile_str(p, ps->jemalloc ? "" : hs_legacy_alloc_keep_rx);
     if (rc || p->default_sample_type < 0 || p->period_type.type < 0 || p->period_type.unit < 0 ||
         p->drop_frames < 0 || p->keep_frames < 0)
         return -ENOMEM;
@@ -693,6 +770,8 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
     }
     if (!rc)
         rc = hs_legacy_maps_finish(&ps);
+    if (!rc && ps.jemalloc)
+        rc = lg_apportion(ps.p);
     if (!rc && (ps.jemalloc || ps.filled))
         rc = lg_trim_leaves(ps.p, ps.jemalloc);
     /* Go: runtime.goexit named and pprof's pruning applied here (read_legacy_go.c), so

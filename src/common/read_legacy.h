@@ -30,5 +30,8 @@ int hs_legacy_go_finish(hs_profile_t *p);
  * profiles, so that allocator frames are pruned from the leaf side of every stack. */
 extern const char hs_legacy_alloc_drop_rx[];
 extern const char hs_legacy_alloc_keep_rx[];
+/* jeprof's allocator frames (its RemoveUninterestingFrames), the drop_frames of a jemalloc
+ * heap_v2 file: jeprof is that format's reference reader. */
+extern const char hs_legacy_jeprof_drop_rx[];
 
 #endif

@@ -515,11 +515,13 @@ typedef struct {
 typedef struct {
     const hs_sample_t *src;
     int64_t *vals;
+    double fval; /* the chosen sample type's value, summed unrounded (hs_sample_t.fvalues) */
 } rep_merged_t;
 
 /* profile.Merge for one input: equal samples summed in first-seen order. Returns the
  * count of merged samples in *out (vals point into *pool), or -ENOMEM. */
-static long rep_merge(const rep_input_t *in, rep_merged_t **out, int64_t **pool)
+static long rep_merge(const rep_input_t *in, int sidx, rep_merged_t **out, int64_t **pool,
+                      bool *frac)
 {
     const hs_profile_t *p = in->p;
     size_t cap = 16, n = 0, nt = p->ntypes;
@@ -536,7 +538,7 @@ static long rep_merge(const rep_input_t *in, rep_merged_t **out, int64_t **pool)
         const hs_sample_t *s = &p->samples[si];
         bool zero = true;
         for (size_t i = 0; i < nt; i++)
-            zero &= s->values[i] == 0;
+            zero &= s->values[i] == 0 && (!s->fvalues || s->fvalues[i] == 0);
         if (zero)
             continue;
         uint64_t k = rep_sample_key(in, s);
@@ -548,7 +550,10 @@ static long rep_merge(const rep_input_t *in, rep_merged_t **out, int64_t **pool)
             t[j].idx = ++n;
             (*out)[n - 1].src = s;
             (*out)[n - 1].vals = *pool + (n - 1) * nt;
+            (*out)[n - 1].fval = 0;
         }
+        (*out)[t[j].idx - 1].fval += s->fvalues ? s->fvalues[sidx] : (double)s->values[sidx];
+        *frac = *frac || s->fvalues;
         for (size_t i = 0; i < nt; i++)
             (*out)[t[j].idx - 1].vals[i] = hs_sat_add((*out)[t[j].idx - 1].vals[i], s->values[i]);
     }
@@ -630,6 +635,7 @@ static int rep_add_sample(hs_report_t *r, const rep_input_t *in, const rep_merge
     rs->frames = (uint32_t *)(uintptr_t)start;
     rs->nframes = q->nframes - start;
     rs->value = m->vals[r->sidx] * in->sign;
+    rs->fvalue = m->fval * in->sign;
     rs->var = rep_variance(in, m->vals, r->sidx);
     rs->prof = in->p;
     rs->src = s;
@@ -638,18 +644,23 @@ static int rep_add_sample(hs_report_t *r, const rep_input_t *in, const rep_merge
     return 0;
 }
 
-/* Merges, totals and filters the samples of one input. */
-static int rep_samples(hs_report_t *r, const rep_input_t *in, size_t *cap, int64_t *base_total)
+/* Merges, totals and filters the samples of one input; ftot[0] and ftot[1] sum the
+ * unrounded values of all inputs and of the bases alone. */
+static int rep_samples(hs_report_t *r, const rep_input_t *in, size_t *cap, int64_t *base_total,
+                       double ftot[2])
 {
     rep_merged_t *m = NULL;
     int64_t *pool = NULL;
-    long n = rep_merge(in, &m, &pool);
+    long n = rep_merge(in, r->sidx, &m, &pool, &r->fractional);
     int rc = n < 0 ? (int)n : 0;
     for (long i = 0; !rc && i < n; i++) {
         int64_t v = m[i].vals[r->sidx];
         r->total = hs_sat_add(r->total, hs_sat_abs(v));
-        if (in->sign < 0)
+        ftot[0] += fabs(m[i].fval);
+        if (in->sign < 0) {
             *base_total = hs_sat_add(*base_total, hs_sat_abs(v));
+            ftot[1] += fabs(m[i].fval);
+        }
         if (rep_keep(in, m[i].src) && rep_keep_tags(r, in, m[i].src))
             rc = rep_add_sample(r, in, &m[i], cap);
     }
@@ -767,19 +778,30 @@ static int rep_headers(hs_report_t *r, const hs_profile_t *const *profs, size_t 
     return 0;
 }
 
+/* A float truncated toward zero, as Perl's %d prints one (clamped to int64). */
+static int64_t rep_trunc(double f)
+{
+    if (f != f)
+        return 0;
+    if (f >= 9.2233720368547748e18)
+        return INT64_MAX;
+    return f <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)f;
+}
+
 /* Flat and cum per node (pprof's newGraph): cum once per sample per node, flat to the
- * leaf; variances alike. */
+ * leaf; variances alike. A fractional report's are its unrounded sums truncated. */
 static void rep_accumulate(hs_report_t *r)
 {
     for (size_t si = 0; si < r->nsamples; si++) {
         const hs_rsample_t *s = &r->samples[si];
-        if (s->value == 0)
+        if (s->value == 0 && s->fvalue == 0)
             continue;
         for (size_t i = s->nframes; i-- > 0;) {
             hs_rnode_t *n = &r->nodes[s->frames[i]];
             if (n->stamp != si + 1) {
                 n->stamp = si + 1;
                 n->cum = hs_sat_add(n->cum, s->value);
+                n->fcum += s->fvalue;
                 if (s->base)
                     n->base_cum = hs_sat_add(n->base_cum, -s->value);
                 *(s->base ? &n->base_cum_var : &n->cum_var) += s->var;
@@ -787,9 +809,14 @@ static void rep_accumulate(hs_report_t *r)
         }
         hs_rnode_t *leaf = &r->nodes[s->frames[0]];
         leaf->flat = hs_sat_add(leaf->flat, s->value);
+        leaf->fflat += s->fvalue;
         if (s->base)
             leaf->base_flat = hs_sat_add(leaf->base_flat, -s->value);
         *(s->base ? &leaf->base_flat_var : &leaf->flat_var) += s->var;
+    }
+    for (size_t i = 0; r->fractional && i < r->nnodes; i++) {
+        r->nodes[i].flat = rep_trunc(r->nodes[i].fflat);
+        r->nodes[i].cum = rep_trunc(r->nodes[i].fcum);
     }
 }
 
@@ -833,12 +860,17 @@ static int rep_inputs(hs_report_t *r, rep_input_t *in, size_t n, const hs_report
 {
     size_t cap = 0;
     int64_t base_total = 0;
+    double ftot[2] = {0, 0};
     for (size_t i = 0; i < n; i++) {
         int rc = rep_prepare_input(r, &in[i], o);
         if (!rc)
-            rc = rep_samples(r, &in[i], &cap, &base_total);
+            rc = rep_samples(r, &in[i], &cap, &base_total, ftot);
         if (rc)
             return rc;
+    }
+    if (r->fractional) { /* jeprof's TotalProfile, truncated when printed */
+        r->total = rep_trunc(ftot[0]);
+        base_total = rep_trunc(ftot[1]);
     }
     if (base_total > 0) /* computeTotal: a diff is relative to its base */
         r->total = base_total;
@@ -903,42 +935,6 @@ int hs_report_build(hs_report_t *r, const hs_profile_t *const *profs, const int 
     if (rc == -ENOMEM)
         snprintf(err, errlen, "%s", strerror(ENOMEM));
     return rc;
-}
-
-long hs_report_stack_ids(const hs_report_t *r, bool leaf_only, uint32_t *ids)
-{
-    size_t cap = 16, n = 0;
-    while (cap < r->nsamples * 2)
-        cap *= 2;
-    uint32_t *slots = calloc(cap, sizeof(uint32_t)); /* first sample of the stack + 1 */
-    uint32_t *first = malloc((r->nsamples + 1) * sizeof(uint32_t));
-    if (!slots || !first) {
-        free(slots);
-        free(first);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < r->nsamples; i++) {
-        const hs_rsample_t *s = &r->samples[i];
-        size_t nf = leaf_only && s->nframes ? 1 : s->nframes;
-        uint64_t h = nf;
-        for (size_t k = 0; k < nf; k++)
-            h = rep_mix(h, s->frames[k]);
-        size_t j = h & (cap - 1);
-        for (; slots[j]; j = (j + 1) & (cap - 1)) {
-            const hs_rsample_t *o = &r->samples[slots[j] - 1];
-            size_t onf = leaf_only && o->nframes ? 1 : o->nframes;
-            if (onf == nf && memcmp(o->frames, s->frames, nf * sizeof(uint32_t)) == 0)
-                break;
-        }
-        if (!slots[j]) {
-            slots[j] = (uint32_t)i + 1;
-            first[i] = (uint32_t)n++;
-        }
-        ids[i] = first[slots[j] - 1];
-    }
-    free(slots);
-    free(first);
-    return (long)n;
 }
 
 void hs_report_free(hs_report_t *r)

@@ -66,6 +66,9 @@ typedef struct {
     uint64_t address;
     int64_t start_line, lineno;
     int64_t flat, cum; /* in a diff: new minus base, as pprof has them */
+    /* flat and cum summed from the samples' unrounded values (hs_sample_t.fvalues); when
+     * the report is fractional, flat and cum are these truncated, as jeprof prints. */
+    double fflat, fcum;
     /* Sampling variance of the profiles with sign +1 (in a diff, new's side alone) */
     double flat_var, cum_var;
     /* In a diff, the base's side: its flat and cum as positive values (new's are flat +
@@ -82,6 +85,7 @@ typedef struct {
     uint8_t *inl; /* 1 when the frame is an inlined call (not its location's last line) */
     size_t nframes;
     int64_t value; /* of the chosen sample type, negated for a diff base */
+    double fvalue; /* the same unrounded (hs_sample_t.fvalues), else value */
     double var;    /* variance of value from sampling; 0 when exact */
     const hs_profile_t *prof;
     const hs_sample_t *src; /* the first sample merged in (for labels) */
@@ -99,6 +103,10 @@ typedef struct {
     hs_rsample_t *samples; /* after filtering, in pprof's merged order */
     size_t nsamples;
     int64_t total; /* pprof's total: sum of |value| before filtering (of the base in a diff) */
+    /* Whether a profile's samples carry unrounded values (a jemalloc heap_v2 file): then
+     * total and the nodes' flat and cum are the truncations of the sums of those, as
+     * jeprof truncates only what it prints, never a stack's value before summing it. */
+    bool fractional;
     /* Whether every profile with sign +1 (exact), or -1 (base_exact), was recorded at
      * rate 1 (period <= 1): its values are the truth, no sampled estimates. */
     bool exact, base_exact;

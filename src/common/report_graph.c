@@ -1,8 +1,8 @@
 /*
  * The graph side of the report model (report.h): pprof's node orderings and trimming
  * (Graph.SortNodes, DiscardLowFrequencyNodes, SelectTopNodes) and its edges (weights once
- * per sample, inline flags, edge order). Reads a built hs_report_t; owns only the arrays
- * it returns.
+ * per sample, inline flags, edge order), and the numbering of distinct stacks. Reads a
+ * built hs_report_t; owns only the arrays it returns.
  */
 #define _GNU_SOURCE /* qsort_r */
 #include "report.h"
@@ -302,4 +302,47 @@ uint32_t *hs_report_tree_children(const hs_report_t *r, const hs_rtree_t *t, uin
     rep_kids_t ctx = {r, t};
     qsort_r(a, k, sizeof(*a), rep_kids_cmp, &ctx);
     return a;
+}
+
+/* One step of the stack hash of hs_report_stack_ids. */
+static uint64_t graph_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+long hs_report_stack_ids(const hs_report_t *r, bool leaf_only, uint32_t *ids)
+{
+    size_t cap = 16, n = 0;
+    while (cap < r->nsamples * 2)
+        cap *= 2;
+    uint32_t *slots = calloc(cap, sizeof(uint32_t)); /* first sample of the stack + 1 */
+    uint32_t *first = malloc((r->nsamples + 1) * sizeof(uint32_t));
+    if (!slots || !first) {
+        free(slots);
+        free(first);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < r->nsamples; i++) {
+        const hs_rsample_t *s = &r->samples[i];
+        size_t nf = leaf_only && s->nframes ? 1 : s->nframes;
+        uint64_t h = nf;
+        for (size_t k = 0; k < nf; k++)
+            h = graph_mix(h, s->frames[k]);
+        size_t j = h & (cap - 1);
+        for (; slots[j]; j = (j + 1) & (cap - 1)) {
+            const hs_rsample_t *o = &r->samples[slots[j] - 1];
+            size_t onf = leaf_only && o->nframes ? 1 : o->nframes;
+            if (onf == nf && memcmp(o->frames, s->frames, nf * sizeof(uint32_t)) == 0)
+                break;
+        }
+        if (!slots[j]) {
+            slots[j] = (uint32_t)i + 1;
+            first[i] = (uint32_t)n++;
+        }
+        ids[i] = first[slots[j] - 1];
+    }
+    free(slots);
+    free(first);
+    return (long)n;
 }
