@@ -217,6 +217,29 @@ static void dump_estimate(hs_profile_t *p, const dump_meta_t *m, double var)
     hs_profile_add_comment(p, line);
 }
 
+/* A profile without a stack says why, so that it is never empty in silence: no allocation
+ * call reached heapsift at all (the reach line, when there is one, says what bypasses it),
+ * or some did and none was sampled. "reach: " leads it, so that heapsift top, stats and
+ * run's summary show it beside the reach line. */
+static void dump_empty(hs_profile_t *p, const dump_meta_t *m)
+{
+    char line[300];
+    const hs_counters_t *k = &m->counters;
+    if (hs_stacktab_count() != 0)
+        return;
+    if (k->allocs == 0)
+        snprintf(line, sizeof(line),
+                 "reach: empty profile: no allocation call reached heapsift in this process%s",
+                 hs_reach_comment() ? " (the reach line says what bypasses it)" : "");
+    else
+        snprintf(line, sizeof(line),
+                 "reach: empty profile: %llu allocation calls (%llu bytes) reached heapsift, "
+                 "none was sampled at rate %llu",
+                 (unsigned long long)k->allocs, (unsigned long long)k->bytes,
+                 (unsigned long long)__atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED));
+    hs_profile_add_comment(p, line);
+}
+
 static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, double var)
 {
     static const char *const types[4][2] = {{"alloc_objects", "count"},
@@ -255,6 +278,7 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     dump_estimate(p, m, var);
     if (hs_reach_comment()) /* calls heapsift cannot see: never an empty profile in silence */
         hs_profile_add_comment(p, hs_reach_comment());
+    dump_empty(p, m);
     if (m->reach && hs_leaks_comment()) /* the reachable= labels' scan */
         hs_profile_add_comment(p, hs_leaks_comment());
     if (hs_attach_comment()) /* where heapsift's knowledge starts (heapsift attach) */

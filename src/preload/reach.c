@@ -14,10 +14,12 @@
  * the executable, in a library the program imports them from, one instance per prefix and
  * object) are hooked in place where the hooks can (HEAPSIFT_HOOKS=auto, x86-64), an API
  * once one of its releases is (free, sdallocx, dallocx, or the family's free leading into
- * the same object). What was hooked and
- * what still bypasses heapsift, with why, is said in one line on stderr and kept for the
- * profiles' comments (and so for the headers of heapsift top and stats): a profile must
- * never be empty in silence.
+ * the same object). What was hooked, what reaches heapsift another way (an operator new
+ * whose calls go to the malloc heapsift interposes: reach_via.c decodes it to know), and
+ * what still bypasses heapsift, with why, is kept in one line for the profiles' comments
+ * (and so for the headers of heapsift top and stats, and heapsift run's summary), and said
+ * on stderr only with HEAPSIFT_VERBOSE=1: a profile must never be empty in silence, and a
+ * program's stderr must never carry heapsift's findings unasked.
  * Nothing here runs on an allocation path but hs_reach_recheck (objects loaded later, on
  * the sampled path); it reads the loaded objects' dynamic symbol tables in memory and the
  * .symtab of the executable and of objects loaded later (elfsyms.c).
@@ -29,6 +31,7 @@
 #include "gotslot.h"
 #include "hooks.h"
 #include "log.h"
+#include "options.h"
 #include "patch.h"
 #include "stopworld.h"
 #include "unwind.h"
@@ -585,6 +588,16 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
         }
 }
 
+/* Whether the line is said on stderr too: only when asked (HEAPSIFT_VERBOSE=1, as heapsift
+ * run sets by default). A program's stderr is the program's: a compiler that defines its own
+ * operator new would print the line into every compile, and configure scripts take any
+ * output on a compiler's stderr for a failure. The line always goes into the profiles'
+ * comments (and so into heapsift top, stats and run's summary). */
+static bool reach_loud(void)
+{
+    return hs_opt.verbose && !__atomic_load_n(&reach_quiet, __ATOMIC_RELAXED);
+}
+
 /* The one line: what is hooked, then what still bypasses heapsift and why. */
 static void reach_say(reach_t *r)
 {
@@ -614,7 +627,7 @@ static void reach_say(reach_t *r)
                  "%scalls bypass heapsift: %s; the memory they allocate is not in its "
                  "profiles%s",
                  k ? "; " : "reach: ", r->bypass.buf, r->off ? " (HEAPSIFT_HOOKS=off)" : "");
-    if (reach_line[0] && !__atomic_load_n(&reach_quiet, __ATOMIC_RELAXED))
+    if (reach_line[0] && reach_loud())
         hs_log("%s", reach_line);
 }
 
@@ -770,7 +783,8 @@ static void reach_later_got(uintptr_t base, const char *path)
     snprintf(line, sizeof(line), "%sloaded later: %d import slots of %s pointed at heapsift",
              reach_line[0] ? "; " : "reach: ", n, reach_base(path));
     reach_append(line);
-    hs_log("reach: %s", strstr(line, "loaded later: "));
+    if (reach_loud())
+        hs_log("reach: %s", strstr(line, "loaded later: "));
 }
 
 /* One object loaded after start: its Rust allocator hooked, and said. */
@@ -812,7 +826,7 @@ static void reach_later_object(uintptr_t base, const char *path)
                      hooked, r.hooked.n && r.bypass.n ? "; " : "",
                      r.bypass.n ? "calls bypass heapsift: " : "", bypass);
     reach_append(line);
-    if (k > 0)
+    if (k > 0 && reach_loud())
         hs_log("reach: %s", strstr(line, "loaded later: "));
 }
 
