@@ -33,6 +33,7 @@
 #include "log.h"
 #include "options.h"
 #include "patch.h"
+#include "reach_via.h"
 #include "stopworld.h"
 #include "unwind.h"
 
@@ -94,7 +95,8 @@ typedef struct {
 typedef struct {
     reach_list_t hooked, bypass; /* bypass: each entry with where and why */
     reach_list_t got;            /* hooked through the callers' import slots */
-    reach_list_t via;            /* not hooked, but calling the malloc hooked */
+    reach_list_t via;            /* not hooked, but calling what reaches heapsift */
+    reach_list_t via_through;    /* what they call: malloc, free */
     const char *via_owner;
     reach_list_t fam; /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
@@ -114,14 +116,34 @@ typedef struct {
     bool off;            /* HEAPSIFT_HOOKS=off or no hooks in this build */
 } reach_t;
 
+static const void *reach_self; /* heapsift's own object (its dladdr base) */
+
 static const char *reach_label(const char *name)
 {
     return name[0] == '_' && name[1] == 'Z' ? "operator new/delete" : name;
 }
 
-/* One entry point found at addr (size bytes, 0 unknown) in the object at base: hooked, or
- * said to bypass heapsift with why; operator new/delete of an object with no malloc of its
- * own (libstdc++'s, when attached) call the malloc and free hooked, and are said to. */
+/* Whether the entry point name at addr, not hooked, still reaches heapsift through what its
+ * code calls (reach_via.c): cc1's own operator new calls the malloc heapsift interposes;
+ * libstdc++'s, when attached, the malloc hooked in libc. Said so; its frame is not the
+ * allocation's site then (its caller is). */
+static bool reach_family_via(reach_t *r, const char *name, void *addr, size_t size,
+                             const char *owner)
+{
+    char through[32];
+    if (!hs_reach_via(addr, size, reach_self, through, sizeof(through)))
+        return false;
+    reach_add(&r->via, reach_label(name));
+    reach_add(&r->via_through, through);
+    r->via_owner = owner;
+    if (size)
+        hs_unwind_add_wrapper((uintptr_t)addr, (uintptr_t)addr + size);
+    return true;
+}
+
+/* One entry point found at addr (size bytes, 0 unknown) in the object at base: hooked,
+ * reaching heapsift through what it calls (reach_family_via), or said to bypass heapsift
+ * with why. */
 static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, const void *base,
                              const char *owner)
 {
@@ -141,14 +163,8 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, cons
                      strncmp(why, "HEAPSIFT_", 9) == 0 ? "" : " not in place: ", why);
         return;
     }
-    if (rc == -EPERM && name[0] == '_' && hs_hooks_entry("malloc") &&
-        !hs_elf_defines(base, "malloc") && !hs_elf_defines(base, "free")) {
-        reach_add(&r->via, "operator new/delete"); /* libstdc++'s: its calls reach ours */
-        r->via_owner = owner;
-        if (size) /* its frame is not the allocation's site: its caller is */
-            hs_unwind_add_wrapper((uintptr_t)addr, (uintptr_t)addr + size);
+    if ((rc == -EPERM || rc == -ENOSYS) && reach_family_via(r, name, addr, size, owner))
         return;
-    }
     r->off |= rc == -ENOSYS;
     if (rc != -ENOSYS && !r->fam_why[0])
         snprintf(r->fam_why, sizeof(r->fam_why), "%s: %.120s", name, why);
@@ -620,8 +636,9 @@ static void reach_say(reach_t *r)
                               reach_base(r->hooked_owner), r->got_why);
     if (r->via.n && k < sizeof(reach_line))
         k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
-                              "%s%s of %s reach heapsift through the malloc and free hooked",
-                              k ? "; " : "reach: ", r->via.buf, reach_base(r->via_owner));
+                              "%s%s of %s reach heapsift through the %s they call",
+                              k ? "; " : "reach: ", r->via.buf, reach_base(r->via_owner),
+                              r->via_through.buf);
     if (r->bypass.n && k < sizeof(reach_line))
         snprintf(reach_line + k, sizeof(reach_line) - k,
                  "%scalls bypass heapsift: %s; the memory they allocate is not in its "
@@ -886,17 +903,19 @@ void hs_reach_detect(void)
 {
     Dl_info self;
     char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "", got[REACH_MAX] = "";
-    char via[64] = "", nohook[REACH_MAX] = "";
+    char via[REACH_MAX] = "", through[REACH_MAX] = "", nohook[REACH_MAX] = "";
     reach_t r;
     memset(&r, 0, sizeof(r));
     r.hooked.buf = hooked;
     r.got.buf = got;
     r.via.buf = via;
+    r.via_through.buf = through;
     r.bypass.buf = bypass;
     r.fam.buf = fam;
     r.nohook.buf = nohook;
     if (!dladdr((void *)&hs_reach_detect, &self))
         return;
+    reach_self = self.dli_fbase;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t); /* dlsym and dladdr may allocate */
     reach_family_scan(&r, self.dli_fbase);

@@ -1,0 +1,19 @@
+/*
+ * Reach through a call (reach_via.c): whether an entry point heapsift does not hook calls
+ * a malloc-family function that leads to heapsift, read from its code.
+ */
+#ifndef HS_REACH_VIA_H
+#define HS_REACH_VIA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether the calls of the function at fn (size bytes, 0 unknown) reach heapsift (its
+ * object loaded at self_base): through an import slot of a C member of the malloc family
+ * bound to heapsift or to an entry point it hooked, or a direct call to one hooked in place,
+ * followed through direct calls and jumps. That member's name goes into through[len].
+ * false when none does or the code cannot be decoded (no decoder, not x86-64). At start or
+ * attach, inside the guard. */
+bool hs_reach_via(const void *fn, size_t size, const void *self_base, char *through, size_t len);
+
+#endif
