@@ -98,6 +98,8 @@ typedef struct {
     reach_list_t via;            /* not hooked, but calling what reaches heapsift */
     reach_list_t via_through;    /* what they call: malloc, free */
     const char *via_owner;
+    reach_list_t uncalled; /* a library's, not hooked, but bound by no call */
+    const char *uncalled_owner;
     reach_list_t fam; /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
     char fam_why[200]; /* the first refusal among them */
@@ -121,6 +123,16 @@ static const void *reach_self; /* heapsift's own object (its dladdr base) */
 static const char *reach_label(const char *name)
 {
     return name[0] == '_' && name[1] == 'Z' ? "operator new/delete" : name;
+}
+
+/* Whether addr lies in the executable (its link map has no name), whose own calls bind
+ * inside it: a definition there is called whether or not any object imports it. */
+static bool reach_in_exe(const void *addr)
+{
+    Dl_info di;
+    struct link_map *lm = NULL;
+    return dladdr1(addr, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name &&
+           lm->l_name[0] == '\0';
 }
 
 /* Whether the entry point name at addr, not hooked, still reaches heapsift through what its
@@ -165,6 +177,11 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, cons
     }
     if ((rc == -EPERM || rc == -ENOSYS) && reach_family_via(r, name, addr, size, owner))
         return;
+    if (!reach_in_exe(addr) && !hs_reach_called(name, reach_self)) {
+        reach_add(&r->uncalled, reach_label(name)); /* libc's pvalloc beside rustc's malloc */
+        r->uncalled_owner = owner;
+        return;
+    }
     r->off |= rc == -ENOSYS;
     if (rc != -ENOSYS && !r->fam_why[0])
         snprintf(r->fam_why, sizeof(r->fam_why), "%s: %.120s", name, why);
@@ -639,6 +656,10 @@ static void reach_say(reach_t *r)
                               "%s%s of %s reach heapsift through the %s they call",
                               k ? "; " : "reach: ", r->via.buf, reach_base(r->via_owner),
                               r->via_through.buf);
+    if (r->uncalled.n && k < sizeof(reach_line))
+        k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
+                              "%snot hooked, but bound by no call of any object loaded: %s of %s",
+                              k ? "; " : "reach: ", r->uncalled.buf, reach_base(r->uncalled_owner));
     if (r->bypass.n && k < sizeof(reach_line))
         snprintf(reach_line + k, sizeof(reach_line) - k,
                  "%scalls bypass heapsift: %s; the memory they allocate is not in its "
@@ -904,12 +925,14 @@ void hs_reach_detect(void)
     Dl_info self;
     char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "", got[REACH_MAX] = "";
     char via[REACH_MAX] = "", through[REACH_MAX] = "", nohook[REACH_MAX] = "";
+    char uncalled[REACH_MAX] = "";
     reach_t r;
     memset(&r, 0, sizeof(r));
     r.hooked.buf = hooked;
     r.got.buf = got;
     r.via.buf = via;
     r.via_through.buf = through;
+    r.uncalled.buf = uncalled;
     r.bypass.buf = bypass;
     r.fam.buf = fam;
     r.nohook.buf = nohook;

@@ -151,3 +151,34 @@ bool hs_reach_via(const void *fn, size_t size, const void *self_base, char *thro
         through[0] = '\0';
     return via_visit(&v, fn, size, 0);
 }
+
+/* Whether an object other than heapsift's has a relocation that binds name: an import (a
+ * PLT or GOT slot), or a library's own interposable call of it (libc's calls of malloc). */
+typedef struct {
+    const char *name;
+    const void *self_base;
+    bool found;
+} via_called_t;
+
+static int via_called_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    via_called_t *c = arg;
+    hs_elf_dyn_t o;
+    (void)size;
+    if ((const void *)info->dlpi_addr == c->self_base || !hs_elf_dyn(info, &o))
+        return 0;
+    for (int k = 0; k < 2 && !c->found; k++)
+        for (size_t j = 0; j < o.nrela[k] && !c->found; j++) {
+            size_t sym = ELF64_R_SYM(o.rela[k][j].r_info);
+            c->found = sym != 0 && (!o.nsyms || sym < o.nsyms) &&
+                       strcmp(o.str + o.sym[sym].st_name, c->name) == 0;
+        }
+    return c->found;
+}
+
+bool hs_reach_called(const char *name, const void *self_base)
+{
+    via_called_t c = {name, self_base, false};
+    dl_iterate_phdr(via_called_cb, &c);
+    return c.found;
+}

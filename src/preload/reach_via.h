@@ -16,4 +16,10 @@
  * attach, inside the guard. */
 bool hs_reach_via(const void *fn, size_t size, const void *self_base, char *through, size_t len);
 
+/* Whether any loaded object but heapsift's (at self_base) has a relocation binding name:
+ * whether any call can reach a library's definition of it through the dynamic linker. A
+ * library's member that none binds is called by nothing loaded (libc's pvalloc where the
+ * program brings its own malloc): not hooked, but bypassed by no call. Inside the guard. */
+bool hs_reach_called(const char *name, const void *self_base);
+
 #endif
