@@ -217,16 +217,18 @@ static void dump_estimate(hs_profile_t *p, const dump_meta_t *m, double var)
     hs_profile_add_comment(p, line);
 }
 
-/* A profile without a stack says why, so that it is never empty in silence: no allocation
- * call reached heapsift at all (the reach line, when there is one, says what bypasses it),
- * or some did and none was sampled. "reach: " leads it, so that heapsift top, stats and
- * run's summary show it beside the reach line. */
+/* A profile without a sample (after its samples are added) says why, so that it is never empty in
+ * silence: no allocation call reached heapsift at all (the reach line, when there is one, says what
+ * bypasses it), or some did and none was sampled. "reach: " leads it, so that heapsift top, stats
+ * and run's summary show it beside the reach line. */
 static void dump_empty(hs_profile_t *p, const dump_meta_t *m)
 {
     char line[300];
     const hs_counters_t *k = &m->counters;
-    if (hs_stacktab_count() != 0)
-        return;
+    for (size_t i = 0; i < p->nsamples; i++)
+        for (size_t t = 0; t < p->ntypes; t++)
+            if (p->samples[i].values[t] != 0)
+                return;
     if (k->allocs == 0)
         snprintf(line, sizeof(line),
                  "reach: empty profile: no allocation call reached heapsift in this process%s",
@@ -278,7 +280,6 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     dump_estimate(p, m, var);
     if (hs_reach_comment()) /* calls heapsift cannot see: never an empty profile in silence */
         hs_profile_add_comment(p, hs_reach_comment());
-    dump_empty(p, m);
     if (m->reach && hs_leaks_comment()) /* the reachable= labels' scan */
         hs_profile_add_comment(p, hs_leaks_comment());
     if (hs_attach_comment()) /* where heapsift's knowledge starts (heapsift attach) */
@@ -469,6 +470,8 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
     int rc = dump_header(c->prof, m, kind, dump_live_var(s, n));
     if (rc == 0)
         rc = dump_samples(c, s, n, m->life);
+    if (rc == 0)
+        dump_empty(c->prof, m);
     return rc;
 }
 

@@ -43,6 +43,7 @@
 #include <link.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -621,14 +622,18 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
         }
 }
 
-/* Whether the line is said on stderr too: only when asked (HEAPSIFT_VERBOSE=1, as heapsift
- * run sets by default). A program's stderr is the program's: a compiler that defines its own
- * operator new would print the line into every compile, and configure scripts take any
- * output on a compiler's stderr for a failure. The line always goes into the profiles'
- * comments (and so into heapsift top, stats and run's summary). */
+/* Whether the line is said on stderr too: only when asked (HEAPSIFT_VERBOSE=1), and not
+ * under heapsift run, which says it in its summary, once for all the processes it ran. A program's
+ * stderr is the program's: a compiler that defines its own operator new would print the line into
+ * every compile, and configure scripts take any output on a compiler's stderr for a failure. The
+ * line always goes into the profiles' comments (and so into heapsift top, stats and run's summary).
+ */
 static bool reach_loud(void)
 {
-    return hs_opt.verbose && !__atomic_load_n(&reach_quiet, __ATOMIC_RELAXED);
+    static int run = -1; /* under heapsift run, whose summary says it once for the tree */
+    if (run < 0)
+        run = getenv("HEAPSIFT_RUN_REPORT") != NULL;
+    return hs_opt.verbose && !run && !__atomic_load_n(&reach_quiet, __ATOMIC_RELAXED);
 }
 
 /* The one line: what is hooked, then what still bypasses heapsift and why. */
