@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define VIA_DEPTH 5 /* levels of branches followed, a PLT entry one of them */
+#define VIA_DEPTH 8 /* levels of branches followed, each PLT entry one of them */
 #define VIA_BRANCHES 16
 #define VIA_VISITS 32 /* functions decoded per entry point at most */
 
@@ -66,14 +66,16 @@ static int via_slot_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-/* Whether name is a C member of the malloc family (malloc, free, calloc, ...). */
+/* Whether name is a member of the malloc family (malloc, free, ..., operator new/delete). */
 static bool via_family(const char *name)
 {
     for (size_t i = 0; i < hs_hooks_family_count(); i++)
-        if (name[0] != '_' && strcmp(name, hs_hooks_family_name(i)) == 0)
+        if (strcmp(name, hs_hooks_family_name(i)) == 0)
             return true;
     return false;
 }
+
+static bool via_visit(via_t *v, const void *fn, size_t size, int depth);
 
 /* Whether a call to the function at to reaches heapsift: to lies in heapsift's object, or
  * is an entry point hooked (in place, or its import slots pointed at heapsift). */
@@ -86,8 +88,9 @@ static bool via_reaches(const via_t *v, uintptr_t to)
 }
 
 /* The call through the import slot at slot: true, with its name in v->through, when it is
- * a family member's and leads to heapsift. */
-static bool via_slot(via_t *v, uintptr_t slot)
+ * a family member's and leads to heapsift, or an operator new/delete's that is followed
+ * (libstdc++'s new[] calls new through its PLT) and does. */
+static bool via_slot(via_t *v, uintptr_t slot, int depth)
 {
     via_slot_t s = {slot, NULL, 0, 0};
     dl_iterate_phdr(via_slot_cb, &s);
@@ -96,10 +99,14 @@ static bool via_slot(via_t *v, uintptr_t slot)
     uintptr_t to = *(const uintptr_t *)slot;
     if (to >= s.lo && to < s.hi) /* lazy binding, not resolved yet: where it will bind */
         to = (uintptr_t)dlsym(RTLD_DEFAULT, s.name);
-    if (!to || !via_reaches(v, to))
+    if (!to)
         return false;
-    snprintf(v->through, v->len, "%s", s.name);
-    return true;
+    if (via_reaches(v, to)) {
+        snprintf(v->through, v->len, "%s", s.name[0] == '_' ? "operator new/delete" : s.name);
+        return true;
+    }
+    return s.name[0] == '_' && depth + 1 < VIA_DEPTH &&
+           via_visit(v, (const void *)to, 0, depth + 1);
 }
 
 /* A direct branch to an entry point hooked in place: its name, or NULL. */
@@ -121,7 +128,7 @@ static bool via_visit(via_t *v, const void *fn, size_t size, int depth)
     int n = hs_patch_branches(fn, size, br, VIA_BRANCHES);
     for (int i = 0; i < n; i++) {
         if (br[i].slot) {
-            if (via_slot(v, br[i].to))
+            if (via_slot(v, br[i].to, depth))
                 return true;
             continue;
         }
