@@ -540,6 +540,8 @@ void *hs_reach_mallctl(void)
 typedef struct {
     reach_t *r;
     uint32_t fam; /* a bit per family member the executable defines */
+    uintptr_t fam_addr[32];
+    size_t fam_size[32];
     uintptr_t base;
 } reach_exe_t;
 
@@ -553,8 +555,12 @@ static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t s
     if (!local && strcmp(name, "mallctl") == 0) /* a static jemalloc's, for accounting.c */
         __atomic_store_n(&reach_mallctl, (void *)(x->base + value), __ATOMIC_RELEASE);
     int fi = reach_family_index(name);
-    if (fi >= 0)
+    if (fi >= 0 && fi < 32) {
         x->fam |= 1u << fi;
+        x->fam_addr[fi] = x->base + value;
+        x->fam_size[fi] = size;
+    } else if (fi >= 0)
+        return;
     else if (local && reach_rust_sym(&r->rust, name, x->base + value, size))
         return;
     else if (local || hs_hooks_hooked((void *)(x->base + value)))
@@ -584,7 +590,9 @@ static int reach_exe_base(struct dl_phdr_info *info, size_t size, void *arg)
 /* exe_imports: the executable imports malloc or a relative (reach_object). */
 static void reach_exe_symtab(reach_t *r, bool exe_imports)
 {
-    reach_exe_t x = {r, 0, 0};
+    reach_exe_t x;
+    memset(&x, 0, sizeof(x));
+    x.r = r;
     size_t size;
     void *p = hs_elf_map_file("/proc/self/exe", &size);
     if (p == MAP_FAILED)
@@ -600,7 +608,7 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
                  r->nohook.buf, reach_base(reach_exe_name()));
         reach_add(&r->bypass, msg);
     }
-    if (r->hooked.n || r->fam.n)
+    if (r->hooked.n || r->fam.n || r->via.n)
         return; /* exported, so found by dlsym: already hooked or said */
     /* A stripped executable that imports no malloc at all, yet is dynamically linked: it
      * allocates through something linked into it, which no name shows (every Debian
@@ -614,7 +622,9 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
         reach_add(&r->bypass, msg);
     }
     for (size_t i = 0; i < hs_hooks_family_count(); i++)
-        if (x.fam & (1u << i)) {
+        if ((x.fam & (1u << i)) &&
+            !reach_family_via(r, hs_hooks_family_name(i), (void *)x.fam_addr[i], x.fam_size[i],
+                              reach_exe_name())) {
             reach_add(&r->fam, reach_label(hs_hooks_family_name(i)));
             r->fam_owner = reach_exe_name();
             if (!r->fam_why[0])
