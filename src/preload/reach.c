@@ -98,8 +98,7 @@ typedef struct {
     reach_list_t got;            /* hooked through the callers' import slots */
     reach_list_t via;            /* not hooked, but calling what reaches heapsift */
     reach_list_t via_through;    /* what they call: malloc, free */
-    const char *via_owner;
-    reach_list_t uncalled; /* a library's, not hooked, but bound by no call */
+    reach_list_t uncalled;       /* a library's, not hooked, but bound by no call */
     const char *uncalled_owner;
     reach_list_t fam; /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
@@ -143,12 +142,12 @@ static bool reach_in_exe(const void *addr)
 static bool reach_family_via(reach_t *r, const char *name, void *addr, size_t size,
                              const char *owner)
 {
-    char through[32];
+    char through[32], what[300];
     if (!hs_reach_via(addr, size, reach_self, through, sizeof(through)))
         return false;
-    reach_add(&r->via, reach_label(name));
+    snprintf(what, sizeof(what), "%s of %s", reach_label(name), reach_base(owner));
+    reach_add(&r->via, what);
     reach_add(&r->via_through, through);
-    r->via_owner = owner;
     if (size)
         hs_unwind_add_wrapper((uintptr_t)addr, (uintptr_t)addr + size);
     return true;
@@ -415,6 +414,15 @@ static void reach_rust_hook(reach_t *r, const reach_rust_t *rs, const char *owne
         }
         rc = 0;
     }
+    char through[32];
+    if (rc != 0 && r->via.buf && rs->fn[HS_RUST_ALLOC] &&
+        hs_reach_via(rs->fn[HS_RUST_ALLOC], rs->size[HS_RUST_ALLOC], reach_self, through,
+                     sizeof(through))) { /* a #[global_allocator] over System: its malloc */
+        snprintf(msg, sizeof(msg), "__rust_alloc (a Rust #[global_allocator] of %s)", owner);
+        reach_add(&r->via, msg);
+        reach_add(&r->via_through, through);
+        return;
+    }
     r->off |= rc == -ENOSYS;
     if (rc == 0 || rc == -ENOSYS)
         snprintf(msg, sizeof(msg), "__rust_alloc (a Rust #[global_allocator] of %s)", owner);
@@ -668,9 +676,8 @@ static void reach_say(reach_t *r)
                               reach_base(r->hooked_owner), r->got_why);
     if (r->via.n && k < sizeof(reach_line))
         k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
-                              "%s%s of %s reach heapsift through the %s they call",
-                              k ? "; " : "reach: ", r->via.buf, reach_base(r->via_owner),
-                              r->via_through.buf);
+                              "%s%s reach heapsift through the %s they call",
+                              k ? "; " : "reach: ", r->via.buf, r->via_through.buf);
     if (r->uncalled.n && k < sizeof(reach_line))
         k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
                               "%snot hooked, but bound by no call of any object loaded: %s of %s",

@@ -14,7 +14,9 @@
 #    indeed absent, while the program's malloc site is exact;
 #    pvalloc defined by a library preloaded ahead of heapsift: over its own arena and called
 #    by the program (bypass, its bytes absent), the same not called by anything (not hooked,
-#    bound by no call: no "bypass"), and over malloc (reaches heapsift, its bytes present).
+#    bound by no call: no "bypass"), and over malloc (reaches heapsift, its bytes present);
+#    a Rust #[global_allocator] over System with HEAPSIFT_HOOKS=off (reaches heapsift
+#    through malloc; hold_site's 1,000,000 B present).
 #  - an empty profile says so and why: own_malloc under HEAPSIFT_HOOKS=off, in the
 #    profile's comments, heapsift top and stats, and heapsift run's summary (also with -q).
 # usage: reach_true.sh BUILD_DIR SOURCE_DIR
@@ -215,6 +217,44 @@ if cc -O1 -g -shared -fPIC -o "$T/libpv.so" "$T/pv.c" 2>"$T/cc.err" &&
     site pv_via "$T/pv_via.pb.gz" site_malloc 3000
 else
     fail "cc failed"; show "$T/cc.err"
+fi
+
+# a Rust #[global_allocator] over System, hooks off: not hooked, yet its calls reach the
+# malloc heapsift interposes (before: "calls bypass heapsift ... not in its profiles")
+RUSTC=$(command -v rustc || true)
+[ -n "$RUSTC" ] || [ ! -x "$HOME/.cargo/bin/rustc" ] || RUSTC=$HOME/.cargo/bin/rustc
+if [ -n "$RUSTC" ]; then
+    cat >"$T/rsys.rs" <<'RS'
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+struct Counting;
+static N: AtomicUsize = AtomicUsize::new(0);
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 { N.fetch_add(1, Ordering::Relaxed); System.alloc(l) }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) { System.dealloc(p, l) }
+}
+#[global_allocator]
+static A: Counting = Counting;
+#[inline(never)]
+fn hold_site() -> Vec<Vec<u8>> { (0..10).map(|i| vec![i as u8; 100000]).collect() }
+fn main() {
+    let v = hold_site();
+    println!("{}", v.len());
+}
+RS
+    if "$RUSTC" -O -g -o "$T/rsys" "$T/rsys.rs" 2>"$T/rs.err"; then
+        st=0
+        HEAPSIFT_HOOKS=off HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/rsys.pb.gz" LD_PRELOAD="$LIB" "$T/rsys" >"$T/rsys.out" 2>"$T/rsys.err" || st=$?
+        [ $st = 0 ] && [ "$(cat "$T/rsys.out")" = 10 ] && [ ! -s "$T/rsys.err" ] || { fail "rsys: status $st"; show "$T/rsys.err"; }
+        has rsys "$T/rsys.pb.gz" "reach: __rust_alloc (a Rust #[global_allocator] of the program's own) reach heapsift through the malloc they call"
+        ! comments "$T/rsys.pb.gz" | grep -q bypass || fail "rsys: a reach line says calls bypass heapsift"
+        got=$(gotop "$T/rsys.pb.gz" alloc_space | table | awk -F '\t' 'index($1, "rsys::hold_site") == 1 && $3 + 0 > m { m = $3 + 0 } END { print m + 0 }')
+        [ "$got" = 1000000 ] || { fail "rsys: hold_site holds $got B allocated, want 1000000"; gotop "$T/rsys.pb.gz" alloc_space | head -15 >&2; }
+    else
+        fail "rustc failed"; show "$T/rs.err"
+    fi
+else
+    fail "no rustc (scripts/setup.sh installs Debian's rustc when none is on PATH)"
 fi
 
 # --- an empty profile says so ---------------------------------------------------------------
