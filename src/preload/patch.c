@@ -784,6 +784,15 @@ bool hs_patch_decoder(bool load)
     return ok;
 }
 
+bool hs_patch_is_installed(const void *target)
+{
+    hs_lock(&patch_lock, HS_RANK_PATCH);
+    const patch_rec_t *rec = patch_find(target);
+    bool on = rec && rec->installed;
+    hs_unlock(&patch_lock, HS_RANK_PATCH);
+    return on;
+}
+
 /* Linear sweep of [fn, fn + size) (size 0: up to the first ret or unconditional jump, at
  * most PATCH_BR_SWEEP bytes), never past fn's executable mapping. */
 #define PATCH_BR_SWEEP 512u
@@ -910,6 +919,12 @@ int hs_patch_remove(void *target)
 {
     (void)target;
     return -ENOENT;
+}
+
+bool hs_patch_is_installed(const void *target)
+{
+    (void)target;
+    return false;
 }
 
 int hs_patch_branches(const void *fn, size_t size, hs_patch_branch_t *out, size_t cap)

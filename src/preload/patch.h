@@ -55,6 +55,10 @@ int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, v
    patched from the sampled path, which must not dlopen: reach.c loads it at start. */
 bool hs_patch_decoder(bool load);
 
+/* Whether target's entry is patched now (a hook installed over it, not removed). Takes the
+   patcher's lock: not on an allocation path. */
+bool hs_patch_is_installed(const void *target);
+
 /* A branch out of a function: a call or jmp to a destination (slot false), or through the
    8-byte slot at a RIP-relative address (slot true: an import slot, as a PLT entry's
    jmp *disp(%rip) or -fno-plt's call). */

@@ -114,8 +114,15 @@ typedef struct {
     } api[64];             /* an allocator's own API functions found, to hook (reach_api_all) */
     int napi;
     reach_list_t nohook; /* the executable's API functions heapsift has no hook for */
-    reach_rust_t rust;   /* the executable's */
-    bool off;            /* HEAPSIFT_HOOKS=off or no hooks in this build */
+    struct {
+        void *def;
+        size_t size;
+        bool exe;      /* the executable's, named in nohook if it bypasses */
+        char msg[120]; /* its entry: "je_valloc (libjemalloc.so.2, called by prog)", or the name */
+    } pend[8];         /* API functions with no hook, judged once the APIs are hooked */
+    int npend;
+    reach_rust_t rust; /* the executable's */
+    bool off;          /* HEAPSIFT_HOOKS=off or no hooks in this build */
 } reach_t;
 
 static const void *reach_self; /* heapsift's own object (its dladdr base) */
@@ -281,6 +288,38 @@ static bool reach_is_api(const char *name)
 static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t size,
                            const void *base, const char *owner);
 
+/* An API function heapsift has no hook for, at def (size bytes): said once the APIs found
+ * are hooked (reach_pend_judge), since its code may call one of them. */
+static void reach_pend(reach_t *r, void *def, size_t size, bool exe, const char *msg)
+{
+    if (r->npend == (int)(sizeof(r->pend) / sizeof(r->pend[0]))) {
+        reach_add(exe ? &r->nohook : &r->bypass, msg);
+        return;
+    }
+    r->pend[r->npend].def = def;
+    r->pend[r->npend].size = size;
+    r->pend[r->npend].exe = exe;
+    snprintf(r->pend[r->npend++].msg, sizeof(r->pend[0].msg), "%.119s", msg);
+}
+
+/* Each pending function: reaching heapsift through what its code calls (a hooked
+ * mallocx, a malloc heapsift interposes), or bypassing it. */
+static void reach_pend_judge(reach_t *r, const char *exe)
+{
+    for (int i = 0; i < r->npend; i++) {
+        char through[64], what[300];
+        if (!hs_reach_via(r->pend[i].def, r->pend[i].size, reach_self, through, sizeof(through))) {
+            reach_add(r->pend[i].exe ? &r->nohook : &r->bypass, r->pend[i].msg);
+            continue;
+        }
+        snprintf(what, sizeof(what), "%s%s%s", r->pend[i].msg, r->pend[i].exe ? " of " : "",
+                 r->pend[i].exe ? exe : "");
+        reach_add(&r->via, what);
+        reach_add(&r->via_through, through);
+    }
+    r->npend = 0;
+}
+
 typedef struct {
     reach_t *r;
     const void *self_base;
@@ -332,7 +371,7 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
         char msg[REACH_MAX];
         snprintf(msg, sizeof(msg), "%s (%s, called by %s)", name, reach_base(di.dli_fname),
                  reach_base(info->dlpi_name));
-        reach_add(&w->r->bypass, msg);
+        reach_pend(w->r, def, dsize, false, msg);
     }
     return 0;
 }
@@ -576,7 +615,7 @@ static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t s
     else if (reach_api_note(r, name, x->base + value, size, (const void *)x->base, NULL))
         return; /* hookable: hooked after the scan (reach_api_all) */
     else if (reach_is_api(name))
-        reach_add(&r->nohook, name); /* je_valloc, mi_new: said after the scan */
+        reach_pend(r, (void *)(x->base + value), size, true, name); /* je_valloc, mi_new */
 }
 
 /* The executable's path, as the dynamic linker knows it (its link map's name is ""). */
@@ -610,6 +649,7 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
     munmap(p, size);
     reach_rust_hook(r, &r->rust, "the program's own");
     reach_api_all(r);
+    reach_pend_judge(r, reach_base(reach_exe_name()));
     if (r->nohook.n) {
         char msg[REACH_MAX];
         snprintf(msg, sizeof(msg), "%s (defined by %s; heapsift has no hook for them)",
@@ -967,6 +1007,7 @@ void hs_reach_detect(void)
     reach_walk_t w = {&r, self.dli_fbase, NULL, 0, false, false};
     dl_iterate_phdr(reach_object, &w);
     reach_exe_symtab(&r, w.exe_imports);
+    reach_pend_judge(&r, reach_base(reach_exe_name())); /* if the executable was not read */
     reach_later_start(self.dli_fbase, w.dlopens && hs_hooks_enabled());
     hs_guard_exit(t);
     reach_say(&r);

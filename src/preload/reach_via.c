@@ -78,11 +78,13 @@ static bool via_family(const char *name)
 static bool via_visit(via_t *v, const void *fn, size_t size, int depth);
 
 /* Whether a call to the function at to reaches heapsift: to lies in heapsift's object, or
- * is an entry point hooked (in place, or its import slots pointed at heapsift). */
+ * its entry is patched to jump to a hook (a family member, Rust's or an allocator API's).
+ * One hooked only through import slots is not reached by a call that did not go through
+ * those slots. */
 static bool via_reaches(const via_t *v, uintptr_t to)
 {
     Dl_info di;
-    if (hs_hooks_hooked((const void *)to))
+    if (hs_patch_is_installed((const void *)to))
         return true;
     return dladdr((const void *)to, &di) && di.dli_fbase == v->self_base;
 }
@@ -109,15 +111,16 @@ static bool via_slot(via_t *v, uintptr_t slot, int depth)
            via_visit(v, (const void *)to, 0, depth + 1);
 }
 
-/* A direct branch to an entry point hooked in place: its name, or NULL. */
+/* A direct branch to an entry point patched with a hook: its name (the hooked function
+ * runs heapsift's hook first), or NULL. */
 static const char *via_hooked_name(uintptr_t to)
 {
-    for (size_t i = 0; i < hs_hooks_family_count(); i++) {
-        const char *name = hs_hooks_family_name(i);
-        if (name[0] != '_' && hs_hooks_entry(name) == (void *)to)
-            return name;
-    }
-    return NULL;
+    Dl_info di;
+    if (!hs_patch_is_installed((const void *)to))
+        return NULL;
+    return dladdr((void *)to, &di) && di.dli_sname && di.dli_saddr == (void *)to
+               ? di.dli_sname
+               : "function hooked in place";
 }
 
 static bool via_visit(via_t *v, const void *fn, size_t size, int depth)

@@ -15,6 +15,8 @@
 #    pvalloc defined by a library preloaded ahead of heapsift: over its own arena and called
 #    by the program (bypass, its bytes absent), the same not called by anything (not hooked,
 #    bound by no call: no "bypass"), and over malloc (reaches heapsift, its bytes present);
+#    mi_new (no hook) over the hooked mi_malloc (reaches heapsift; 20,000 B present) or
+#    over an arena (bypass; absent);
 #    a Rust #[global_allocator] over System with HEAPSIFT_HOOKS=off (reaches heapsift
 #    through malloc; hold_site's 1,000,000 B present).
 #  - an empty profile says so and why: own_malloc under HEAPSIFT_HOOKS=off, in the
@@ -215,6 +217,60 @@ if cc -O1 -g -shared -fPIC -o "$T/libpv.so" "$T/pv.c" 2>"$T/cc.err" &&
     ! comments "$T/pv_via.pb.gz" | grep -q bypass || fail "pv_via: a reach line says calls bypass heapsift"
     site pv_via "$T/pv_via.pb.gz" site_pv 8192
     site pv_via "$T/pv_via.pb.gz" site_malloc 3000
+else
+    fail "cc failed"; show "$T/cc.err"
+fi
+
+# an allocator API function heapsift has no hook for (mimalloc's mi_new, in the
+# executable), over the hooked mi_malloc (reaches heapsift) or over an arena (bypasses it)
+cat >"$T/mi.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) void *mi_malloc(size_t n) { return malloc(n); }
+__attribute__((noinline)) void mi_free(void *p) { free(p); }
+#ifdef ARENA
+static char arena[1 << 16] __attribute__((aligned(16)));
+static size_t used;
+__attribute__((noinline)) void *mi_new(size_t n)
+{
+    void *p = arena + used;
+    used += (n + 15) & ~(size_t)15;
+    return p;
+}
+#else
+__attribute__((noinline)) void *mi_new(size_t n)
+{
+    void *p = mi_malloc(n);
+    if (!p)
+        abort();
+    return p;
+}
+#endif
+static void *volatile keep[8];
+__attribute__((noinline)) static void site_new(void)
+{
+    for (int i = 0; i < 4; i++)
+        keep[i] = mi_new(5000);
+}
+__attribute__((noinline)) static void site_malloc(void) { keep[4] = mi_malloc(3000); }
+int main(void)
+{
+    site_new();
+    site_malloc();
+    puts("ok");
+    return 0;
+}
+C
+if cc -O1 -g -o "$T/mivia" "$T/mi.c" 2>"$T/cc.err" && cc -O1 -g -DARENA -o "$T/miarena" "$T/mi.c" 2>>"$T/cc.err"; then
+    prog mivia
+    has mivia "$T/mivia.pb.gz" "mi_new of mivia reach heapsift through the function hooked in place they call"
+    ! comments "$T/mivia.pb.gz" | grep -q bypass || fail "mivia: a reach line says calls bypass heapsift"
+    site mivia "$T/mivia.pb.gz" site_new 20000
+    site mivia "$T/mivia.pb.gz" site_malloc 3000
+    prog miarena
+    has miarena "$T/miarena.pb.gz" "calls bypass heapsift: mi_new (defined by miarena; heapsift has no hook for them)"
+    site miarena "$T/miarena.pb.gz" site_new 0
+    site miarena "$T/miarena.pb.gz" site_malloc 3000
 else
     fail "cc failed"; show "$T/cc.err"
 fi
