@@ -76,8 +76,14 @@ static void reach_add(reach_list_t *l, const char *what)
     }
 }
 
+static const char *reach_exe_name(void);
+
+/* A file's base name for the line; the executable's own name for /proc/self/exe (Chromium's
+ * zygote runs itself again through it: "defined by exe" named nothing). */
 static const char *reach_base(const char *path)
 {
+    if (path && strcmp(path, "/proc/self/exe") == 0 && reach_exe_name()[0])
+        path = reach_exe_name();
     const char *s = path ? strrchr(path, '/') : NULL;
     return s ? s + 1 : (path && *path ? path : "the executable");
 }
