@@ -378,13 +378,14 @@ static char *run_report_open(void)
  * once, with the first profile that has it and how many have it. */
 #define RUN_NOTES 16
 typedef struct {
-    char text[1024], path[1100];
+    char text[1024], path[1100], first[1024]; /* first: the first note as written */
     int count;
 } run_note_t;
 
 static void run_note_add(run_note_t *notes, int *nn, const char *text, const char *path)
 {
     char same[200];
+    const char *orig = text;
     const char *rate = strstr(text, " reached heapsift, none was sampled at rate ");
     if (strncmp(text, "reach: empty profile: ", 22) == 0 && rate) { /* one note, not one a count */
         snprintf(same, sizeof(same),
@@ -401,6 +402,7 @@ static void run_note_add(run_note_t *notes, int *nn, const char *text, const cha
     if (*nn == RUN_NOTES)
         return;
     snprintf(notes[*nn].text, sizeof(notes[0].text), "%s", text);
+    snprintf(notes[*nn].first, sizeof(notes[0].first), "%s", orig);
     snprintf(notes[*nn].path, sizeof(notes[0].path), "%s", path);
     notes[(*nn)++].count = 1;
 }
@@ -415,7 +417,7 @@ static void run_notes_print(const run_note_t *notes, int nn)
             fprintf(stderr, "heapsift: %s (%s and %d other profile%s)\n", notes[i].text,
                     notes[i].path, notes[i].count - 1, notes[i].count == 2 ? "" : "s");
         else
-            fprintf(stderr, "heapsift: %s (%s)\n", notes[i].text, notes[i].path);
+            fprintf(stderr, "heapsift: %s (%s)\n", notes[i].first, notes[i].path);
     }
 }
 
