@@ -59,7 +59,10 @@ sw-release-skips-unmask|src/preload/stopworld.c|s/\n    sw_wait_unmasked\(w\);\n
 drop-frames-not-written|src/preload/dump.c|s/p->drop_frames = hs_profile_str\(p, hs_dropframes_rule\)/p->drop_frames = hs_profile_str(p, "")/|integration/leaf_cxx|integration/leaf_rust
 report-ignores-drop-frames|src/common/report.c|s/if \(!o->no_drop_frames && /if (0 \&\& /|integration/leaf_cxx|integration/leaf_rust|integration/leaf_prune
 prune-keeps-matching-frame|src/common/dropframes.c|s/return c >= p->locations\[li\]\.nlines \? i \+ 1 : i;/return i;/|unit/test_dropframes|integration/leaf_prune
-prune-before-first-user-frame|src/common/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune'
+prune-before-first-user-frame|src/common/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune
+reach-line-always-on-stderr|src/preload/reach.c|s/return hs_opt\.verbose && !run && /return 1 + 0 * run * /|integration/reach_true
+reach-via-never-judged|src/preload/reach_via.c|s/return via_visit\(&v, fn, size, 0\);/return 0;/|integration/reach_true
+reach-uncalled-said-bypass|src/preload/reach.c|s/if \(!reach_in_exe\(addr\) && !hs_reach_called\(name, reach_self\)\)/if (0)/|integration/reach_true'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"
