@@ -120,16 +120,20 @@ typedef struct {
     } api[64];             /* an allocator's own API functions found, to hook (reach_api_all) */
     int napi;
     reach_list_t nohook; /* the executable's API functions heapsift has no hook for */
-    struct {
-        void *def;
-        size_t size;
-        bool exe;      /* the executable's, named in nohook if it bypasses */
-        char msg[120]; /* its entry: "je_valloc (libjemalloc.so.2, called by prog)", or the name */
-    } pend[8];         /* API functions with no hook, judged once the APIs are hooked */
-    int npend;
-    reach_rust_t rust; /* the executable's */
-    bool off;          /* HEAPSIFT_HOOKS=off or no hooks in this build */
+    reach_rust_t rust;   /* the executable's */
+    bool off;            /* HEAPSIFT_HOOKS=off or no hooks in this build */
 } reach_t;
+
+/* API functions with no hook, judged once the APIs are hooked (reach_pend_judge). Only the
+ * start's scan (one thread, or attach's) fills them: static, not in reach_t, which objects
+ * loaded later put on an application thread's stack. */
+static struct {
+    void *def;
+    size_t size;
+    bool exe;      /* the executable's, named in nohook if it bypasses */
+    char msg[120]; /* its entry: "je_valloc (libjemalloc.so.2, called by prog)", or the name */
+} reach_pending[8];
+static int reach_npend;
 
 static const void *reach_self; /* heapsift's own object (its dladdr base) */
 
@@ -298,32 +302,33 @@ static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t 
  * are hooked (reach_pend_judge), since its code may call one of them. */
 static void reach_pend(reach_t *r, void *def, size_t size, bool exe, const char *msg)
 {
-    if (r->npend == (int)(sizeof(r->pend) / sizeof(r->pend[0]))) {
+    if (reach_npend == (int)(sizeof(reach_pending) / sizeof(reach_pending[0]))) {
         reach_add(exe ? &r->nohook : &r->bypass, msg);
         return;
     }
-    r->pend[r->npend].def = def;
-    r->pend[r->npend].size = size;
-    r->pend[r->npend].exe = exe;
-    snprintf(r->pend[r->npend++].msg, sizeof(r->pend[0].msg), "%.119s", msg);
+    reach_pending[reach_npend].def = def;
+    reach_pending[reach_npend].size = size;
+    reach_pending[reach_npend].exe = exe;
+    snprintf(reach_pending[reach_npend++].msg, sizeof(reach_pending[0].msg), "%.119s", msg);
 }
 
 /* Each pending function: reaching heapsift through what its code calls (a hooked
  * mallocx, a malloc heapsift interposes), or bypassing it. */
 static void reach_pend_judge(reach_t *r, const char *exe)
 {
-    for (int i = 0; i < r->npend; i++) {
+    for (int i = 0; i < reach_npend; i++) {
         char through[64], what[300];
-        if (!hs_reach_via(r->pend[i].def, r->pend[i].size, reach_self, through, sizeof(through))) {
-            reach_add(r->pend[i].exe ? &r->nohook : &r->bypass, r->pend[i].msg);
+        if (!hs_reach_via(reach_pending[i].def, reach_pending[i].size, reach_self, through,
+                          sizeof(through))) {
+            reach_add(reach_pending[i].exe ? &r->nohook : &r->bypass, reach_pending[i].msg);
             continue;
         }
-        snprintf(what, sizeof(what), "%s%s%s", r->pend[i].msg, r->pend[i].exe ? " of " : "",
-                 r->pend[i].exe ? exe : "");
+        snprintf(what, sizeof(what), "%s%s%s", reach_pending[i].msg,
+                 reach_pending[i].exe ? " of " : "", reach_pending[i].exe ? exe : "");
         reach_add(&r->via, what);
         reach_add(&r->via_through, through);
     }
-    r->npend = 0;
+    reach_npend = 0;
 }
 
 typedef struct {
