@@ -733,7 +733,12 @@ static void reach_say(reach_t *r)
         k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
                               "%snot hooked, but bound by no call of any object loaded: %s of %s",
                               k ? "; " : "reach: ", r->uncalled.buf, reach_base(r->uncalled_owner));
-    if (r->bypass.n && k < sizeof(reach_line))
+    if (r->bypass.n && k < sizeof(reach_line) && hs_reach_via_blind())
+        snprintf(reach_line + k, sizeof(reach_line) - k,
+                 "%scalls may bypass heapsift: %s; whether their code calls what reaches "
+                 "heapsift is not known (no decoder here: libZydis.so.4.0, x86-64)%s",
+                 k ? "; " : "reach: ", r->bypass.buf, r->off ? " (HEAPSIFT_HOOKS=off)" : "");
+    else if (r->bypass.n && k < sizeof(reach_line))
         snprintf(reach_line + k, sizeof(reach_line) - k,
                  "%scalls bypass heapsift: %s; the memory they allocate is not in its "
                  "profiles%s",

@@ -25,13 +25,16 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
 
 #define VIA_DEPTH 8 /* levels of branches followed, each PLT entry one of them */
 #define VIA_BRANCHES 16
-#define VIA_VISITS 32 /* functions decoded per entry point at most */
+
+static bool via_blind; /* some code could not be decoded (no decoder, not x86-64) */
+#define VIA_VISITS 32  /* functions decoded per entry point at most */
 
 typedef struct {
     const void *self_base;
@@ -129,6 +132,8 @@ static bool via_visit(via_t *v, const void *fn, size_t size, int depth)
     if (v->visits++ >= VIA_VISITS)
         return false;
     int n = hs_patch_branches(fn, size, br, VIA_BRANCHES);
+    if (n == -ELIBACC || n == -ENOSYS)
+        via_blind = true;
     for (int i = 0; i < n; i++) {
         if (br[i].slot) {
             if (via_slot(v, br[i].to, depth))
@@ -191,4 +196,9 @@ bool hs_reach_called(const char *name, const void *self_base)
     via_called_t c = {name, self_base, false};
     dl_iterate_phdr(via_called_cb, &c);
     return c.found;
+}
+
+bool hs_reach_via_blind(void)
+{
+    return via_blind;
 }

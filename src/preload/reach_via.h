@@ -16,6 +16,10 @@
  * attach, inside the guard. */
 bool hs_reach_via(const void *fn, size_t size, const void *self_base, char *through, size_t len);
 
+/* Whether some entry point asked about could not be read (the decoder, libZydis.so.4.0,
+ * cannot be loaded, or not x86-64): a false answer of hs_reach_via then means "not known". */
+bool hs_reach_via_blind(void);
+
 /* Whether any loaded object but heapsift's (at self_base) has a relocation binding name:
  * whether any call can reach a library's definition of it through the dynamic linker. A
  * library's member that none binds is called by nothing loaded (libc's pvalloc where the
