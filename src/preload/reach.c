@@ -564,14 +564,15 @@ static void reach_api_group(reach_t *r, int first, bool *done)
             snprintf(msg, sizeof(msg), "%s* (%s%s)", prefix, owner ? reach_base(owner) : "",
                      owner ? "'s own allocator API" : "its own API");
         else if (owner)
-            snprintf(msg, sizeof(msg), "%s (%s's own allocator API)", hooked, reach_base(owner));
+            snprintf(msg, sizeof(msg), "%.700s (%.200s's own allocator API)", hooked,
+                     reach_base(owner));
         else /* jemalloc's, beside the executable's malloc family */
             snprintf(msg, sizeof(msg), "%s%s", hooked, r->hooked_owner ? "" : " (its own API)");
         reach_add(&r->hooked, msg);
     }
     if (!m.n)
         return;
-    snprintf(msg, sizeof(msg), "%s%s (%s%s%s%s)", h.n || !prefix[0] ? missed : prefix,
+    snprintf(msg, sizeof(msg), "%.500s%s (%.200s%s%s%s)", h.n || !prefix[0] ? missed : prefix,
              h.n || !prefix[0] ? "" : "*", owner ? reach_base(owner) : "an allocator",
              owner ? "'s own allocator API" : "'s own API",
              off ? "" : "; not hooked: ", off ? "" : refused);
