@@ -65,7 +65,10 @@ term-dump-reads-allocator-stats|src/preload/termsig.c|s/hs_exit_dumps\(__atomic_
 detach-keeps-term-handlers|src/preload/attach.c|s/\n    hs_termsig_uninstall\(\);[^\n]*\n/\n/|integration/attach_term
 jemalloc-truncated-per-stack|src/common/report.c|s/r->fractional \&\& i < r->nnodes/0 \&\& i < r->nnodes/; s/if \(r->fractional\) \{/if (0) {/|unit/test_jeprof_sums|integration/jeprof_figures
 jemalloc-not-apportioned|src/common/read_legacy.c|s/rc = lg_apportion\(ps\.p\);/rc = 0;/|unit/test_jeprof_sums|integration/jeprof_figures
-jemalloc-pprof-frames|src/common/read_legacy.c|s/ps->jemalloc \? hs_legacy_jeprof_drop_rx : hs_legacy_alloc_drop_rx/hs_legacy_alloc_drop_rx/|integration/jeprof_figures'
+jemalloc-pprof-frames|src/common/read_legacy.c|s/ps->jemalloc \? hs_legacy_jeprof_drop_rx : hs_legacy_alloc_drop_rx/hs_legacy_alloc_drop_rx/|integration/jeprof_figures
+reach-line-always-on-stderr|src/preload/reach.c|s/return hs_opt\.verbose && !run && /return 1 + 0 * run * /|integration/reach_true
+reach-via-never-judged|src/preload/reach_via.c|s/return via_visit\(&v, fn, size, 0\);/return 0;/|integration/reach_true
+reach-uncalled-said-bypass|src/preload/reach.c|s/if \(!reach_in_exe\(addr\) && !hs_reach_called\(name, reach_self\)\)/if (0)/|integration/reach_true'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -374,20 +374,70 @@ static char *run_report_open(void)
     return path;
 }
 
-/* One line: how many profiles the tree wrote (each path once, still there), and which
- * holds the most in use. */
-static void run_summary(const char *report)
+/* The reach notes of the tree's profiles (runreport.c's fields after the path), each
+ * once, with the first profile that has it and how many have it. */
+#define RUN_NOTES 16
+typedef struct {
+    char text[1024], path[1100], first[1024]; /* first: the first note as written */
+    int count;
+} run_note_t;
+
+static void run_note_add(run_note_t *notes, int *nn, const char *text, const char *path)
+{
+    char same[200];
+    const char *orig = text;
+    const char *rate = strstr(text, " reached heapsift, none was sampled at rate ");
+    if (strncmp(text, "reach: empty profile: ", 22) == 0 && rate) { /* one note, not one a count */
+        snprintf(same, sizeof(same),
+                 "reach: empty profile: allocation calls reached heapsift, none was sampled at "
+                 "rate %s",
+                 rate + strlen(" reached heapsift, none was sampled at rate "));
+        text = same;
+    }
+    for (int i = 0; i < *nn; i++)
+        if (strcmp(notes[i].text, text) == 0) {
+            notes[i].count++;
+            return;
+        }
+    if (*nn == RUN_NOTES)
+        return;
+    snprintf(notes[*nn].text, sizeof(notes[0].text), "%s", text);
+    snprintf(notes[*nn].first, sizeof(notes[0].first), "%s", orig);
+    snprintf(notes[*nn].path, sizeof(notes[0].path), "%s", path);
+    notes[(*nn)++].count = 1;
+}
+
+/* What the profiles miss: each reach note once, naming a profile that carries it. Said even
+ * with --quiet (which silences where profiles went): the library leaves them to this
+ * summary under heapsift run, and an empty profile must not pass unnoticed. */
+static void run_notes_print(const run_note_t *notes, int nn)
+{
+    for (int i = 0; i < nn; i++) {
+        if (notes[i].count > 1)
+            fprintf(stderr, "heapsift: %s (%s and %d other profile%s)\n", notes[i].text,
+                    notes[i].path, notes[i].count - 1, notes[i].count == 2 ? "" : "s");
+        else
+            fprintf(stderr, "heapsift: %s (%s)\n", notes[i].first, notes[i].path);
+    }
+}
+
+/* How many profiles the tree wrote (each path once, still there), and which holds the most
+ * in use (all: false under --quiet, not said); then what reach found in them. */
+static void run_summary(const char *report, bool all)
 {
     FILE *f = fopen(report, "r");
-    char line[1200], best[1100] = "", seen[64][1100];
+    char line[4200], best[1100] = "", seen[64][1100];
+    static run_note_t notes[RUN_NOTES];
     long long most = -1, v;
-    int n = 0, more = 0;
+    int n = 0, more = 0, nn = 0;
     while (f && fgets(line, sizeof(line), f)) {
         char *tab = strchr(line, '\t');
         if (!tab || sscanf(line, "%lld", &v) != 1)
             continue;
-        char *path = tab + 1;
-        path[strcspn(path, "\n")] = '\0';
+        line[strcspn(line, "\n")] = '\0';
+        char *path = tab + 1, *note = strchr(path, '\t');
+        if (note)
+            *note++ = '\0';
         if (access(path, F_OK) != 0)
             continue; /* removed since (HEAPSIFT_KEEP), or a temporary name */
         bool dup = false;
@@ -397,6 +447,12 @@ static void run_summary(const char *report)
             snprintf(seen[n], sizeof(seen[n]), "%s", path);
         n += !dup && n < 64;
         more += !dup && n >= 64;
+        for (char *t = note; !dup && t && *t; t = note) {
+            note = strchr(t, '\t');
+            if (note)
+                *note++ = '\0';
+            run_note_add(notes, &nn, t, path);
+        }
         if (v > most) {
             most = v;
             snprintf(best, sizeof(best), "%s", path);
@@ -408,8 +464,10 @@ static void run_summary(const char *report)
         return;
     char mb[32];
     snprintf(mb, sizeof(mb), "%.1f MB", (double)most / 1e6);
-    fprintf(stderr, "heapsift: %d profile%s written; the most in use: %s (%s)\n", n + more,
-            n + more == 1 ? "" : "s", best, mb);
+    if (all)
+        fprintf(stderr, "heapsift: %d profile%s written; the most in use: %s (%s)\n", n + more,
+                n + more == 1 ? "" : "s", best, mb);
+    run_notes_print(notes, nn);
 }
 
 int hs_cmd_run(int argc, char **argv)
@@ -464,8 +522,7 @@ int hs_cmd_run(int argc, char **argv)
     rc = run_wait(child, argv[first]);
     if (report) {
         const char *verbose = getenv("HEAPSIFT_VERBOSE");
-        if (!verbose || strcmp(verbose, "0") != 0)
-            run_summary(report);
+        run_summary(report, !verbose || strcmp(verbose, "0") != 0);
         unlink(report);
         free(report);
     }

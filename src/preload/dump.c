@@ -218,6 +218,31 @@ static void dump_estimate(hs_profile_t *p, const dump_meta_t *m, double var)
     hs_profile_add_comment(p, line);
 }
 
+/* A profile without a sample (after its samples are added) says why, so that it is never empty in
+ * silence: no allocation call reached heapsift at all (the reach line, when there is one, says what
+ * bypasses it), or some did and none was sampled. "reach: " leads it, so that heapsift top, stats
+ * and run's summary show it beside the reach line. */
+static void dump_empty(hs_profile_t *p, const dump_meta_t *m)
+{
+    char line[300];
+    const hs_counters_t *k = &m->counters;
+    for (size_t i = 0; i < p->nsamples; i++)
+        for (size_t t = 0; t < p->ntypes; t++)
+            if (p->samples[i].values[t] != 0)
+                return;
+    if (k->allocs == 0)
+        snprintf(line, sizeof(line),
+                 "reach: empty profile: no allocation call reached heapsift in this process%s",
+                 hs_reach_comment() ? " (the reach line says what bypasses it)" : "");
+    else
+        snprintf(line, sizeof(line),
+                 "reach: empty profile: %llu allocation calls (%llu bytes) reached heapsift, "
+                 "none was sampled at rate %llu",
+                 (unsigned long long)k->allocs, (unsigned long long)k->bytes,
+                 (unsigned long long)__atomic_load_n(&hs_opt.rate, __ATOMIC_RELAXED));
+    hs_profile_add_comment(p, line);
+}
+
 static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, double var)
 {
     static const char *const types[4][2] = {{"alloc_objects", "count"},
@@ -446,6 +471,8 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
     int rc = dump_header(c->prof, m, kind, dump_live_var(s, n));
     if (rc == 0)
         rc = dump_samples(c, s, n, m->life);
+    if (rc == 0)
+        dump_empty(c->prof, m);
     return rc;
 }
 

@@ -784,6 +784,44 @@ bool hs_patch_decoder(bool load)
     return ok;
 }
 
+bool hs_patch_is_installed(const void *target)
+{
+    hs_lock(&patch_lock, HS_RANK_PATCH);
+    const patch_rec_t *rec = patch_find(target);
+    bool on = rec && rec->installed;
+    hs_unlock(&patch_lock, HS_RANK_PATCH);
+    return on;
+}
+
+/* Linear sweep of [fn, fn + size) (size 0: up to the first ret or unconditional jump, at
+ * most PATCH_BR_SWEEP bytes), never past fn's executable mapping. */
+#define PATCH_BR_SWEEP 512u
+int hs_patch_branches(const void *fn, size_t size, hs_patch_branch_t *out, size_t cap)
+{
+    hs_patch_map_t m;
+    if (!hs_patch_decoder(true))
+        return -ELIBACC;
+    if (!hs_patch_map_of((uintptr_t)fn, &m) || !(m.prot & PROT_EXEC))
+        return -EFAULT;
+    const uint8_t *a = fn, *end = a + (size ? size : PATCH_BR_SWEEP);
+    end = (uintptr_t)end > m.hi ? (const uint8_t *)m.hi : end;
+    size_t n = 0;
+    ZydisDecodedInstruction in;
+    for (; a < end && n < cap && patch_decode(a, (uintptr_t)(end - a), &in); a += in.length) {
+        uintptr_t to;
+        bool call = in.meta.category == ZYDIS_CATEGORY_CALL;
+        bool jmp = in.meta.category == ZYDIS_CATEGORY_UNCOND_BR;
+        if ((call || jmp) && patch_dest(a, &in, &to) &&
+            (to < (uintptr_t)fn || to >= (uintptr_t)fn + (size ? size : PATCH_BR_SWEEP))) {
+            out[n].to = to;
+            out[n++].slot = !in.raw.imm[0].is_relative; /* jmp *disp(%rip): an import slot */
+        }
+        if (!size && (jmp || in.meta.category == ZYDIS_CATEGORY_RET))
+            break;
+    }
+    return (int)n;
+}
+
 int hs_patch_remove(void *target)
 {
     int rc = -ENOENT;
@@ -881,6 +919,18 @@ int hs_patch_remove(void *target)
 {
     (void)target;
     return -ENOENT;
+}
+
+bool hs_patch_is_installed(const void *target)
+{
+    (void)target;
+    return false;
+}
+
+int hs_patch_branches(const void *fn, size_t size, hs_patch_branch_t *out, size_t cap)
+{
+    (void)fn, (void)size, (void)out, (void)cap;
+    return -ENOSYS;
 }
 
 uintptr_t hs_patch_fixup_pc(uintptr_t pc)

@@ -55,6 +55,24 @@ int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, v
    patched from the sampled path, which must not dlopen: reach.c loads it at start. */
 bool hs_patch_decoder(bool load);
 
+/* Whether target's entry is patched now (a hook installed over it, not removed). Takes the
+   patcher's lock: not on an allocation path. */
+bool hs_patch_is_installed(const void *target);
+
+/* A branch out of a function: a call or jmp to a destination (slot false), or through the
+   8-byte slot at a RIP-relative address (slot true: an import slot, as a PLT entry's
+   jmp *disp(%rip) or -fno-plt's call). */
+typedef struct {
+    uintptr_t to;
+    bool slot;
+} hs_patch_branch_t;
+/* The calls and jumps of the function at fn (size bytes from its symbol; 0 = unknown: up to
+   its first ret or unconditional jump) that leave it, up to cap into out, decoded with the
+   patcher's decoder: their count, or -ELIBACC (no decoder), -EFAULT (fn not in executable
+   memory), -ENOSYS (not x86-64). Nothing is written to fn. Inside the guard (the first use
+   loads the decoder); reach_via.c asks where an entry point's calls go. */
+int hs_patch_branches(const void *fn, size_t size, hs_patch_branch_t *out, size_t cap);
+
 /* Restores the original bytes at target. 0, or -ENOENT when target is not patched, or a
    negative errno from mprotect. The trampoline stays mapped (a thread may be inside it). */
 int hs_patch_remove(void *target);

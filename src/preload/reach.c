@@ -14,10 +14,12 @@
  * the executable, in a library the program imports them from, one instance per prefix and
  * object) are hooked in place where the hooks can (HEAPSIFT_HOOKS=auto, x86-64), an API
  * once one of its releases is (free, sdallocx, dallocx, or the family's free leading into
- * the same object). What was hooked and
- * what still bypasses heapsift, with why, is said in one line on stderr and kept for the
- * profiles' comments (and so for the headers of heapsift top and stats): a profile must
- * never be empty in silence.
+ * the same object). What was hooked, what reaches heapsift another way (an operator new
+ * whose calls go to the malloc heapsift interposes: reach_via.c decodes it to know), and
+ * what still bypasses heapsift, with why, is kept in one line for the profiles' comments
+ * (and so for the headers of heapsift top and stats, and heapsift run's summary), and said
+ * on stderr only with HEAPSIFT_VERBOSE=1: a profile must never be empty in silence, and a
+ * program's stderr must never carry heapsift's findings unasked.
  * Nothing here runs on an allocation path but hs_reach_recheck (objects loaded later, on
  * the sampled path); it reads the loaded objects' dynamic symbol tables in memory and the
  * .symtab of the executable and of objects loaded later (elfsyms.c).
@@ -29,7 +31,9 @@
 #include "gotslot.h"
 #include "hooks.h"
 #include "log.h"
+#include "options.h"
 #include "patch.h"
+#include "reach_via.h"
 #include "stopworld.h"
 #include "unwind.h"
 
@@ -39,6 +43,7 @@
 #include <link.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -71,8 +76,14 @@ static void reach_add(reach_list_t *l, const char *what)
     }
 }
 
+static const char *reach_exe_name(void);
+
+/* A file's base name for the line; the executable's own name for /proc/self/exe (Chromium's
+ * zygote runs itself again through it: "defined by exe" named nothing). */
 static const char *reach_base(const char *path)
 {
+    if (path && strcmp(path, "/proc/self/exe") == 0 && reach_exe_name()[0])
+        path = reach_exe_name();
     const char *s = path ? strrchr(path, '/') : NULL;
     return s ? s + 1 : (path && *path ? path : "the executable");
 }
@@ -91,8 +102,10 @@ typedef struct {
 typedef struct {
     reach_list_t hooked, bypass; /* bypass: each entry with where and why */
     reach_list_t got;            /* hooked through the callers' import slots */
-    reach_list_t via;            /* not hooked, but calling the malloc hooked */
-    const char *via_owner;
+    reach_list_t via;            /* not hooked, but calling what reaches heapsift */
+    reach_list_t via_through;    /* what they call: malloc, free */
+    reach_list_t uncalled;       /* a library's, not hooked, but bound by no call */
+    const char *uncalled_owner;
     reach_list_t fam; /* the malloc family's members not hooked */
     const char *hooked_owner, *fam_owner;
     char fam_why[200]; /* the first refusal among them */
@@ -111,14 +124,55 @@ typedef struct {
     bool off;            /* HEAPSIFT_HOOKS=off or no hooks in this build */
 } reach_t;
 
+/* API functions with no hook, judged once the APIs are hooked (reach_pend_judge). Only the
+ * start's scan (one thread, or attach's) fills them: static, not in reach_t, which objects
+ * loaded later put on an application thread's stack. */
+static struct {
+    void *def;
+    size_t size;
+    bool exe;      /* the executable's, named in nohook if it bypasses */
+    char msg[120]; /* its entry: "je_valloc (libjemalloc.so.2, called by prog)", or the name */
+} reach_pending[8];
+static int reach_npend;
+
+static const void *reach_self; /* heapsift's own object (its dladdr base) */
+
 static const char *reach_label(const char *name)
 {
     return name[0] == '_' && name[1] == 'Z' ? "operator new/delete" : name;
 }
 
-/* One entry point found at addr (size bytes, 0 unknown) in the object at base: hooked, or
- * said to bypass heapsift with why; operator new/delete of an object with no malloc of its
- * own (libstdc++'s, when attached) call the malloc and free hooked, and are said to. */
+/* Whether addr lies in the executable (its link map has no name), whose own calls bind
+ * inside it: a definition there is called whether or not any object imports it. */
+static bool reach_in_exe(const void *addr)
+{
+    Dl_info di;
+    struct link_map *lm = NULL;
+    return dladdr1(addr, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name &&
+           lm->l_name[0] == '\0';
+}
+
+/* Whether the entry point name at addr, not hooked, still reaches heapsift through what its
+ * code calls (reach_via.c): cc1's own operator new calls the malloc heapsift interposes;
+ * libstdc++'s, when attached, the malloc hooked in libc. Said so; its frame is not the
+ * allocation's site then (its caller is). */
+static bool reach_family_via(reach_t *r, const char *name, void *addr, size_t size,
+                             const char *owner)
+{
+    char through[32], what[300];
+    if (!hs_reach_via(addr, size, reach_self, through, sizeof(through)))
+        return false;
+    snprintf(what, sizeof(what), "%s of %s", reach_label(name), reach_base(owner));
+    reach_add(&r->via, what);
+    reach_add(&r->via_through, through);
+    if (size)
+        hs_unwind_add_wrapper((uintptr_t)addr, (uintptr_t)addr + size);
+    return true;
+}
+
+/* One entry point found at addr (size bytes, 0 unknown) in the object at base: hooked,
+ * reaching heapsift through what it calls (reach_family_via), or said to bypass heapsift
+ * with why. */
 static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, const void *base,
                              const char *owner)
 {
@@ -138,12 +192,11 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, cons
                      strncmp(why, "HEAPSIFT_", 9) == 0 ? "" : " not in place: ", why);
         return;
     }
-    if (rc == -EPERM && name[0] == '_' && hs_hooks_entry("malloc") &&
-        !hs_elf_defines(base, "malloc") && !hs_elf_defines(base, "free")) {
-        reach_add(&r->via, "operator new/delete"); /* libstdc++'s: its calls reach ours */
-        r->via_owner = owner;
-        if (size) /* its frame is not the allocation's site: its caller is */
-            hs_unwind_add_wrapper((uintptr_t)addr, (uintptr_t)addr + size);
+    if ((rc == -EPERM || rc == -ENOSYS) && reach_family_via(r, name, addr, size, owner))
+        return;
+    if (!reach_in_exe(addr) && !hs_reach_called(name, reach_self)) {
+        reach_add(&r->uncalled, reach_label(name)); /* libc's pvalloc beside rustc's malloc */
+        r->uncalled_owner = owner;
         return;
     }
     r->off |= rc == -ENOSYS;
@@ -245,6 +298,39 @@ static bool reach_is_api(const char *name)
 static bool reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t size,
                            const void *base, const char *owner);
 
+/* An API function heapsift has no hook for, at def (size bytes): said once the APIs found
+ * are hooked (reach_pend_judge), since its code may call one of them. */
+static void reach_pend(reach_t *r, void *def, size_t size, bool exe, const char *msg)
+{
+    if (reach_npend == (int)(sizeof(reach_pending) / sizeof(reach_pending[0]))) {
+        reach_add(exe ? &r->nohook : &r->bypass, msg);
+        return;
+    }
+    reach_pending[reach_npend].def = def;
+    reach_pending[reach_npend].size = size;
+    reach_pending[reach_npend].exe = exe;
+    snprintf(reach_pending[reach_npend++].msg, sizeof(reach_pending[0].msg), "%.119s", msg);
+}
+
+/* Each pending function: reaching heapsift through what its code calls (a hooked
+ * mallocx, a malloc heapsift interposes), or bypassing it. */
+static void reach_pend_judge(reach_t *r, const char *exe)
+{
+    for (int i = 0; i < reach_npend; i++) {
+        char through[64], what[300];
+        if (!hs_reach_via(reach_pending[i].def, reach_pending[i].size, reach_self, through,
+                          sizeof(through))) {
+            reach_add(reach_pending[i].exe ? &r->nohook : &r->bypass, reach_pending[i].msg);
+            continue;
+        }
+        snprintf(what, sizeof(what), "%s%s%s", reach_pending[i].msg,
+                 reach_pending[i].exe ? " of " : "", reach_pending[i].exe ? exe : "");
+        reach_add(&r->via, what);
+        reach_add(&r->via_through, through);
+    }
+    reach_npend = 0;
+}
+
 typedef struct {
     reach_t *r;
     const void *self_base;
@@ -296,7 +382,7 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
         char msg[REACH_MAX];
         snprintf(msg, sizeof(msg), "%s (%s, called by %s)", name, reach_base(di.dli_fname),
                  reach_base(info->dlpi_name));
-        reach_add(&w->r->bypass, msg);
+        reach_pend(w->r, def, dsize, false, msg);
     }
     return 0;
 }
@@ -377,6 +463,15 @@ static void reach_rust_hook(reach_t *r, const reach_rust_t *rs, const char *owne
             break;
         }
         rc = 0;
+    }
+    char through[32];
+    if (rc != 0 && r->via.buf && rs->fn[HS_RUST_ALLOC] &&
+        hs_reach_via(rs->fn[HS_RUST_ALLOC], rs->size[HS_RUST_ALLOC], reach_self, through,
+                     sizeof(through))) { /* a #[global_allocator] over System: its malloc */
+        snprintf(msg, sizeof(msg), "__rust_alloc (a Rust #[global_allocator] of %s)", owner);
+        reach_add(&r->via, msg);
+        reach_add(&r->via_through, through);
+        return;
     }
     r->off |= rc == -ENOSYS;
     if (rc == 0 || rc == -ENOSYS)
@@ -469,14 +564,15 @@ static void reach_api_group(reach_t *r, int first, bool *done)
             snprintf(msg, sizeof(msg), "%s* (%s%s)", prefix, owner ? reach_base(owner) : "",
                      owner ? "'s own allocator API" : "its own API");
         else if (owner)
-            snprintf(msg, sizeof(msg), "%s (%s's own allocator API)", hooked, reach_base(owner));
+            snprintf(msg, sizeof(msg), "%.700s (%.200s's own allocator API)", hooked,
+                     reach_base(owner));
         else /* jemalloc's, beside the executable's malloc family */
             snprintf(msg, sizeof(msg), "%s%s", hooked, r->hooked_owner ? "" : " (its own API)");
         reach_add(&r->hooked, msg);
     }
     if (!m.n)
         return;
-    snprintf(msg, sizeof(msg), "%s%s (%s%s%s%s)", h.n || !prefix[0] ? missed : prefix,
+    snprintf(msg, sizeof(msg), "%.500s%s (%.200s%s%s%s)", h.n || !prefix[0] ? missed : prefix,
              h.n || !prefix[0] ? "" : "*", owner ? reach_base(owner) : "an allocator",
              owner ? "'s own allocator API" : "'s own API",
              off ? "" : "; not hooked: ", off ? "" : refused);
@@ -503,6 +599,8 @@ void *hs_reach_mallctl(void)
 typedef struct {
     reach_t *r;
     uint32_t fam; /* a bit per family member the executable defines */
+    uintptr_t fam_addr[32];
+    size_t fam_size[32];
     uintptr_t base;
 } reach_exe_t;
 
@@ -516,8 +614,12 @@ static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t s
     if (!local && strcmp(name, "mallctl") == 0) /* a static jemalloc's, for accounting.c */
         __atomic_store_n(&reach_mallctl, (void *)(x->base + value), __ATOMIC_RELEASE);
     int fi = reach_family_index(name);
-    if (fi >= 0)
+    if (fi >= 0 && fi < 32) {
         x->fam |= 1u << fi;
+        x->fam_addr[fi] = x->base + value;
+        x->fam_size[fi] = size;
+    } else if (fi >= 0)
+        return;
     else if (local && reach_rust_sym(&r->rust, name, x->base + value, size))
         return;
     else if (local || hs_hooks_hooked((void *)(x->base + value)))
@@ -525,7 +627,7 @@ static void reach_exe_sym(void *arg, const char *name, uintptr_t value, size_t s
     else if (reach_api_note(r, name, x->base + value, size, (const void *)x->base, NULL))
         return; /* hookable: hooked after the scan (reach_api_all) */
     else if (reach_is_api(name))
-        reach_add(&r->nohook, name); /* je_valloc, mi_new: said after the scan */
+        reach_pend(r, (void *)(x->base + value), size, true, name); /* je_valloc, mi_new */
 }
 
 /* The executable's path, as the dynamic linker knows it (its link map's name is ""). */
@@ -547,7 +649,9 @@ static int reach_exe_base(struct dl_phdr_info *info, size_t size, void *arg)
 /* exe_imports: the executable imports malloc or a relative (reach_object). */
 static void reach_exe_symtab(reach_t *r, bool exe_imports)
 {
-    reach_exe_t x = {r, 0, 0};
+    reach_exe_t x;
+    memset(&x, 0, sizeof(x));
+    x.r = r;
     size_t size;
     void *p = hs_elf_map_file("/proc/self/exe", &size);
     if (p == MAP_FAILED)
@@ -557,13 +661,14 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
     munmap(p, size);
     reach_rust_hook(r, &r->rust, "the program's own");
     reach_api_all(r);
+    reach_pend_judge(r, reach_base(reach_exe_name()));
     if (r->nohook.n) {
         char msg[REACH_MAX];
         snprintf(msg, sizeof(msg), "%s (defined by %s; heapsift has no hook for them)",
                  r->nohook.buf, reach_base(reach_exe_name()));
         reach_add(&r->bypass, msg);
     }
-    if (r->hooked.n || r->fam.n)
+    if (r->hooked.n || r->fam.n || r->via.n)
         return; /* exported, so found by dlsym: already hooked or said */
     /* A stripped executable that imports no malloc at all, yet is dynamically linked: it
      * allocates through something linked into it, which no name shows (every Debian
@@ -577,12 +682,28 @@ static void reach_exe_symtab(reach_t *r, bool exe_imports)
         reach_add(&r->bypass, msg);
     }
     for (size_t i = 0; i < hs_hooks_family_count(); i++)
-        if (x.fam & (1u << i)) {
+        if ((x.fam & (1u << i)) &&
+            !reach_family_via(r, hs_hooks_family_name(i), (void *)x.fam_addr[i], x.fam_size[i],
+                              reach_exe_name())) {
             reach_add(&r->fam, reach_label(hs_hooks_family_name(i)));
             r->fam_owner = reach_exe_name();
             if (!r->fam_why[0])
                 snprintf(r->fam_why, sizeof(r->fam_why), "not exported");
         }
+}
+
+/* Whether the line is said on stderr too: only when asked (HEAPSIFT_VERBOSE=1), and not
+ * under heapsift run, which says it in its summary, once for all the processes it ran. A program's
+ * stderr is the program's: a compiler that defines its own operator new would print the line into
+ * every compile, and configure scripts take any output on a compiler's stderr for a failure. The
+ * line always goes into the profiles' comments (and so into heapsift top, stats and run's summary).
+ */
+static bool reach_loud(void)
+{
+    static int run = -1; /* under heapsift run, whose summary says it once for the tree */
+    if (run < 0)
+        run = getenv("HEAPSIFT_RUN_REPORT") != NULL;
+    return hs_opt.verbose && !run && !__atomic_load_n(&reach_quiet, __ATOMIC_RELAXED);
 }
 
 /* The one line: what is hooked, then what still bypasses heapsift and why. */
@@ -607,14 +728,23 @@ static void reach_say(reach_t *r)
                               reach_base(r->hooked_owner), r->got_why);
     if (r->via.n && k < sizeof(reach_line))
         k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
-                              "%s%s of %s reach heapsift through the malloc and free hooked",
-                              k ? "; " : "reach: ", r->via.buf, reach_base(r->via_owner));
-    if (r->bypass.n && k < sizeof(reach_line))
+                              "%s%s reach heapsift through the %s they call",
+                              k ? "; " : "reach: ", r->via.buf, r->via_through.buf);
+    if (r->uncalled.n && k < sizeof(reach_line))
+        k += (size_t)snprintf(reach_line + k, sizeof(reach_line) - k,
+                              "%snot hooked, but bound by no call of any object loaded: %s of %s",
+                              k ? "; " : "reach: ", r->uncalled.buf, reach_base(r->uncalled_owner));
+    if (r->bypass.n && k < sizeof(reach_line) && hs_reach_via_blind())
+        snprintf(reach_line + k, sizeof(reach_line) - k,
+                 "%scalls may bypass heapsift: %s; whether their code calls what reaches "
+                 "heapsift is not known (no decoder here: libZydis.so.4.0, x86-64)%s",
+                 k ? "; " : "reach: ", r->bypass.buf, r->off ? " (HEAPSIFT_HOOKS=off)" : "");
+    else if (r->bypass.n && k < sizeof(reach_line))
         snprintf(reach_line + k, sizeof(reach_line) - k,
                  "%scalls bypass heapsift: %s; the memory they allocate is not in its "
                  "profiles%s",
                  k ? "; " : "reach: ", r->bypass.buf, r->off ? " (HEAPSIFT_HOOKS=off)" : "");
-    if (reach_line[0] && !__atomic_load_n(&reach_quiet, __ATOMIC_RELAXED))
+    if (reach_line[0] && reach_loud())
         hs_log("%s", reach_line);
 }
 
@@ -770,7 +900,8 @@ static void reach_later_got(uintptr_t base, const char *path)
     snprintf(line, sizeof(line), "%sloaded later: %d import slots of %s pointed at heapsift",
              reach_line[0] ? "; " : "reach: ", n, reach_base(path));
     reach_append(line);
-    hs_log("reach: %s", strstr(line, "loaded later: "));
+    if (reach_loud())
+        hs_log("reach: %s", strstr(line, "loaded later: "));
 }
 
 /* One object loaded after start: its Rust allocator hooked, and said. */
@@ -812,7 +943,7 @@ static void reach_later_object(uintptr_t base, const char *path)
                      hooked, r.hooked.n && r.bypass.n ? "; " : "",
                      r.bypass.n ? "calls bypass heapsift: " : "", bypass);
     reach_append(line);
-    if (k > 0)
+    if (k > 0 && reach_loud())
         hs_log("reach: %s", strstr(line, "loaded later: "));
 }
 
@@ -872,23 +1003,28 @@ void hs_reach_detect(void)
 {
     Dl_info self;
     char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[REACH_MAX] = "", got[REACH_MAX] = "";
-    char via[64] = "", nohook[REACH_MAX] = "";
+    char via[REACH_MAX] = "", through[REACH_MAX] = "", nohook[REACH_MAX] = "";
+    char uncalled[REACH_MAX] = "";
     reach_t r;
     memset(&r, 0, sizeof(r));
     r.hooked.buf = hooked;
     r.got.buf = got;
     r.via.buf = via;
+    r.via_through.buf = through;
+    r.uncalled.buf = uncalled;
     r.bypass.buf = bypass;
     r.fam.buf = fam;
     r.nohook.buf = nohook;
     if (!dladdr((void *)&hs_reach_detect, &self))
         return;
+    reach_self = self.dli_fbase;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t); /* dlsym and dladdr may allocate */
     reach_family_scan(&r, self.dli_fbase);
     reach_walk_t w = {&r, self.dli_fbase, NULL, 0, false, false};
     dl_iterate_phdr(reach_object, &w);
     reach_exe_symtab(&r, w.exe_imports);
+    reach_pend_judge(&r, reach_base(reach_exe_name())); /* if the executable was not read */
     reach_later_start(self.dli_fbase, w.dlopens && hs_hooks_enabled());
     hs_guard_exit(t);
     reach_say(&r);

@@ -9,13 +9,14 @@
 
 #include <stddef.h>
 
-/* Finds them, hooks what hooks.c can, and says what it found and did in one line on
- * stderr. Once, from the constructor, while one thread runs. */
+/* Finds them, hooks what hooks.c can, and keeps what it found and did in one line for the
+ * profiles (said on stderr too with HEAPSIFT_VERBOSE=1). Once, from the constructor, while
+ * one thread runs. */
 void hs_reach_detect(void);
 
 /* Objects loaded since the last look (dlopen): their Rust #[global_allocator] hooked, and
- * said on stderr and appended to the line. From the sampled path (no heapsift lock held,
- * outside the guard); cheap when nothing was loaded (one load, no lock). */
+ * appended to the line (said on stderr with HEAPSIFT_VERBOSE=1). From the sampled path (no heapsift
+ * lock held, outside the guard); cheap when nothing was loaded (one load, no lock). */
 void hs_reach_recheck(void);
 
 /* Fork handlers (recorder.c): prepare waits for a look at loaded objects in progress and

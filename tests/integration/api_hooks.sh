@@ -32,11 +32,12 @@ hs_need_built "$LIB" "$CLI"
 CFLAGS="-O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -I$P"
 
 # run NAME WANT CMD...: CMD under heapsift at rate 1 into $T/NAME.pb.gz, printing WANT
+# (verbose: its stderr carries the reach line)
 run() {
     name=$1 want=$2
     shift 2
     st=0
-    HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/$name.pb.gz" LD_PRELOAD="$LIB" "$@" >"$T/$name.out" \
+    HEAPSIFT_VERBOSE=1 HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/$name.pb.gz" LD_PRELOAD="$LIB" "$@" >"$T/$name.out" \
         2>"$T/$name.err" || st=$?
     [ "$st" -eq 0 ] || { fail "$name: status $st"; show "$T/$name.err"; }
     [ "$(cat "$T/$name.out")" = "$want" ] || fail "$name: output '$(cat "$T/$name.out")', want '$want'"

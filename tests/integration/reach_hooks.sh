@@ -36,12 +36,13 @@ hs_need_go
 hs_need_built "$LIB" "$CLI" "$BUILD/programs/own_malloc"
 CFLAGS="-O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -pthread -I$P -I$SRC/include"
 
-# run NAME CMD...: CMD under heapsift at rate 1 into $T/NAME.pb.gz; stdout to $T/NAME.out
+# run NAME CMD...: CMD under heapsift at rate 1 into $T/NAME.pb.gz; stdout to $T/NAME.out;
+# verbose, so that its stderr carries the reach line (without, it is only in the profile)
 run() {
     name=$1
     shift
     st=0
-    HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/$name.pb.gz" LD_PRELOAD="$LIB" "$@" >"$T/$name.out" \
+    HEAPSIFT_VERBOSE=1 HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/$name.pb.gz" LD_PRELOAD="$LIB" "$@" >"$T/$name.out" \
         2>"$T/$name.err" || st=$?
     [ "$st" -eq 0 ] || { fail "$name: status $st"; show "$T/$name.err"; }
     gotop "$T/$name.pb.gz" alloc_objects >"$T/$name.go" 2>&1 || { fail "$name: go tool pprof"; show "$T/$name.go"; }

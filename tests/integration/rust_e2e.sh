@@ -223,10 +223,11 @@ for v in $VARIANTS; do
     esac
 done
 
-# as a user sets it: LD_PRELOAD and HEAPSIFT_RATE, no heapsift run
+# as a user sets it: LD_PRELOAD and HEAPSIFT_RATE, no heapsift run (verbose: the reach
+# line on stderr too)
 v=rjemu_lto
 st=0
-HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/preload.pb.gz" LD_PRELOAD="$LIB" "$RB/$v" >"$T/preload.out" 2>"$T/preload.err" || st=$?
+HEAPSIFT_VERBOSE=1 HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/preload.pb.gz" LD_PRELOAD="$LIB" "$RB/$v" >"$T/preload.out" 2>"$T/preload.err" || st=$?
 [ $st = 0 ] || { fail "$v under LD_PRELOAD: status $st"; show "$T/preload.err"; }
 [ $st = 0 ] && tables $v "$T/preload.pb.gz" preload && reach $v "$T/preload.err" "$T/preload.pb.gz" mallocx sdallocx rallocx
 
