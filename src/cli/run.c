@@ -464,7 +464,9 @@ int hs_cmd_run(int argc, char **argv)
     rc = run_wait(child, argv[first]);
     if (report) {
         const char *verbose = getenv("HEAPSIFT_VERBOSE");
-        if (!verbose || strcmp(verbose, "0") != 0)
+        bool quiet = verbose && strcmp(verbose, "0") == 0;
+        hs_run_rescue(report, quiet); /* processes that could not write their profile */
+        if (!quiet)
             run_summary(report);
         unlink(report);
         free(report);

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "options.h"
 #include "outpath.h"
+#include "sandbox.h"
 #include "stacktab.h"
 
 #include "fdio.h"
@@ -28,18 +29,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#define HS_SPOOL_MAPS 512u   /* mapping records */
-#define HS_SPOOL_COVER 1024u /* executable ranges known (file-backed or not) */
-#define HS_SPOOL_REREADS 64  /* maps re-reads for addresses no mapping covers */
+#define HS_SPOOL_MAPS 512u              /* mapping records */
+#define HS_SPOOL_COVER 1024u            /* executable ranges known (file-backed or not) */
+#define HS_SPOOL_REREADS 64             /* maps re-reads for addresses no mapping covers */
+#define HS_SPOOL_RESCUE_SIZE (4u << 20) /* a rescue spool: ~75,000 live slots */
 
 static struct {
-    int on; /* read with acquire on every call: 0 = no spool */
+    int on;     /* read with acquire on every call: 0 = no spool */
+    int rescue; /* heapsift run's spool, not HEAPSIFT_SPOOL's: says nothing unless verbose */
     pid_t owner;
     hs_spool_header_t *h;
     hs_spool_map_t *maps;
@@ -50,11 +54,20 @@ static struct {
     uint64_t cover[HS_SPOOL_COVER][2];
     uint32_t ncover;
     int rereads;
-    char path[4096], tmp[4200];
+    char path[4096], tmp[4200], pattern[1100];
+    int forked_rescue; /* a forked child whose parent had a rescue spool: copies it */
 } sp;
 
 static pthread_mutex_t spool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int spool_full_log, spool_stacks_log, spool_maps_log;
+
+/* A rescue spool's troubles are said only when verbose: they lose data only if the process
+ * then cannot write its profile, which is said then. */
+#define spool_log_once(flag, ...)                                                                  \
+    do {                                                                                           \
+        if (!sp.rescue || hs_opt.verbose)                                                          \
+            hs_log_once(flag, __VA_ARGS__);                                                        \
+    } while (0)
 
 static int64_t spool_now_ns(void)
 {
@@ -99,10 +112,10 @@ uint32_t hs_spool_put(const hs_live_t *e)
     int64_t i = spool_pop();
     if (i < 0) {
         __atomic_fetch_add(&sp.h->live_dropped, 1, __ATOMIC_RELAXED);
-        hs_log_once(spool_full_log,
-                    "spool %s is full (HEAPSIFT_SPOOL_SIZE): live samples from "
-                    "now on are kept in memory only",
-                    sp.path);
+        spool_log_once(spool_full_log,
+                       "spool %s is full (HEAPSIFT_SPOOL_SIZE): live samples from "
+                       "now on are kept in memory only",
+                       sp.path);
         return 0;
     }
     hs_spool_live_t r = {
@@ -148,8 +161,8 @@ static void spool_add_map(hs_maps_t *maps, hs_map_t *m)
         return; /* [vdso], anonymous code: nothing to symbolize from */
     uint64_t k = sp.h->maps_used;
     if (k >= sp.h->maps_cap) {
-        hs_log_once(spool_maps_log, "spool %s: more than %u mappings; later ones are not listed",
-                    sp.path, HS_SPOOL_MAPS);
+        spool_log_once(spool_maps_log, "spool %s: more than %u mappings; later ones are not listed",
+                       sp.path, HS_SPOOL_MAPS);
         return;
     }
     hs_spool_map_t r;
@@ -194,10 +207,10 @@ static void spool_append_stack(int32_t id, const uintptr_t *pcs, size_t depth)
     uint64_t off = sp.h->stacks_used, bytes = sizeof(s) + 8 * (uint64_t)s.depth;
     if (off + bytes > sp.h->stacks_cap) {
         __atomic_fetch_add(&sp.h->stacks_dropped, 1, __ATOMIC_RELAXED);
-        hs_log_once(spool_stacks_log,
-                    "spool %s: no room for more stacks (HEAPSIFT_SPOOL_SIZE): samples of new "
-                    "stacks will be recovered without their stack",
-                    sp.path);
+        spool_log_once(spool_stacks_log,
+                       "spool %s: no room for more stacks (HEAPSIFT_SPOOL_SIZE): samples of new "
+                       "stacks will be recovered without their stack",
+                       sp.path);
         return;
     }
     hs_spool_stack_t *d = (hs_spool_stack_t *)(sp.stacks + off);
@@ -231,6 +244,8 @@ void hs_spool_maps(const uintptr_t *pcs, size_t depth)
     bool reread = missing && sp.rereads < HS_SPOOL_REREADS;
     sp.rereads += reread;
     hs_unlock(&spool_lock, HS_RANK_SPOOL);
+    if (reread && hs_sandbox_entered())
+        return; /* opening /proc/self/maps is what a sandbox refuses and reports */
     if (reread)
         spool_read_maps(); /* a library loaded since the last read */
 }
@@ -291,7 +306,8 @@ static void *spool_map_file(uint64_t size, const char **what, int *err)
 /* Says once why there is no spool, and undoes what was done. */
 static void spool_give_up(void *base, uint64_t size, const char *what, int err)
 {
-    hs_log("spool %s: %s (%s); profiles stay in memory only", sp.path, what, strerror(err));
+    if (!sp.rescue || hs_opt.verbose)
+        hs_log("spool %s: %s (%s); profiles stay in memory only", sp.path, what, strerror(err));
     if (base) {
         munmap(base, size);
         unlink(sp.tmp);
@@ -312,6 +328,7 @@ static void spool_write_header(uint8_t *base, uint64_t size)
     h.rate = hs_opt.rate;
     h.check = hs_spool_header_sum(&h);
     spool_cmdline(&h);
+    hs_outpath_expand(hs_opt.out, "heap", 0, true, false, h.out_path, sizeof(h.out_path));
     memcpy(base + 8, (char *)&h + 8, sizeof(h) - 8);
     sp.h = (hs_spool_header_t *)base;
     sp.maps = (hs_spool_map_t *)(base + h.maps_off);
@@ -319,15 +336,37 @@ static void spool_write_header(uint8_t *base, uint64_t size)
     sp.live = (hs_spool_live_t *)(base + h.live_off);
 }
 
+/* The pattern of this process's spool and its size: HEAPSIFT_SPOOL's; else, under `heapsift
+ * run`, a rescue spool beside the run's report, which run recovers when the process could
+ * not write its exit profile (run_rescue.c); else NULL. Only a process that the dynamic
+ * loader started gets one: a forked child writes none (hs_spool_after_fork_child). */
+static const char *spool_pattern(char *buf, size_t cap, uint64_t *size)
+{
+    *size = hs_opt.spool_size;
+    if (hs_opt.spool)
+        return hs_opt.spool;
+    const char *report = getenv("HEAPSIFT_RUN_REPORT");
+    if (!report || report[0] != '/' || strchr(report, '%'))
+        return NULL;
+    snprintf(buf, cap, "%s.%%p.spool", report);
+    snprintf(sp.pattern, sizeof(sp.pattern), "%s", buf);
+    sp.rescue = 1;
+    if (!getenv("HEAPSIFT_SPOOL_SIZE"))
+        *size = HS_SPOOL_RESCUE_SIZE;
+    return buf;
+}
+
 void hs_spool_open(void)
 {
     const char *what = "";
+    char pattern[1100];
     int err = 0;
-    if (!hs_opt.spool)
+    uint64_t size;
+    const char *pat = spool_pattern(pattern, sizeof(pattern), &size);
+    if (!pat)
         return;
-    hs_outpath_expand(hs_opt.spool, "heap", 0, true, false, sp.path, sizeof(sp.path));
+    hs_outpath_expand(pat, "heap", 0, true, false, sp.path, sizeof(sp.path));
     snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
-    uint64_t size = hs_opt.spool_size;
     uint8_t *base = spool_map_file(size, &what, &err);
     if (!base)
         return spool_give_up(NULL, 0, what, err);
@@ -364,8 +403,66 @@ void hs_spool_exit(void)
         unlink(sp.path);
 }
 
+bool hs_spool_sandboxed(void)
+{
+    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) || sp.owner != getpid())
+        return false;
+    __atomic_store_n(&sp.h->filtered_ns, spool_now_ns(), __ATOMIC_RELEASE);
+    return true;
+}
+
 void hs_spool_after_fork_child(void)
 {
+    sp.forked_rescue = __atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) && sp.rescue;
     __atomic_store_n(&sp.on, 0, __ATOMIC_RELEASE);
     pthread_mutex_init(&spool_lock, NULL);
+}
+
+/* Copies the used parts of the parent's spool at old into the child's new one at base. */
+static void spool_copy(const uint8_t *old, uint8_t *base)
+{
+    const hs_spool_header_t *o = (const hs_spool_header_t *)old;
+    uint64_t maps = __atomic_load_n(&o->maps_used, __ATOMIC_ACQUIRE);
+    uint64_t stacks = __atomic_load_n(&o->stacks_used, __ATOMIC_ACQUIRE);
+    uint64_t live = __atomic_load_n(&o->live_used, __ATOMIC_ACQUIRE);
+    maps = maps < o->maps_cap ? maps : o->maps_cap;
+    stacks = stacks < o->stacks_cap ? stacks : o->stacks_cap;
+    live = live < o->live_cap ? live : o->live_cap;
+    memcpy(base, old, HS_SPOOL_HEADER_SIZE);
+    memcpy(base + o->maps_off, old + o->maps_off, maps * sizeof(hs_spool_map_t));
+    memcpy(base + o->stacks_off, old + o->stacks_off, stacks);
+    memcpy(base + o->live_off, old + o->live_off, live * sizeof(hs_spool_live_t));
+}
+
+void hs_spool_fork_copy(void)
+{
+    const char *what = "";
+    int err = 0;
+    if (!sp.forked_rescue || hs_sandbox_entered())
+        return;
+    sp.forked_rescue = 0;
+    uint8_t *old = (uint8_t *)sp.h;
+    uint64_t size = sp.h->file_size;
+    hs_outpath_expand(sp.pattern, "heap", 0, true, false, sp.path, sizeof(sp.path));
+    snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
+    uint8_t *base = spool_map_file(size, &what, &err);
+    if (base)
+        spool_copy(old, base);
+    munmap(old, size); /* the parent's file: never written from here */
+    if (!base)
+        return spool_give_up(NULL, 0, what, err);
+    hs_spool_header_t *h = (hs_spool_header_t *)base;
+    h->pid = (uint64_t)getpid();
+    h->start_ns = h->last_ns = spool_now_ns();
+    h->check = hs_spool_header_sum(h);
+    h->exit_ns = h->filtered_ns = 0;
+    hs_outpath_expand(hs_opt.out, "heap", 0, true, true, h->out_path, sizeof(h->out_path));
+    sp.h = h;
+    sp.maps = (hs_spool_map_t *)(base + h->maps_off);
+    sp.stacks = base + h->stacks_off;
+    sp.live = (hs_spool_live_t *)(base + h->live_off);
+    sp.owner = getpid();
+    if (rename(sp.tmp, sp.path) != 0)
+        return spool_give_up(base, size, "cannot give it its name", errno);
+    __atomic_store_n(&sp.on, 1, __ATOMIC_RELEASE);
 }

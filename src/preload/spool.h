@@ -11,6 +11,7 @@
 
 #include "livetab.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,7 +36,17 @@ void hs_spool_maps(const uintptr_t *pcs, size_t depth);
 /* Normal exit, after the exit profiles: removes the file unless HEAPSIFT_KEEP_SPOOL=1. The
  * mapping stays (other threads may still free sampled blocks). */
 void hs_spool_exit(void);
+/* Exit under a sandbox (sandbox.h), where no profile can be written: marks the spool as
+ * the process's profile, with no system call but the clock's (vDSO), and says whether
+ * there is one. The file stays for `heapsift run` or `heapsift recover`. */
+bool hs_spool_sandboxed(void);
 /* A forked child writes nothing into its parent's spool. */
 void hs_spool_after_fork_child(void);
+/* Later in the same child, once descriptors work again (iothread.h): a child of a process
+ * with a rescue spool (heapsift run's) gets one of its own, a copy of its parent's as the
+ * fork left it, so that a child that is sandboxed next (Firefox's content processes come
+ * from its fork server) still leaves its profile. A sample its parent's other threads took
+ * or freed while it was being copied may be counted wrongly there. */
+void hs_spool_fork_copy(void);
 
 #endif
