@@ -64,6 +64,10 @@ static bool rescue_one(const char *path, const char *report, bool quiet)
     if (!whole || memcmp(h.magic, HS_SPOOL_MAGIC, 8) != 0)
         return false; /* not made yet (renamed into place once its header is written) */
     h.out_path[sizeof(h.out_path) - 1] = '\0';
+    if (h.filtered_ns < 0) {
+        unlink(path); /* no sample: no profile, as without a sandbox */
+        return false;
+    }
     if (!h.filtered_ns && !h.exit_ns && kill((pid_t)h.pid, 0) == 0)
         return false; /* still running */
     char out[HS_SPOOL_OUT_PATH + 64], name[256];
@@ -84,7 +88,8 @@ static bool rescue_one(const char *path, const char *report, bool quiet)
                     (unsigned long long)h.pid, name,
                     h.filtered_ns ? "ran under a seccomp filter installed after it started (a "
                                     "sandbox), which let it write no profile"
-                                  : "ended without writing its profile (killed)",
+                                  : "ended without writing its profile (killed, or it "
+                                    "crashed)",
                     out);
         rescue_note(report, rescue_inuse(p), out);
         unlink(path);

@@ -296,7 +296,7 @@ static int rs_samples(rs_ctx_t *c)
 static void rs_comments(rs_ctx_t *c, int64_t mtime_ns)
 {
     char line[3000], when[64], args[HS_SPOOL_CMDLINE + 1];
-    int64_t t = c->h.filtered_ns          ? c->h.filtered_ns
+    int64_t t = c->h.filtered_ns > 0      ? c->h.filtered_ns
                 : c->h.exit_ns            ? c->h.exit_ns
                 : c->h.last_ns > mtime_ns ? c->h.last_ns
                                           : mtime_ns;
@@ -304,7 +304,7 @@ static void rs_comments(rs_ctx_t *c, int64_t mtime_ns)
     struct tm tm;
     strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&sec, &tm));
     c->p->time_nanos = t;
-    if (c->h.filtered_ns)
+    if (c->h.filtered_ns > 0)
         snprintf(line, sizeof(line),
                  "recovered from the spool of process %" PRIu64 ", which exited at %s under a "
                  "seccomp filter installed after it started (a sandbox): the filter refuses the "

@@ -45,8 +45,10 @@ typedef struct {
     char cmdline[HS_SPOOL_CMDLINE]; /* argv, NUL-separated, cut at the bound */
     /* Added after version 1's first files, in what was zeros: a reader of those sees no
      * filter and no path. */
-    int64_t filtered_ns;              /* CLOCK_REALTIME of an exit under a seccomp filter installed
-                                       * after start (a sandbox), which let no profile be written; 0 = none */
+    /* CLOCK_REALTIME of an exit under a seccomp filter installed after start (a sandbox),
+     * which let no profile be written; 0 = none; -1: such an exit of a process that
+     * writes no exit profile anyway (no sample) */
+    int64_t filtered_ns;
     char out_path[HS_SPOOL_OUT_PATH]; /* where the exit profile was to go; "" = unknown */
 } hs_spool_header_t;
 

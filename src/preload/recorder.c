@@ -360,7 +360,11 @@ __attribute__((constructor)) static void recorder_ctor(void)
  * one the profile is lost, and that (only that) is said, in one line. */
 static void recorder_exit_sandboxed(void)
 {
-    if (hs_spool_sandboxed() || !(hs_dump_is_root() || hs_stacktab_count() > 1))
+    if (!(hs_dump_is_root() || hs_stacktab_count() > 1)) {
+        hs_spool_discard(); /* no sample: no profile, as outside a sandbox */
+        return;
+    }
+    if (hs_spool_sandboxed())
         return;
     hs_log("the profile of process %ld is lost: a seccomp filter installed after it started "
            "(a sandbox) refuses the calls that write files; under `heapsift run`, or with "
@@ -416,6 +420,12 @@ void hs_exit_dumps(void)
         recorder_exit_write();
     __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
     syscall(SYS_futex, &finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+void hs_exit_unprofiled(void)
+{
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
+        hs_spool_discard();
 }
 
 void hs_exit_call(int threads)

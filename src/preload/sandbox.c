@@ -31,18 +31,33 @@ static struct {
     int entered;   /* 1 once a filter installed since start was seen */
 } sb = {-1, 0, 0, -1, 0};
 
+/* The status into buf (NUL-terminated): false when it cannot be read. */
+static bool sb_read_status(char *buf, size_t cap)
+{
+    struct stat st;
+    if (sb.fd < 0 || fstat(sb.fd, &st) != 0 || st.st_dev != sb.dev || st.st_ino != sb.ino)
+        return false;
+    ssize_t n = pread(sb.fd, buf, cap - 1, 0);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return true;
+}
+
+int hs_sandbox_threads(void)
+{
+    char buf[4096];
+    const char *f = sb_read_status(buf, sizeof(buf)) ? strstr(buf, "\nThreads:") : NULL;
+    return f ? (int)strtol(f + 9, NULL, 10) : -1;
+}
+
 /* Filters in force (Seccomp_filters, or Seccomp's mode when the kernel lacks the count),
  * or -1 when the status cannot be read. */
 static long sb_read_filters(void)
 {
     char buf[4096];
-    struct stat st;
-    if (sb.fd < 0 || fstat(sb.fd, &st) != 0 || st.st_dev != sb.dev || st.st_ino != sb.ino)
+    if (!sb_read_status(buf, sizeof(buf)))
         return -1;
-    ssize_t n = pread(sb.fd, buf, sizeof(buf) - 1, 0);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     const char *f = strstr(buf, "\nSeccomp_filters:");
     if (f)
         return strtol(f + 17, NULL, 10);

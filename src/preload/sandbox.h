@@ -20,5 +20,8 @@ void hs_sandbox_after_fork_child(void);
 /* Whether a filter was installed since start. Two system calls (fstat, pread) that every
  * sandbox allows, until the answer is yes; then none. Any thread, no lock, no allocation. */
 bool hs_sandbox_entered(void);
+/* The process's threads (Threads: of the status), or -1 when it cannot be read. Same
+ * calls and context as hs_sandbox_entered. */
+int hs_sandbox_threads(void);
 
 #endif

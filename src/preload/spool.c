@@ -411,6 +411,16 @@ bool hs_spool_sandboxed(void)
     return true;
 }
 
+void hs_spool_discard(void)
+{
+    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) || sp.owner != getpid())
+        return;
+    if (hs_sandbox_entered())
+        __atomic_store_n(&sp.h->filtered_ns, -1, __ATOMIC_RELEASE); /* unlink: refused */
+    else
+        unlink(sp.path);
+}
+
 void hs_spool_after_fork_child(void)
 {
     sp.forked_rescue = __atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) && sp.rescue;

@@ -40,6 +40,9 @@ void hs_spool_exit(void);
  * the process's profile, with no system call but the clock's (vDSO), and says whether
  * there is one. The file stays for `heapsift run` or `heapsift recover`. */
 bool hs_spool_sandboxed(void);
+/* A process that writes no exit profile (no sample, or ended by _exit alone): the spool
+ * is removed, or under a sandbox marked so (filtered_ns -1) for heapsift run to remove. */
+void hs_spool_discard(void);
 /* A forked child writes nothing into its parent's spool. */
 void hs_spool_after_fork_child(void);
 /* Later in the same child, once descriptors work again (iothread.h): a child of a process
