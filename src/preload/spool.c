@@ -9,8 +9,9 @@
  * and mappings are appended under one mutex (HS_RANK_SPOOL), taken only for a new stack:
  * its record is appended under the stack table's lock, before the stack's id is published,
  * so no live sample can name a stack the spool does not hold yet. What does not fit is counted in
- * the header and said once; the process goes on with its tables in memory. Never calls malloc but
- * through the maps reader, under the guard, for a new stack whose library was not yet listed.
+ * the header and said once; the process goes on with its tables in memory. Reads
+ * /proc/self/maps once, when it opens (the constructor); a library loaded later is listed
+ * from the dynamic loader's list on the sampled path, without allocating or reading a file.
  */
 #define _GNU_SOURCE
 #include "spool.h"
@@ -26,7 +27,9 @@
 #include "maps.h"
 #include "spool_fmt.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -148,23 +151,42 @@ static bool spool_covered(uint64_t pc)
     return false;
 }
 
-/* Appends executable mapping m of maps (unless its range is known already). */
-static void spool_add_map(hs_maps_t *maps, hs_map_t *m)
+/* Appends the record r (its commit word computed here) unless its range is known. */
+static void spool_put_map(hs_spool_map_t *r)
 {
-    if (!m->executable || spool_covered(m->start))
-        return;
-    if (sp.ncover < HS_SPOOL_COVER) {
-        sp.cover[sp.ncover][0] = m->start;
-        sp.cover[sp.ncover++][1] = m->limit;
-    }
-    if (m->path[0] != '/')
-        return; /* [vdso], anonymous code: nothing to symbolize from */
     uint64_t k = sp.h->maps_used;
     if (k >= sp.h->maps_cap) {
         spool_log_once(spool_maps_log, "spool %s: more than %u mappings; later ones are not listed",
                        sp.path, HS_SPOOL_MAPS);
         return;
     }
+    r->commit = hs_spool_map_sum(r);
+    hs_spool_map_t *d = &sp.maps[k];
+    memcpy((char *)d + 8, (char *)r + 8, sizeof(*r) - 8);
+    __atomic_store_n(&d->commit, r->commit, __ATOMIC_RELEASE);
+    __atomic_store_n(&sp.h->maps_used, k + 1, __ATOMIC_RELEASE);
+}
+
+/* Notes [start, limit) as known; false when it was already. */
+static bool spool_cover(uint64_t start, uint64_t limit)
+{
+    if (spool_covered(start))
+        return false;
+    if (sp.ncover < HS_SPOOL_COVER) {
+        sp.cover[sp.ncover][0] = start;
+        sp.cover[sp.ncover++][1] = limit;
+    }
+    return true;
+}
+
+/* Appends executable mapping m of maps (unless its range is known already). */
+static void spool_add_map(hs_maps_t *maps, hs_map_t *m)
+{
+    if (!m->executable || spool_covered(m->start))
+        return;
+    spool_cover(m->start, m->limit);
+    if (m->path[0] != '/')
+        return; /* [vdso], anonymous code: nothing to symbolize from */
     hs_spool_map_t r;
     memset(&r, 0, sizeof(r));
     r.start = m->start;
@@ -173,11 +195,59 @@ static void spool_add_map(hs_maps_t *maps, hs_map_t *m)
     const char *id = hs_maps_build_id(0, maps, m);
     snprintf(r.build_id, sizeof(r.build_id), "%s", id ? id : "");
     snprintf(r.path, sizeof(r.path), "%s", m->path);
-    r.commit = hs_spool_map_sum(&r);
-    hs_spool_map_t *d = &sp.maps[k];
-    memcpy((char *)d + 8, (char *)&r + 8, sizeof(r) - 8);
-    __atomic_store_n(&d->commit, r.commit, __ATOMIC_RELEASE);
-    __atomic_store_n(&sp.h->maps_used, k + 1, __ATOMIC_RELEASE);
+    spool_put_map(&r);
+}
+
+/* The build id of a loaded object, from its PT_NOTE in memory (mapped with it), as
+ * lowercase hex into out; "" when it has none. */
+static void spool_note_id(const struct dl_phdr_info *o, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; i < o->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &o->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(o->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            const uint8_t *name = p + sizeof(*n), *desc = name + ((n->n_namesz + 3) & ~3u);
+            if (desc + n->n_descsz > end)
+                break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                for (uint32_t k = 0; k < n->n_descsz && 2 * k + 2 < cap; k++)
+                    snprintf(out + 2 * k, 3, "%02x", desc[k]);
+                return;
+            }
+            p = desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+}
+
+/* dl_iterate_phdr's callback: the executable segments of a named object not listed yet. */
+static int spool_object(struct dl_phdr_info *o, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    if (!o->dlpi_name || o->dlpi_name[0] != '/')
+        return 0; /* the executable and the vdso: listed at start from the maps */
+    for (int i = 0; i < o->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &o->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t start = (o->dlpi_addr + ph->p_vaddr) & ~4095ull;
+        uint64_t limit = (o->dlpi_addr + ph->p_vaddr + ph->p_memsz + 4095) & ~4095ull;
+        if (!spool_cover(start, limit))
+            continue;
+        hs_spool_map_t r;
+        memset(&r, 0, sizeof(r));
+        r.start = start;
+        r.limit = limit;
+        r.offset = ph->p_offset & ~4095ull;
+        spool_note_id(o, r.build_id, sizeof(r.build_id));
+        snprintf(r.path, sizeof(r.path), "%s", o->dlpi_name);
+        spool_put_map(&r);
+    }
+    return 0;
 }
 
 /* Lists every executable mapping of the process not listed yet. */
@@ -243,11 +313,11 @@ void hs_spool_maps(const uintptr_t *pcs, size_t depth)
         missing = pcs[k] > 1 && !spool_covered(pcs[k] - 1);
     bool reread = missing && sp.rereads < HS_SPOOL_REREADS;
     sp.rereads += reread;
+    if (reread) { /* a library loaded since: the loader's list, no file read */
+        dl_iterate_phdr(spool_object, NULL);
+        __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
+    }
     hs_unlock(&spool_lock, HS_RANK_SPOOL);
-    if (reread && hs_sandbox_entered())
-        return; /* opening /proc/self/maps is what a sandbox refuses and reports */
-    if (reread)
-        spool_read_maps(); /* a library loaded since the last read */
 }
 
 /* --- opening and closing ---------------------------------------------------------- */

@@ -28,9 +28,11 @@ void hs_spool_drop(uint32_t slot);
 /* Stack id is being interned: appends it. Called by the stack table under its lock,
  * before the id is published. Never allocates. */
 void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth);
-/* A new stack's addresses: lists the executable mappings of the process again when one of
- * them lies in none listed (a library loaded since), at most 64 times. Sampled path,
- * guard held, no lock held: the maps reader allocates. */
+/* A new stack's addresses: lists the loaded objects' executable segments again when one of
+ * them lies in none listed (a library loaded since), at most 64 times, from the dynamic
+ * loader's list (dl_iterate_phdr) and the build ids in memory: no file is read, so neither
+ * the I/O thread (whose start needs the loader's lock, which a dlopen sampled here holds)
+ * nor a sandbox's refusal is in the way. Sampled path, guard held, no lock held. */
 void hs_spool_maps(const uintptr_t *pcs, size_t depth);
 
 /* Normal exit, after the exit profiles: removes the file unless HEAPSIFT_KEEP_SPOOL=1. The
