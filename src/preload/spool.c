@@ -108,9 +108,16 @@ static void spool_push(uint32_t i)
         !__atomic_compare_exchange_n(&sp.head, &h, n, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
 }
 
+/* Whether this process owns the spool: a child made by a raw clone (no fork handler ran)
+ * must not write into its parent's file. A getpid on the sampled path, ~0.1 us. */
+static bool spool_mine(void)
+{
+    return __atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) && sp.owner == getpid();
+}
+
 uint32_t hs_spool_put(const hs_live_t *e)
 {
-    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+    if (!spool_mine())
         return 0;
     int64_t i = spool_pop();
     if (i < 0) {
@@ -135,7 +142,7 @@ uint32_t hs_spool_put(const hs_live_t *e)
 
 void hs_spool_drop(uint32_t slot)
 {
-    if (slot == 0 || !__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+    if (slot == 0 || !spool_mine())
         return;
     __atomic_store_n(&sp.live[slot - 1].commit, 0, __ATOMIC_RELEASE);
     spool_push(slot - 1);
@@ -295,7 +302,7 @@ static void spool_append_stack(int32_t id, const uintptr_t *pcs, size_t depth)
 
 void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth)
 {
-    if (id < 0 || !__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+    if (id < 0 || !spool_mine())
         return;
     hs_lock(&spool_lock, HS_RANK_SPOOL);
     spool_append_stack(id, pcs, depth);
@@ -305,7 +312,7 @@ void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth)
 
 void hs_spool_maps(const uintptr_t *pcs, size_t depth)
 {
-    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+    if (!spool_mine())
         return;
     hs_lock(&spool_lock, HS_RANK_SPOOL);
     bool missing = false;
