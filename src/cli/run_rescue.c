@@ -64,8 +64,10 @@ static bool rescue_one(const char *path, const char *report, bool quiet)
     if (!whole || memcmp(h.magic, HS_SPOOL_MAGIC, 8) != 0)
         return false; /* not made yet (renamed into place once its header is written) */
     h.out_path[sizeof(h.out_path) - 1] = '\0';
-    if (h.filtered_ns < 0) {
-        unlink(path); /* no sample: no profile, as without a sandbox */
+    if (h.filtered_ns < 0 || (h.forked && h.filtered_ns == 0 && kill((pid_t)h.pid, 0) != 0)) {
+        /* no sample: no profile, as without a sandbox; or a forked child that went on to
+         * exec a program heapsift does not profile (or was killed: not told apart) */
+        unlink(path);
         return false;
     }
     if (!h.filtered_ns && !h.exit_ns && kill((pid_t)h.pid, 0) == 0)

@@ -50,6 +50,10 @@ typedef struct {
      * writes no exit profile anyway (no sample) */
     int64_t filtered_ns;
     char out_path[HS_SPOOL_OUT_PATH]; /* where the exit profile was to go; "" = unknown */
+    /* 1: a forked child's copy of its parent's rescue spool (spool.c). Such a child may
+     * exec a program heapsift does not profile, which leaves the copy behind: run
+     * recovers it only when the child exited under a sandbox (filtered_ns > 0). */
+    uint64_t forked;
 } hs_spool_header_t;
 
 _Static_assert(sizeof(hs_spool_header_t) <= HS_SPOOL_HEADER_SIZE, "spool header too big");

@@ -543,6 +543,7 @@ void hs_spool_fork_copy(void)
     h->start_ns = h->last_ns = spool_now_ns();
     h->check = hs_spool_header_sum(h);
     h->exit_ns = h->filtered_ns = 0;
+    h->forked = 1;
     hs_outpath_expand(hs_opt.out, "heap", 0, true, true, h->out_path, sizeof(h->out_path));
     sp.h = h;
     sp.maps = (hs_spool_map_t *)(base + h->maps_off);
