@@ -480,6 +480,15 @@ void hs_spool_exit(void)
         unlink(sp.path);
 }
 
+bool hs_spool_range(uintptr_t *lo, uintptr_t *hi)
+{
+    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+        return false;
+    *lo = (uintptr_t)sp.h;
+    *hi = *lo + sp.h->file_size;
+    return true;
+}
+
 bool hs_spool_sandboxed(void)
 {
     if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) || sp.owner != getpid())

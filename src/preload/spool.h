@@ -35,6 +35,10 @@ void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth);
  * nor a sandbox's refusal is in the way. Sampled path, guard held, no lock held. */
 void hs_spool_maps(const uintptr_t *pcs, size_t depth);
 
+/* The spool's mapping, [*lo, *hi): true when there is one. Its live slots hold the address
+ * of every sampled block, so the leak check's scan must not count them as roots. */
+bool hs_spool_range(uintptr_t *lo, uintptr_t *hi);
+
 /* Normal exit, after the exit profiles: removes the file unless HEAPSIFT_KEEP_SPOOL=1. The
  * mapping stays (other threads may still free sampled blocks). */
 void hs_spool_exit(void);
