@@ -356,23 +356,33 @@ static void spool_layout(hs_spool_header_t *h, uint64_t size)
  * into place once it holds its header: a process still writing a spool of the same name
  * keeps its own file, where truncating it would give that process SIGBUS). Returns the
  * mapping, or NULL with *what naming the failed step and *err its errno. */
-static void *spool_map_file(uint64_t size, const char **what, int *err)
+/* With direct, the calls are made in the caller's descriptor table, not through the I/O
+ * thread: only in a forked child's fork handler, where no other thread of the program runs
+ * to see the descriptor (starting the I/O thread there cost about 15 ms a fork). */
+static void *spool_map_file(uint64_t size, const char **what, int *err, bool direct)
 {
-    int fd = hs_fd_open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    int fd = direct ? open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+                    : hs_fd_open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
     void *p = MAP_FAILED;
     *err = errno;
     if (fd < 0) {
         *what = "cannot create it";
         return NULL;
     }
-    if (hs_fd_fallocate(fd, 0, (off_t)size) != 0) {
+    int rc = direct ? fallocate(fd, 0, 0, (off_t)size) : hs_fd_fallocate(fd, 0, (off_t)size);
+    if (rc != 0) {
         *what = "cannot reserve its space";
         *err = errno;
-    } else if ((p = hs_fd_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+    } else if ((p = direct ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                           : hs_fd_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+               MAP_FAILED) {
         *what = "cannot map it";
         *err = errno;
     }
-    hs_fd_close(fd);
+    if (direct)
+        close(fd);
+    else
+        hs_fd_close(fd);
     if (p == MAP_FAILED) {
         unlink(sp.tmp);
         return NULL;
@@ -444,7 +454,7 @@ void hs_spool_open(void)
         return;
     hs_outpath_expand(pat, "heap", 0, true, false, sp.path, sizeof(sp.path));
     snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
-    uint8_t *base = spool_map_file(size, &what, &err);
+    uint8_t *base = spool_map_file(size, &what, &err, false);
     if (!base)
         return spool_give_up(NULL, 0, what, err);
     spool_write_header(base, size);
@@ -541,7 +551,7 @@ void hs_spool_fork_copy(void)
     uint64_t size = sp.h->file_size;
     hs_outpath_expand(sp.pattern, "heap", 0, true, false, sp.path, sizeof(sp.path));
     snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
-    uint8_t *base = spool_map_file(size, &what, &err);
+    uint8_t *base = spool_map_file(size, &what, &err, true);
     if (base)
         spool_copy(old, base);
     munmap(old, size); /* the parent's file: never written from here */
