@@ -22,6 +22,9 @@ command -v cargo >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/cargo" ] || 
 need="$need librust-jemalloc-sys-dev libmimalloc-dev"
 # The demangler (src/common/demangle.c) links libiberty.a.
 need="$need libiberty-dev"
+# tests/integration/sandbox_firefox.sh: Firefox ESR's content processes sandbox themselves
+# with seccomp (issue 39).
+need="$need firefox-esr"
 if [ $# -gt 0 ]; then need="$*"; fi
 
 missing=""

@@ -24,6 +24,15 @@ int hs_cmd_convert(int argc, char **argv);
 int hs_cmd_merge(int argc, char **argv);
 int hs_cmd_symbolize(int argc, char **argv);
 int hs_cmd_recover(int argc, char **argv);
+struct hs_profile;
+/* recover.c: reads the spool at path into *out, symbolized (quiet: no warnings). 0, or an
+ * exit status after a line on stderr. */
+int hs_recover_read(const char *path, bool quiet, struct hs_profile **out);
+/* run_rescue.c: after CMD has exited, the rescue spools of the run whose report is report
+ * (processes that could not write their exit profile: a sandbox's, or killed) become
+ * profiles where those would have gone; each is said on stderr (unless quiet) and noted in
+ * the report. Returns how many. */
+int hs_run_rescue(const char *report, bool quiet);
 int hs_cmd_stats(int argc, char **argv);
 int hs_cmd_web(int argc, char **argv);
 int hs_cmd_suspects(int argc, char **argv);

@@ -36,8 +36,7 @@ static void rc_usage(FILE *f)
                "empty), 3 I/O error.\n");
 }
 
-/* Reads the spool at path into *out: 0 or an exit status (after the message). */
-static int rc_read(const char *path, bool quiet, hs_profile_t **out)
+int hs_recover_read(const char *path, bool quiet, hs_profile_t **out)
 {
     hs_buf_t file = HS_BUF_INIT;
     char err[512];
@@ -120,7 +119,7 @@ int hs_cmd_recover(int argc, char **argv)
     }
     const char *path = argv[optind];
     hs_profile_t *p = NULL;
-    int rc = rc_read(path, quiet, &p);
+    int rc = hs_recover_read(path, quiet, &p);
     if (rc == 0)
         rc = hs_cli_write_pprof(p, out);
     if (rc == 0 && !quiet)

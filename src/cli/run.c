@@ -522,7 +522,9 @@ int hs_cmd_run(int argc, char **argv)
     rc = run_wait(child, argv[first]);
     if (report) {
         const char *verbose = getenv("HEAPSIFT_VERBOSE");
-        run_summary(report, !verbose || strcmp(verbose, "0") != 0);
+        bool quiet = verbose && strcmp(verbose, "0") == 0;
+        hs_run_rescue(report, quiet); /* processes that could not write their profile */
+        run_summary(report, !quiet);
         unlink(report);
         free(report);
     }

@@ -115,7 +115,7 @@ static int rs_header(rs_ctx_t *c)
         (h->maps_off | h->stacks_off | h->stacks_cap | h->live_off) % 8 ||
         h->maps_used > h->maps_cap || h->stacks_used > h->stacks_cap)
         return rs_fail(c, "corrupted: the header's regions or counts are out of bounds");
-    c->alive = !h->exit_ns && rs_alive(h);
+    c->alive = !h->exit_ns && !h->filtered_ns && rs_alive(h);
     return 0;
 }
 
@@ -296,12 +296,21 @@ static int rs_samples(rs_ctx_t *c)
 static void rs_comments(rs_ctx_t *c, int64_t mtime_ns)
 {
     char line[3000], when[64], args[HS_SPOOL_CMDLINE + 1];
-    int64_t t = c->h.exit_ns ? c->h.exit_ns : c->h.last_ns > mtime_ns ? c->h.last_ns : mtime_ns;
+    int64_t t = c->h.filtered_ns > 0      ? c->h.filtered_ns
+                : c->h.exit_ns            ? c->h.exit_ns
+                : c->h.last_ns > mtime_ns ? c->h.last_ns
+                                          : mtime_ns;
     time_t sec = (time_t)(t / 1000000000);
     struct tm tm;
     strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&sec, &tm));
     c->p->time_nanos = t;
-    if (c->h.exit_ns)
+    if (c->h.filtered_ns > 0)
+        snprintf(line, sizeof(line),
+                 "recovered from the spool of process %" PRIu64 ", which exited at %s under a "
+                 "seccomp filter installed after it started (a sandbox): the filter refuses the "
+                 "calls that write a profile",
+                 c->h.pid, when);
+    else if (c->h.exit_ns)
         snprintf(line, sizeof(line),
                  "read from the spool of process %" PRIu64 ", which ended writing its exit profile "
                  "at %s (the spool was kept: HEAPSIFT_KEEP_SPOOL=1)",

@@ -18,6 +18,7 @@
 #define HS_SPOOL_HEADER_SIZE 4096u
 #define HS_SPOOL_CMDLINE 2048u
 #define HS_SPOOL_MAP_PATH 432u
+#define HS_SPOOL_OUT_PATH 1024u
 #define HS_SPOOL_STACK_MAX 256u /* frames: HEAPSIFT_DEPTH's bound */
 
 /* The fixed part, written once at start; check covers every field before it. */
@@ -42,7 +43,20 @@ typedef struct {
     int64_t exit_ns; /* CLOCK_REALTIME of a normal exit (HEAPSIFT_KEEP_SPOOL=1); 0 = none */
     uint64_t cmdline_len;
     char cmdline[HS_SPOOL_CMDLINE]; /* argv, NUL-separated, cut at the bound */
+    /* Added after version 1's first files, in what was zeros: a reader of those sees no
+     * filter and no path. */
+    /* CLOCK_REALTIME of an exit under a seccomp filter installed after start (a sandbox),
+     * which let no profile be written; 0 = none; -1: such an exit of a process that
+     * writes no exit profile anyway (no sample) */
+    int64_t filtered_ns;
+    char out_path[HS_SPOOL_OUT_PATH]; /* where the exit profile was to go; "" = unknown */
+    /* 1: a forked child's copy of its parent's rescue spool (spool.c). Such a child may
+     * exec a program heapsift does not profile, which leaves the copy behind: run
+     * recovers it only when the child exited under a sandbox (filtered_ns > 0). */
+    uint64_t forked;
 } hs_spool_header_t;
+
+_Static_assert(sizeof(hs_spool_header_t) <= HS_SPOOL_HEADER_SIZE, "spool header too big");
 
 typedef struct {
     uint64_t commit;

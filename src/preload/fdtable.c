@@ -21,6 +21,7 @@
 #include "core.h"
 #include "debugcheck.h"
 #include "fdtable.h"
+#include "sandbox.h"
 #include "iothread.h"
 #include "threads.h"
 
@@ -57,8 +58,9 @@ static int fd_refused; /* unshare was refused once: it always will be (seccomp) 
 
 int hs_fd_private(void)
 {
-    if (unshare(CLONE_FILES) != 0) {
-        int e = errno;
+    /* Under a sandbox (sandbox.h) unshare is not tried: the filter would report it. */
+    if (hs_sandbox_entered() || unshare(CLONE_FILES) != 0) {
+        int e = hs_sandbox_entered() ? EPERM : errno;
         __atomic_store_n(&fd_refused, 1, __ATOMIC_RELAXED);
         return -e;
     }

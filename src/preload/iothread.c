@@ -44,6 +44,7 @@
 #include "threads.h"
 #include "fdio.h"
 #include "iothread.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -299,6 +300,11 @@ static bool io_creds_same(void)
 /* A running thread of this process with the caller's credentials: 0 or -errno. */
 static int io_ready(void)
 {
+    /* Under a sandbox (sandbox.h) no call goes through: unshare, clone and getgroups (the
+     * credentials check) are what it refuses and reports, and the files a call would open
+     * it refuses anyway. */
+    if (hs_sandbox_entered())
+        return -EPERM;
     if (io.pid == getpid() && __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE) != 0) {
         if (io.kind == IO_GLIBC || io_creds_same()) /* glibc changes a glibc thread's */
             return 0;

@@ -8,14 +8,17 @@
  *     and would otherwise leave none. A single-threaded one does not: a shell (dash ends
  *     with _exit), the child of a fork whose exec failed, and a vfork child, which shares
  *     its parent's memory and must touch none of it.
- * Otherwise they are glibc's: exit_group. The single-threaded case costs one stat of
- * /proc/self/task, on the stack (its link count is 2 plus one per thread), and writes to
- * no other memory. Like interpose.c, only in the shared library: a unit test linking the
+ * Under a sandbox (sandbox.h) the count comes from the status descriptor instead, since
+ * the sandbox refuses the stat. Such a process's rescue spool (heapsift run's) goes too: no
+ * profile, as without one. Otherwise they are glibc's: exit_group. The single-threaded case costs
+ * one stat of /proc/self/task, on the stack (its link count is 2 plus one per thread), and writes
+ * to no other memory. Like interpose.c, only in the shared library: a unit test linking the
  * recorder's internals keeps glibc's.
  */
 #define _GNU_SOURCE
 #include "core.h"
 #include "recorder.h"
+#include "sandbox.h"
 #include "termsig.h"
 
 #include <sys/stat.h>
@@ -25,9 +28,16 @@
 static __attribute__((noreturn)) void procexit_now(int status)
 {
     struct stat st;
+    int threads = -1;
     hs_termsig_exiting();
-    if (stat("/proc/self/task", &st) == 0 && st.st_nlink > 3)
-        hs_exit_call((int)st.st_nlink - 2);
+    if (hs_sandbox_entered()) /* stat is refused there (Firefox's broker: ENOENT) */
+        threads = hs_sandbox_threads();
+    else if (stat("/proc/self/task", &st) == 0)
+        threads = (int)st.st_nlink - 2;
+    if (threads > 1)
+        hs_exit_call(threads);
+    else
+        hs_exit_unprofiled();
     for (;;)
         syscall(SYS_exit_group, status);
 }

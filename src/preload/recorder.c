@@ -26,6 +26,7 @@
 #include "lifetimes.h"
 #include "livetab.h"
 #include "modules.h"
+#include "sandbox.h"
 #include "spool.h"
 #include "stacktab.h"
 #include "symcache.h"
@@ -125,9 +126,11 @@ static void recorder_fork_child(void)
     hs_trackers_unlock();
     hs_reach_fork_release();
     hs_spool_after_fork_child();
+    hs_sandbox_after_fork_child();
     hs_dump_after_fork();
     hs_orphan_after_fork();
     hs_iothread_after_fork();
+    hs_spool_fork_copy();
     hs_triggers_fork_child();
 }
 
@@ -341,6 +344,7 @@ __attribute__((constructor)) static void recorder_ctor(void)
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON) {
         /* One I/O thread for the files read here, ended before the program starts: it
          * then has no thread of heapsift's unless a trigger needs one. */
+        hs_sandbox_init(); /* before any filter: opening a file later is what one refuses */
         hs_iothread_hold();
         hs_reach_detect();
         hs_spool_open();
@@ -348,6 +352,24 @@ __attribute__((constructor)) static void recorder_ctor(void)
         hs_triggers_start();
         hs_iothread_release();
     }
+}
+
+/* The exit under a sandbox, a seccomp filter installed since start: writing a profile
+ * would take calls it refuses and reports (the I/O thread's unshare, clone and getgroups,
+ * then open), so none is made. The spool, mapped before the filter, is the profile; without
+ * one the profile is lost, and that (only that) is said, in one line. */
+static void recorder_exit_sandboxed(void)
+{
+    if (!(hs_dump_is_root() || hs_stacktab_count() > 1)) {
+        hs_spool_discard(); /* no sample: no profile, as outside a sandbox */
+        return;
+    }
+    if (hs_spool_sandboxed())
+        return;
+    hs_log("the profile of process %ld is lost: a seccomp filter installed after it started "
+           "(a sandbox) refuses the calls that write files; under `heapsift run`, or with "
+           "HEAPSIFT_SPOOL set, its spool keeps it",
+           (long)getpid());
 }
 
 /* A second thread ending the process waits at most this long for the first one's exit
@@ -360,6 +382,23 @@ static void recorder_wait_set(uint32_t *word)
     struct timespec ts = {0, 10 * 1000000};
     for (int i = 0; i < HS_EXIT_WAIT_MS / 10 && !__atomic_load_n(word, __ATOMIC_ACQUIRE); i++)
         syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+}
+
+/* The exit profiles, written as usual, and the spool removed. */
+static void recorder_exit_write(bool interrupted)
+{
+    /* Another process of the tree (a shell's helpers and subshells, a forked worker)
+     * that holds no sample at all, its parent's included, writes no exit profile: `heapsift
+     * run -- python3` through pyenv's shim wrote one per helper. Stack 0 is the overflow
+     * stack, there from the start. The process the user started always writes. */
+    if (hs_dump_is_root() || hs_stacktab_count() > 1) {
+        hs_leaks_scan(); /* on this thread: its stack is read from its stack pointer up */
+        unsigned how = interrupted ? HS_DUMP_INTERRUPTED : 0;
+        hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE | how);
+        if (hs_opt.peak)
+            hs_dump_ex(NULL, "peak", HS_DUMP_FINAL | how);
+    }
+    hs_spool_exit();
 }
 
 void hs_exit_dumps(bool interrupted)
@@ -376,20 +415,18 @@ void hs_exit_dumps(bool interrupted)
     }
     __atomic_store_n(&finished, 0, __ATOMIC_RELEASE); /* a forked child's own */
     hs_triggers_stop();
-    /* Another process of the tree (a shell's helpers and subshells, a forked worker)
-     * that holds no sample at all, its parent's included, writes no exit profile: `heapsift
-     * run -- python3` through pyenv's shim wrote one per helper. Stack 0 is the overflow
-     * stack, there from the start. The process the user started always writes. */
-    if (hs_dump_is_root() || hs_stacktab_count() > 1) {
-        hs_leaks_scan(); /* on this thread: its stack is read from its stack pointer up */
-        unsigned how = interrupted ? HS_DUMP_INTERRUPTED : 0;
-        hs_dump_ex(NULL, "heap", HS_DUMP_FINAL | HS_DUMP_CLOSE | how);
-        if (hs_opt.peak)
-            hs_dump_ex(NULL, "peak", HS_DUMP_FINAL | how);
-    }
-    hs_spool_exit();
+    if (hs_sandbox_entered())
+        recorder_exit_sandboxed();
+    else
+        recorder_exit_write(interrupted);
     __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
     syscall(SYS_futex, &finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+void hs_exit_unprofiled(void)
+{
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
+        hs_spool_discard();
 }
 
 void hs_exit_call(int threads)

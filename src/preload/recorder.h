@@ -43,6 +43,9 @@ void hs_exit_dumps(bool interrupted);
  * than one): the exit profiles when more than one of them is the program's, written by
  * the trigger thread (termsig.c), the caller waiting for them. */
 void hs_exit_call(int threads);
+/* _exit of a process that writes no exit profile (procexit.c): its rescue spool is
+ * discarded. Touches no memory in a vfork child. */
+void hs_exit_unprofiled(void);
 /* Whether this is the process the user started (not a forked child, nor a descendant
  * under `heapsift run`): the one that always writes its exit profile (dump.c). */
 bool hs_dump_is_root(void);

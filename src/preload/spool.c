@@ -9,8 +9,9 @@
  * and mappings are appended under one mutex (HS_RANK_SPOOL), taken only for a new stack:
  * its record is appended under the stack table's lock, before the stack's id is published,
  * so no live sample can name a stack the spool does not hold yet. What does not fit is counted in
- * the header and said once; the process goes on with its tables in memory. Never calls malloc but
- * through the maps reader, under the guard, for a new stack whose library was not yet listed.
+ * the header and said once; the process goes on with its tables in memory. Reads
+ * /proc/self/maps once, when it opens (the constructor); a library loaded later is listed
+ * from the dynamic loader's list on the sampled path, without allocating or reading a file.
  */
 #define _GNU_SOURCE
 #include "spool.h"
@@ -19,27 +20,33 @@
 #include "log.h"
 #include "options.h"
 #include "outpath.h"
+#include "sandbox.h"
 #include "stacktab.h"
 
 #include "fdio.h"
 #include "maps.h"
 #include "spool_fmt.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#define HS_SPOOL_MAPS 512u   /* mapping records */
-#define HS_SPOOL_COVER 1024u /* executable ranges known (file-backed or not) */
-#define HS_SPOOL_REREADS 64  /* maps re-reads for addresses no mapping covers */
+#define HS_SPOOL_MAPS 512u              /* mapping records */
+#define HS_SPOOL_COVER 1024u            /* executable ranges known (file-backed or not) */
+#define HS_SPOOL_REREADS 64             /* maps re-reads for addresses no mapping covers */
+#define HS_SPOOL_RESCUE_SIZE (4u << 20) /* a rescue spool: ~75,000 live slots */
 
 static struct {
-    int on; /* read with acquire on every call: 0 = no spool */
+    int on;     /* read with acquire on every call: 0 = no spool */
+    int rescue; /* heapsift run's spool, not HEAPSIFT_SPOOL's: says nothing unless verbose */
     pid_t owner;
     hs_spool_header_t *h;
     hs_spool_map_t *maps;
@@ -50,11 +57,20 @@ static struct {
     uint64_t cover[HS_SPOOL_COVER][2];
     uint32_t ncover;
     int rereads;
-    char path[4096], tmp[4200];
+    char path[4096], tmp[4200], pattern[1100];
+    int forked_rescue; /* a forked child whose parent had a rescue spool: copies it */
 } sp;
 
 static pthread_mutex_t spool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int spool_full_log, spool_stacks_log, spool_maps_log;
+
+/* A rescue spool's troubles are said only when verbose: they lose data only if the process
+ * then cannot write its profile, which is said then. */
+#define spool_log_once(flag, ...)                                                                  \
+    do {                                                                                           \
+        if (!sp.rescue || hs_opt.verbose)                                                          \
+            hs_log_once(flag, __VA_ARGS__);                                                        \
+    } while (0)
 
 static int64_t spool_now_ns(void)
 {
@@ -92,17 +108,24 @@ static void spool_push(uint32_t i)
         !__atomic_compare_exchange_n(&sp.head, &h, n, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
 }
 
+/* Whether this process owns the spool: a child made by a raw clone (no fork handler ran)
+ * must not write into its parent's file. A getpid on the sampled path, ~0.1 us. */
+static bool spool_mine(void)
+{
+    return __atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) && sp.owner == getpid();
+}
+
 uint32_t hs_spool_put(const hs_live_t *e)
 {
-    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+    if (!spool_mine())
         return 0;
     int64_t i = spool_pop();
     if (i < 0) {
         __atomic_fetch_add(&sp.h->live_dropped, 1, __ATOMIC_RELAXED);
-        hs_log_once(spool_full_log,
-                    "spool %s is full (HEAPSIFT_SPOOL_SIZE): live samples from "
-                    "now on are kept in memory only",
-                    sp.path);
+        spool_log_once(spool_full_log,
+                       "spool %s is full (HEAPSIFT_SPOOL_SIZE): live samples from "
+                       "now on are kept in memory only",
+                       sp.path);
         return 0;
     }
     hs_spool_live_t r = {
@@ -119,7 +142,7 @@ uint32_t hs_spool_put(const hs_live_t *e)
 
 void hs_spool_drop(uint32_t slot)
 {
-    if (slot == 0 || !__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+    if (slot == 0 || !spool_mine())
         return;
     __atomic_store_n(&sp.live[slot - 1].commit, 0, __ATOMIC_RELEASE);
     spool_push(slot - 1);
@@ -135,23 +158,42 @@ static bool spool_covered(uint64_t pc)
     return false;
 }
 
+/* Appends the record r (its commit word computed here) unless its range is known. */
+static void spool_put_map(hs_spool_map_t *r)
+{
+    uint64_t k = sp.h->maps_used;
+    if (k >= sp.h->maps_cap) {
+        spool_log_once(spool_maps_log, "spool %s: more than %u mappings; later ones are not listed",
+                       sp.path, HS_SPOOL_MAPS);
+        return;
+    }
+    r->commit = hs_spool_map_sum(r);
+    hs_spool_map_t *d = &sp.maps[k];
+    memcpy((char *)d + 8, (char *)r + 8, sizeof(*r) - 8);
+    __atomic_store_n(&d->commit, r->commit, __ATOMIC_RELEASE);
+    __atomic_store_n(&sp.h->maps_used, k + 1, __ATOMIC_RELEASE);
+}
+
+/* Notes [start, limit) as known; false when it was already. */
+static bool spool_cover(uint64_t start, uint64_t limit)
+{
+    if (spool_covered(start))
+        return false;
+    if (sp.ncover < HS_SPOOL_COVER) {
+        sp.cover[sp.ncover][0] = start;
+        sp.cover[sp.ncover++][1] = limit;
+    }
+    return true;
+}
+
 /* Appends executable mapping m of maps (unless its range is known already). */
 static void spool_add_map(hs_maps_t *maps, hs_map_t *m)
 {
     if (!m->executable || spool_covered(m->start))
         return;
-    if (sp.ncover < HS_SPOOL_COVER) {
-        sp.cover[sp.ncover][0] = m->start;
-        sp.cover[sp.ncover++][1] = m->limit;
-    }
+    spool_cover(m->start, m->limit);
     if (m->path[0] != '/')
         return; /* [vdso], anonymous code: nothing to symbolize from */
-    uint64_t k = sp.h->maps_used;
-    if (k >= sp.h->maps_cap) {
-        hs_log_once(spool_maps_log, "spool %s: more than %u mappings; later ones are not listed",
-                    sp.path, HS_SPOOL_MAPS);
-        return;
-    }
     hs_spool_map_t r;
     memset(&r, 0, sizeof(r));
     r.start = m->start;
@@ -160,11 +202,59 @@ static void spool_add_map(hs_maps_t *maps, hs_map_t *m)
     const char *id = hs_maps_build_id(0, maps, m);
     snprintf(r.build_id, sizeof(r.build_id), "%s", id ? id : "");
     snprintf(r.path, sizeof(r.path), "%s", m->path);
-    r.commit = hs_spool_map_sum(&r);
-    hs_spool_map_t *d = &sp.maps[k];
-    memcpy((char *)d + 8, (char *)&r + 8, sizeof(r) - 8);
-    __atomic_store_n(&d->commit, r.commit, __ATOMIC_RELEASE);
-    __atomic_store_n(&sp.h->maps_used, k + 1, __ATOMIC_RELEASE);
+    spool_put_map(&r);
+}
+
+/* The build id of a loaded object, from its PT_NOTE in memory (mapped with it), as
+ * lowercase hex into out; "" when it has none. */
+static void spool_note_id(const struct dl_phdr_info *o, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int i = 0; i < o->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &o->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(o->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            const uint8_t *name = p + sizeof(*n), *desc = name + ((n->n_namesz + 3) & ~3u);
+            if (desc + n->n_descsz > end)
+                break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                for (uint32_t k = 0; k < n->n_descsz && 2 * k + 2 < cap; k++)
+                    snprintf(out + 2 * k, 3, "%02x", desc[k]);
+                return;
+            }
+            p = desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+}
+
+/* dl_iterate_phdr's callback: the executable segments of a named object not listed yet. */
+static int spool_object(struct dl_phdr_info *o, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    if (!o->dlpi_name || o->dlpi_name[0] != '/')
+        return 0; /* the executable and the vdso: listed at start from the maps */
+    for (int i = 0; i < o->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &o->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t start = (o->dlpi_addr + ph->p_vaddr) & ~4095ull;
+        uint64_t limit = (o->dlpi_addr + ph->p_vaddr + ph->p_memsz + 4095) & ~4095ull;
+        if (!spool_cover(start, limit))
+            continue;
+        hs_spool_map_t r;
+        memset(&r, 0, sizeof(r));
+        r.start = start;
+        r.limit = limit;
+        r.offset = ph->p_offset & ~4095ull;
+        spool_note_id(o, r.build_id, sizeof(r.build_id));
+        snprintf(r.path, sizeof(r.path), "%s", o->dlpi_name);
+        spool_put_map(&r);
+    }
+    return 0;
 }
 
 /* Lists every executable mapping of the process not listed yet. */
@@ -194,10 +284,10 @@ static void spool_append_stack(int32_t id, const uintptr_t *pcs, size_t depth)
     uint64_t off = sp.h->stacks_used, bytes = sizeof(s) + 8 * (uint64_t)s.depth;
     if (off + bytes > sp.h->stacks_cap) {
         __atomic_fetch_add(&sp.h->stacks_dropped, 1, __ATOMIC_RELAXED);
-        hs_log_once(spool_stacks_log,
-                    "spool %s: no room for more stacks (HEAPSIFT_SPOOL_SIZE): samples of new "
-                    "stacks will be recovered without their stack",
-                    sp.path);
+        spool_log_once(spool_stacks_log,
+                       "spool %s: no room for more stacks (HEAPSIFT_SPOOL_SIZE): samples of new "
+                       "stacks will be recovered without their stack",
+                       sp.path);
         return;
     }
     hs_spool_stack_t *d = (hs_spool_stack_t *)(sp.stacks + off);
@@ -212,7 +302,7 @@ static void spool_append_stack(int32_t id, const uintptr_t *pcs, size_t depth)
 
 void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth)
 {
-    if (id < 0 || !__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+    if (id < 0 || !spool_mine())
         return;
     hs_lock(&spool_lock, HS_RANK_SPOOL);
     spool_append_stack(id, pcs, depth);
@@ -222,7 +312,7 @@ void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth)
 
 void hs_spool_maps(const uintptr_t *pcs, size_t depth)
 {
-    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+    if (!spool_mine())
         return;
     hs_lock(&spool_lock, HS_RANK_SPOOL);
     bool missing = false;
@@ -230,9 +320,11 @@ void hs_spool_maps(const uintptr_t *pcs, size_t depth)
         missing = pcs[k] > 1 && !spool_covered(pcs[k] - 1);
     bool reread = missing && sp.rereads < HS_SPOOL_REREADS;
     sp.rereads += reread;
+    if (reread) { /* a library loaded since: the loader's list, no file read */
+        dl_iterate_phdr(spool_object, NULL);
+        __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
+    }
     hs_unlock(&spool_lock, HS_RANK_SPOOL);
-    if (reread)
-        spool_read_maps(); /* a library loaded since the last read */
 }
 
 /* --- opening and closing ---------------------------------------------------------- */
@@ -264,23 +356,33 @@ static void spool_layout(hs_spool_header_t *h, uint64_t size)
  * into place once it holds its header: a process still writing a spool of the same name
  * keeps its own file, where truncating it would give that process SIGBUS). Returns the
  * mapping, or NULL with *what naming the failed step and *err its errno. */
-static void *spool_map_file(uint64_t size, const char **what, int *err)
+/* With direct, the calls are made in the caller's descriptor table, not through the I/O
+ * thread: only in a forked child's fork handler, where no other thread of the program runs
+ * to see the descriptor (starting the I/O thread there cost about 15 ms a fork). */
+static void *spool_map_file(uint64_t size, const char **what, int *err, bool direct)
 {
-    int fd = hs_fd_open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    int fd = direct ? open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+                    : hs_fd_open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
     void *p = MAP_FAILED;
     *err = errno;
     if (fd < 0) {
         *what = "cannot create it";
         return NULL;
     }
-    if (hs_fd_fallocate(fd, 0, (off_t)size) != 0) {
+    int rc = direct ? fallocate(fd, 0, 0, (off_t)size) : hs_fd_fallocate(fd, 0, (off_t)size);
+    if (rc != 0) {
         *what = "cannot reserve its space";
         *err = errno;
-    } else if ((p = hs_fd_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+    } else if ((p = direct ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                           : hs_fd_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+               MAP_FAILED) {
         *what = "cannot map it";
         *err = errno;
     }
-    hs_fd_close(fd);
+    if (direct)
+        close(fd);
+    else
+        hs_fd_close(fd);
     if (p == MAP_FAILED) {
         unlink(sp.tmp);
         return NULL;
@@ -291,7 +393,8 @@ static void *spool_map_file(uint64_t size, const char **what, int *err)
 /* Says once why there is no spool, and undoes what was done. */
 static void spool_give_up(void *base, uint64_t size, const char *what, int err)
 {
-    hs_log("spool %s: %s (%s); profiles stay in memory only", sp.path, what, strerror(err));
+    if (!sp.rescue || hs_opt.verbose)
+        hs_log("spool %s: %s (%s); profiles stay in memory only", sp.path, what, strerror(err));
     if (base) {
         munmap(base, size);
         unlink(sp.tmp);
@@ -312,6 +415,7 @@ static void spool_write_header(uint8_t *base, uint64_t size)
     h.rate = hs_opt.rate;
     h.check = hs_spool_header_sum(&h);
     spool_cmdline(&h);
+    hs_outpath_expand(hs_opt.out, "heap", 0, true, false, h.out_path, sizeof(h.out_path));
     memcpy(base + 8, (char *)&h + 8, sizeof(h) - 8);
     sp.h = (hs_spool_header_t *)base;
     sp.maps = (hs_spool_map_t *)(base + h.maps_off);
@@ -319,16 +423,38 @@ static void spool_write_header(uint8_t *base, uint64_t size)
     sp.live = (hs_spool_live_t *)(base + h.live_off);
 }
 
+/* The pattern of this process's spool and its size: HEAPSIFT_SPOOL's; else, under `heapsift
+ * run`, a rescue spool beside the run's report, which run recovers when the process could
+ * not write its exit profile (run_rescue.c); else NULL. Only a process that the dynamic
+ * loader started gets one: a forked child writes none (hs_spool_after_fork_child). */
+static const char *spool_pattern(char *buf, size_t cap, uint64_t *size)
+{
+    *size = hs_opt.spool_size;
+    if (hs_opt.spool)
+        return hs_opt.spool;
+    const char *report = getenv("HEAPSIFT_RUN_REPORT");
+    if (!report || report[0] != '/' || strchr(report, '%'))
+        return NULL;
+    snprintf(buf, cap, "%s.%%p.spool", report);
+    snprintf(sp.pattern, sizeof(sp.pattern), "%s", buf);
+    sp.rescue = 1;
+    if (!getenv("HEAPSIFT_SPOOL_SIZE"))
+        *size = HS_SPOOL_RESCUE_SIZE;
+    return buf;
+}
+
 void hs_spool_open(void)
 {
     const char *what = "";
+    char pattern[1100];
     int err = 0;
-    if (!hs_opt.spool)
+    uint64_t size;
+    const char *pat = spool_pattern(pattern, sizeof(pattern), &size);
+    if (!pat)
         return;
-    hs_outpath_expand(hs_opt.spool, "heap", 0, true, false, sp.path, sizeof(sp.path));
+    hs_outpath_expand(pat, "heap", 0, true, false, sp.path, sizeof(sp.path));
     snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
-    uint64_t size = hs_opt.spool_size;
-    uint8_t *base = spool_map_file(size, &what, &err);
+    uint8_t *base = spool_map_file(size, &what, &err, false);
     if (!base)
         return spool_give_up(NULL, 0, what, err);
     spool_write_header(base, size);
@@ -364,8 +490,86 @@ void hs_spool_exit(void)
         unlink(sp.path);
 }
 
+bool hs_spool_range(uintptr_t *lo, uintptr_t *hi)
+{
+    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
+        return false;
+    *lo = (uintptr_t)sp.h;
+    *hi = *lo + sp.h->file_size;
+    return true;
+}
+
+bool hs_spool_sandboxed(void)
+{
+    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) || sp.owner != getpid())
+        return false;
+    __atomic_store_n(&sp.h->filtered_ns, spool_now_ns(), __ATOMIC_RELEASE);
+    return true;
+}
+
+void hs_spool_discard(void)
+{
+    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) || sp.owner != getpid())
+        return;
+    if (hs_sandbox_entered())
+        __atomic_store_n(&sp.h->filtered_ns, -1, __ATOMIC_RELEASE); /* unlink: refused */
+    else
+        unlink(sp.path);
+}
+
 void hs_spool_after_fork_child(void)
 {
+    sp.forked_rescue = __atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) && sp.rescue;
     __atomic_store_n(&sp.on, 0, __ATOMIC_RELEASE);
     pthread_mutex_init(&spool_lock, NULL);
+}
+
+/* Copies the used parts of the parent's spool at old into the child's new one at base. */
+static void spool_copy(const uint8_t *old, uint8_t *base)
+{
+    const hs_spool_header_t *o = (const hs_spool_header_t *)old;
+    uint64_t maps = __atomic_load_n(&o->maps_used, __ATOMIC_ACQUIRE);
+    uint64_t stacks = __atomic_load_n(&o->stacks_used, __ATOMIC_ACQUIRE);
+    uint64_t live = __atomic_load_n(&o->live_used, __ATOMIC_ACQUIRE);
+    maps = maps < o->maps_cap ? maps : o->maps_cap;
+    stacks = stacks < o->stacks_cap ? stacks : o->stacks_cap;
+    live = live < o->live_cap ? live : o->live_cap;
+    memcpy(base, old, HS_SPOOL_HEADER_SIZE);
+    memcpy(base + o->maps_off, old + o->maps_off, maps * sizeof(hs_spool_map_t));
+    memcpy(base + o->stacks_off, old + o->stacks_off, stacks);
+    memcpy(base + o->live_off, old + o->live_off, live * sizeof(hs_spool_live_t));
+}
+
+void hs_spool_fork_copy(void)
+{
+    const char *what = "";
+    int err = 0;
+    if (!sp.forked_rescue || hs_sandbox_entered())
+        return;
+    sp.forked_rescue = 0;
+    uint8_t *old = (uint8_t *)sp.h;
+    uint64_t size = sp.h->file_size;
+    hs_outpath_expand(sp.pattern, "heap", 0, true, false, sp.path, sizeof(sp.path));
+    snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
+    uint8_t *base = spool_map_file(size, &what, &err, true);
+    if (base)
+        spool_copy(old, base);
+    munmap(old, size); /* the parent's file: never written from here */
+    if (!base)
+        return spool_give_up(NULL, 0, what, err);
+    hs_spool_header_t *h = (hs_spool_header_t *)base;
+    h->pid = (uint64_t)getpid();
+    h->start_ns = h->last_ns = spool_now_ns();
+    h->check = hs_spool_header_sum(h);
+    h->exit_ns = h->filtered_ns = 0;
+    h->forked = 1;
+    hs_outpath_expand(hs_opt.out, "heap", 0, true, true, h->out_path, sizeof(h->out_path));
+    sp.h = h;
+    sp.maps = (hs_spool_map_t *)(base + h->maps_off);
+    sp.stacks = base + h->stacks_off;
+    sp.live = (hs_spool_live_t *)(base + h->live_off);
+    sp.owner = getpid();
+    if (rename(sp.tmp, sp.path) != 0)
+        return spool_give_up(base, size, "cannot give it its name", errno);
+    __atomic_store_n(&sp.on, 1, __ATOMIC_RELEASE);
 }

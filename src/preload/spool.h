@@ -11,6 +11,7 @@
 
 #include "livetab.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,15 +28,34 @@ void hs_spool_drop(uint32_t slot);
 /* Stack id is being interned: appends it. Called by the stack table under its lock,
  * before the id is published. Never allocates. */
 void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth);
-/* A new stack's addresses: lists the executable mappings of the process again when one of
- * them lies in none listed (a library loaded since), at most 64 times. Sampled path,
- * guard held, no lock held: the maps reader allocates. */
+/* A new stack's addresses: lists the loaded objects' executable segments again when one of
+ * them lies in none listed (a library loaded since), at most 64 times, from the dynamic
+ * loader's list (dl_iterate_phdr) and the build ids in memory: no file is read, so neither
+ * the I/O thread (whose start needs the loader's lock, which a dlopen sampled here holds)
+ * nor a sandbox's refusal is in the way. Sampled path, guard held, no lock held. */
 void hs_spool_maps(const uintptr_t *pcs, size_t depth);
+
+/* The spool's mapping, [*lo, *hi): true when there is one. Its live slots hold the address
+ * of every sampled block, so the leak check's scan must not count them as roots. */
+bool hs_spool_range(uintptr_t *lo, uintptr_t *hi);
 
 /* Normal exit, after the exit profiles: removes the file unless HEAPSIFT_KEEP_SPOOL=1. The
  * mapping stays (other threads may still free sampled blocks). */
 void hs_spool_exit(void);
+/* Exit under a sandbox (sandbox.h), where no profile can be written: marks the spool as
+ * the process's profile, with no system call but the clock's (vDSO), and says whether
+ * there is one. The file stays for `heapsift run` or `heapsift recover`. */
+bool hs_spool_sandboxed(void);
+/* A process that writes no exit profile (no sample, or ended by _exit alone): the spool
+ * is removed, or under a sandbox marked so (filtered_ns -1) for heapsift run to remove. */
+void hs_spool_discard(void);
 /* A forked child writes nothing into its parent's spool. */
 void hs_spool_after_fork_child(void);
+/* Later in the same child, once descriptors work again (iothread.h): a child of a process
+ * with a rescue spool (heapsift run's) gets one of its own, a copy of its parent's as the
+ * fork left it, so that a child that is sandboxed next (Firefox's content processes come
+ * from its fork server) still leaves its profile. A sample its parent's other threads took
+ * or freed while it was being copied may be counted wrongly there. */
+void hs_spool_fork_copy(void);
 
 #endif

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "unwind.h"
 #include "unwind_cfi.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -250,6 +251,10 @@ static bool udw_readable(uintptr_t lo, uintptr_t hi)
     int saved = errno;
     bool ok = lo < hi && hi - lo <= UDW_MAIN_STEP &&
               !__atomic_load_n(&udw_probe_refused, __ATOMIC_RELAXED);
+    if (ok && hs_sandbox_entered()) { /* a sandbox refuses process_vm_readv and reports it */
+        __atomic_store_n(&udw_probe_refused, 1, __ATOMIC_RELAXED);
+        ok = false;
+    }
     for (uintptr_t a = lo; ok && a < hi;) {
         int n = 0;
         for (; n < N && a < hi; n++, a += 4096)

@@ -1,0 +1,27 @@
+/*
+ * Sandboxes (sandbox.c): whether a seccomp filter was installed in this process after
+ * heapsift started, as a browser's content and utility processes do once they have set
+ * themselves up. Such a filter refuses, and reports, the calls heapsift's file route makes
+ * (unshare, clone, getgroups, open): once it is there, heapsift makes none of them and
+ * leaves its spool instead (spool.h). A filter already there at start (a container's) is
+ * not a sandbox in this sense: the I/O thread's own fallbacks handle it.
+ */
+#ifndef HS_SANDBOX_H
+#define HS_SANDBOX_H
+
+#include <stdbool.h>
+
+/* Constructor, before the program runs: opens /proc/self/status and notes the filters
+ * present at start. */
+void hs_sandbox_init(void);
+/* A forked child's descriptor names its parent's status: reopened (before any filter of
+ * the child's own; left unknown where the child cannot open it). */
+void hs_sandbox_after_fork_child(void);
+/* Whether a filter was installed since start. Two system calls (fstat, pread) that every
+ * sandbox allows, until the answer is yes; then none. Any thread, no lock, no allocation. */
+bool hs_sandbox_entered(void);
+/* The process's threads (Threads: of the status), or -1 when it cannot be read. Same
+ * calls and context as hs_sandbox_entered. */
+int hs_sandbox_threads(void);
+
+#endif
