@@ -1,6 +1,6 @@
 #!/bin/sh
 # Every HEAPSIFT_* variable the library reads (its option table in src/preload/options.c)
-# has a `heapsift run` option and a row in the README's configuration table, and nothing
+# has a `heapsift run` option and a row in docs/configuration.md's table, and nothing
 # is documented or offered that the library does not read. Also: a bad value of each
 # enumerated variable is one line on stderr naming it, and the program's output and exit
 # status are unchanged.
@@ -11,9 +11,9 @@ SRC=$2
 
 grep -o '{"HEAPSIFT_[A-Z_]*"' "$SRC/src/preload/options.c" | tr -d '{"' | sort -u >"$T/lib"
 "$CLI" run --help | grep -o '\[HEAPSIFT_[A-Z_]*\]' | tr -d '[]' | sort -u >"$T/run"
-grep -o '^| `HEAPSIFT_[A-Z_]*`' "$SRC/README.md" | tr -d '|` ' | sort -u >"$T/readme"
+grep -o '^| `HEAPSIFT_[A-Z_]*`' "$SRC/docs/configuration.md" | tr -d '|` ' | sort -u >"$T/configuration.md"
 [ -s "$T/lib" ] || { echo "FAIL: no variables found in options.c"; exit 1; }
-for other in run readme; do
+for other in run configuration.md; do
     if ! diff "$T/lib" "$T/$other" >"$T/diff"; then
         fail "library variables (<) and $other (>) differ"
         show "$T/diff"

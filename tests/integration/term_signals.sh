@@ -1,6 +1,6 @@
 #!/bin/sh
 # term_signals: a server stopped by SIGINT, SIGTERM or SIGHUP writes its exit profile
-# (termsig.c; the README's first example promises one). tests/programs/termsrv.c holds
+# (termsig.c; docs/library.md's first example promises one). tests/programs/termsrv.c holds
 # 64 MiB at term_site and waits; for each of the three signals:
 #  - default action: the process dies of the signal (status 128+N, as without heapsift)
 #    and its profile holds term_site's 64 MiB in use (read by go tool pprof);
