@@ -243,6 +243,8 @@ static void run_forward_signals(pid_t child)
         sigaction(sigs[i], &sa, NULL);
 }
 
+static bool run_signalled; /* the program died of a signal: the summary says what was left */
+
 static int run_wait(pid_t child, const char *name)
 {
     int status;
@@ -255,8 +257,11 @@ static int run_wait(pid_t child, const char *name)
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) {
-        fprintf(stderr, "heapsift: %s killed by signal %d (%s); no profile at exit\n", name,
-                WTERMSIG(status), strsignal(WTERMSIG(status)));
+        run_signalled = true;
+        /* whether it wrote its exit profile is the summary's to say (a terminating
+           signal's handler writes one): "no profile at exit" was said of written ones */
+        fprintf(stderr, "heapsift: %s killed by signal %d (%s)\n", name, WTERMSIG(status),
+                strsignal(WTERMSIG(status)));
         return 128 + WTERMSIG(status);
     }
     return 1;
@@ -460,8 +465,11 @@ static void run_summary(const char *report, bool all)
     }
     if (f)
         fclose(f);
-    if (n + more == 0)
+    if (n + more == 0) {
+        if (all && run_signalled)
+            fprintf(stderr, "heapsift: no profile was written\n");
         return;
+    }
     char mb[32];
     snprintf(mb, sizeof(mb), "%.1f MB", (double)most / 1e6);
     if (all)

@@ -142,6 +142,42 @@ kill -TERM "$runpid"
 wait "$runpid" || rc=$?
 [ $rc -eq 7 ] || { fail "SIGTERM to heapsift run: status $rc, want the program's 7"; show "$T/6.err" 5; pkill -f 'trap "exit 7" TERM' || true; }
 
+# 6b. The program killed by a signal: run says so, and claims nothing about the profile
+# that the summary does not show. SIGTERM (heapsift's handler in place: the exit profile
+# is written), SIGKILL (its live heap recovered from its spool) and SIGTERM at --rate 0
+# (sampling off: "no profile was written").
+for sig in TERM KILL OFF; do
+    rate=1; [ "$sig" != OFF ] || rate=0
+    rm -rf "$T/k$sig" && mkdir -p "$T/k$sig"
+    "$CLI" run --rate $rate -o "$T/k$sig/p.%p.pb.gz" -- sh -c 'echo started; exec sleep 300' >"$T/k$sig.out" 2>"$T/k$sig.err" &
+    runpid=$!
+    hs_until 30 "run -- sleep: the program's start" "grep -q '^started\$' '$T/k$sig.out'" || true
+    kpid=$(pgrep -f '^sleep 300$' | head -n 1)
+    # the exec'd sleep, with heapsift's SIGTERM handler in place (SigCgt bit 15); at rate
+    # 0 heapsift is off and sets none: the library's start is waited for by its maps
+    if [ "$sig" = OFF ]; then
+        hs_until 30 "sleep with the library" "grep -q libheapsift /proc/$kpid/maps" || true
+    else
+        hs_until 30 "sleep catching SIGTERM" \
+            "[ \$((0x\$(awk '/^SigCgt:/ { print \$2 }' /proc/$kpid/status 2>/dev/null || echo 0) & 0x4000)) != 0 ]" || true
+    fi
+    kill -s "$( [ "$sig" = OFF ] && echo TERM || echo "$sig")" "$kpid"
+    rc=0; wait "$runpid" || rc=$?
+    n=$(ls "$T/k$sig" | grep -c '\.pb\.gz$' || true)
+    case $sig in TERM | OFF) want=143 num=15 ;; *) want=137 num=9 ;; esac
+    files=1; [ "$sig" != OFF ] || files=0
+    [ $rc -eq $want ] || fail "run -- sleep, SIG$sig: status $rc, want $want"
+    [ "$n" = "$files" ] || fail "run -- sleep, SIG$sig: $n profiles, want $files"
+    grep -q "killed by signal $num " "$T/k$sig.err" || { fail "run, SIG$sig: not said"; show "$T/k$sig.err" 5; }
+    ! grep -q 'no profile at exit' "$T/k$sig.err" || { fail "run, SIG$sig: 'no profile at exit' said"; show "$T/k$sig.err" 5; }
+    if [ "$files" = 1 ]; then
+        grep -q '^heapsift: 1 profile written' "$T/k$sig.err" || { fail "run, SIG$sig: the summary does not list its profile"; show "$T/k$sig.err" 5; }
+    else
+        grep -q '^heapsift: no profile was written$' "$T/k$sig.err" || { fail "run, rate 0: not said that no profile was written"; show "$T/k$sig.err" 5; }
+    fi
+    [ "$sig" != KILL ] || grep -q 'recovered from its spool' "$T/k$sig.err" || { fail "run, SIGKILL: no recovery said"; show "$T/k$sig.err" 5; }
+done
+
 # 7. -o relative: made absolute by run, so a program that changes directory before exec
 # writes where the command line meant.
 mkdir -p "$T/cwd7/sub"
