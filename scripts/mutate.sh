@@ -68,7 +68,8 @@ jemalloc-not-apportioned|src/common/read_legacy.c|s/rc = lg_apportion\(ps\.p\);/
 jemalloc-pprof-frames|src/common/read_legacy.c|s/ps->jemalloc \? hs_legacy_jeprof_drop_rx : hs_legacy_alloc_drop_rx/hs_legacy_alloc_drop_rx/|integration/jeprof_figures
 reach-line-always-on-stderr|src/preload/reach.c|s/return hs_opt\.verbose && !run && /return 1 + 0 * run * /|integration/reach_true
 reach-via-never-judged|src/preload/reach_via.c|s/return via_visit\(&v, fn, size, 0\);/return 0;/|integration/reach_true
-reach-uncalled-said-bypass|src/preload/reach.c|s/if \(!reach_in_exe\(addr\) && !hs_reach_called\(name, reach_self\)\)/if (0)/|integration/reach_true'
+reach-uncalled-said-bypass|src/preload/reach.c|s/if \(!reach_in_exe\(addr\) && !hs_reach_called\(name, reach_self\)\)/if (0)/|integration/reach_true
+life-pair-single-read|src/preload/lifetimes.c|s/i < 8 && best > LIFE_PAIR_TIGHT/i < 1/|unit/test_lifetimes'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -69,18 +69,34 @@ static bool life_tsc_invariant(void)
 #endif
 }
 
-/* Chooses the clock and takes the calibration's starting pair: the TSC read on both
- * sides of clock_gettime, its midpoint paired with it. Not the TSC when the program
- * made rdtsc fault (prctl PR_SET_TSC). */
+/* A TSC reading and CLOCK_MONOTONIC taken together: the TSC read on both sides of
+ * clock_gettime, its midpoint paired with it; of up to 8 tries, the narrowest. A thread
+ * preempted between the two reads (a loaded machine) would pair them milliseconds apart:
+ * one such pair in the 100 ms calibration put the rate 1.1% off. */
+#define LIFE_PAIR_TIGHT 20000 /* ticks: about 10 us, no preemption in between */
+static void life_pair(int64_t *tsc, int64_t *mono)
+{
+    int64_t best = INT64_MAX;
+    for (int i = 0; i < 8 && best > LIFE_PAIR_TIGHT; i++) {
+        int64_t a = life_read_tsc();
+        int64_t m = hs_mono_ns();
+        int64_t b = life_read_tsc();
+        if (b - a < best) {
+            best = b - a;
+            *tsc = a + (b - a) / 2;
+            *mono = m;
+        }
+    }
+}
+
+/* Chooses the clock and takes the calibration's starting pair. Not the TSC when the
+ * program made rdtsc fault (prctl PR_SET_TSC). */
 static void life_clock_init(void)
 {
     int tsc_mode = PR_TSC_ENABLE;
     if (!life_tsc_invariant() || prctl(PR_GET_TSC, &tsc_mode) != 0 || tsc_mode != PR_TSC_ENABLE)
         return;
-    int64_t a = life_read_tsc();
-    life_mono0 = hs_mono_ns();
-    int64_t b = life_read_tsc();
-    life_tsc0 = a + (b - a) / 2;
+    life_pair(&life_tsc0, &life_mono0);
     life_tsc = true;
 }
 
@@ -99,7 +115,9 @@ static double life_scale(void)
         memcpy(&scale, &bits, sizeof(scale));
         return scale;
     }
-    int64_t ns = hs_mono_ns() - life_mono0, ticks = life_read_tsc() - life_tsc0;
+    int64_t tsc = 0, mono = 0;
+    life_pair(&tsc, &mono);
+    int64_t ns = mono - life_mono0, ticks = tsc - life_tsc0;
     if (ns <= 0 || ticks <= 0)
         return 1.0;
     scale = (double)ns / (double)ticks;

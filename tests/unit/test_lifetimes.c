@@ -4,14 +4,32 @@
  * stack's bucket with weight and weight * size, ids out of range ignored, and the reset:
  * buckets zeroed and objects allocated before it no longer counted; and the clock:
  * readings converted to nanoseconds agree with CLOCK_MONOTONIC (nanosleep) while the
- * rate is still measured and after it is fixed (100 ms), whichever clock this CPU gets.
+ * rate is still measured and after it is fixed (100 ms), whichever clock this CPU gets,
+ * also when the thread is held up between the TSC and the clock_gettime of a calibration
+ * pair: this test's clock_gettime (it binds ahead of libc's for the library's calls)
+ * waits 3 ms first when told, as a preemption there would, at the starting pair and at
+ * the pair that fixes the rate.
  */
 #include "lifetimes.h"
 
 #include "check.h"
 
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+
+static int stall_next; /* the next clock_gettime waits 3 ms first */
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+    if (stall_next) {
+        stall_next = 0;
+        struct timespec d = {0, 3000000};
+        nanosleep(&d, NULL);
+    }
+    return (int)syscall(SYS_clock_gettime, id, ts);
+}
 
 static void test_buckets(void)
 {
@@ -34,14 +52,17 @@ static int64_t mono_ns(void)
 }
 
 /* Sleeps ms milliseconds; the clock must count at least that and not much more than the
- * monotonic clock saw. Returns the readings per nanosecond. */
-static double check_sleep(int ms, const char *when)
+ * monotonic clock saw. With stall, the conversion's own clock_gettime is held up (the
+ * pair that fixes the rate, past 100 ms). Returns the readings per nanosecond. */
+static double check_sleep(int ms, const char *when, int stall)
 {
     struct timespec d = {0, ms * 1000000l};
     int64_t m0 = mono_ns(), t0 = hs_lifetime_now();
     nanosleep(&d, NULL);
     int64_t t1 = hs_lifetime_now(), m1 = mono_ns();
+    stall_next = stall;
     int64_t ns = hs_lifetime_ns(t1 - t0), want = (int64_t)ms * 1000000;
+    stall_next = 0;
     CHECK(ns >= want - want / 1000 && ns <= (m1 - m0) + (m1 - m0) / 1000,
           "%s: a %d ms sleep measured %lld ns (monotonic clock: %lld)", when, ms, (long long)ns,
           (long long)(m1 - m0));
@@ -52,11 +73,13 @@ static double per_ns;
 
 static void test_clock(void)
 {
+    stall_next = 1; /* the starting pair's clock_gettime held up */
     CHECK(hs_lifetimes_init(4) == 0, "init");
+    stall_next = 0;
     CHECK(hs_lifetime_ns(-5) == -5 && hs_lifetime_ns(0) == 0, "no sign change");
-    per_ns = check_sleep(30, "rate still measured");
-    check_sleep(110, "past the calibration");
-    per_ns = check_sleep(20, "rate fixed");
+    per_ns = check_sleep(30, "rate still measured", 0);
+    check_sleep(110, "past the calibration", 1);
+    per_ns = check_sleep(20, "rate fixed", 0);
 }
 
 static void test_table(void)
