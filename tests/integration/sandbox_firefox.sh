@@ -54,9 +54,12 @@ shoot() {
     shift
     mkdir -p "$T/home-$name" "$T/ff-$name"
     ST=0
-    HOME="$T/home-$name" PIDLOG="$T/$name.pids" LD_PRELOAD="$T/pidlog.so" timeout -k 5 120 "$@" \
+    # the wrapper (heapsift run) gets pidlog.so too: a command built with ASan (make
+    # test-sanitize) refuses a preload ahead of its runtime unless told
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+        HOME="$T/home-$name" PIDLOG="$T/$name.pids" LD_PRELOAD="$T/pidlog.so" timeout -k 5 120 "$@" \
         "$FIREFOX" --headless -no-remote -profile "$T/ff-$name" --screenshot "$T/$name.png" \
-        "file://$T/page.html" >"$T/$name.out" 2>"$T/$name.err" || ST=$?
+            "file://$T/page.html" >"$T/$name.out" 2>"$T/$name.err" || ST=$?
     hs_until 30 "$name: Firefox's processes to end" \
         '! for p in $(cut -d" " -f1 "$T/$name.pids"); do kill -0 $p 2>/dev/null && echo $p; done | grep -q .'
 }
