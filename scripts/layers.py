@@ -19,8 +19,9 @@ Every .c and .h of a tree lies in one of its listed folders. Exit status 0 when 
 breaks the order, 1 with one line per breach (file:line: what, and the rule), 2 on a bad
 configuration.
 
-usage: layers.py SOURCE_DIR [BUILD_DIR]
-       layers.py --graph SOURCE_DIR      (the folder graph: edges with their counts)
+usage: layers.py [--graph] [--only TREE[,TREE]] SOURCE_DIR [BUILD_DIR]
+  --graph  also print the graph between folders: "tree/a -> tree/b N" per edge
+  --only   check only these trees' folders (the others count as one unit each)
 """
 import os
 import re
@@ -50,11 +51,12 @@ def read_levels(path):
 
 
 class Layout:
-    def __init__(self, src):
+    def __init__(self, src, only):
         self.src = src
         self.trees = read_levels(os.path.join(src, "src", "LAYERS"))
+        self.checked = [t for t in self.trees if only is None or t in only]
         self.folders = {}
-        for t in self.trees:
+        for t in self.checked:
             p = os.path.join(src, "src", t, "LAYERS")
             if not os.path.exists(p):
                 raise ValueError(f"{p}: missing (every tree lists its folders)")
@@ -65,6 +67,8 @@ class Layout:
         parts = rel.split("/")
         if len(parts) < 3 or parts[0] != "src" or parts[1] not in self.trees:
             return None
+        if parts[1] not in self.checked:
+            return (parts[1], "*")  # a tree not checked (--only) is one unit
         return (parts[1], parts[2] if len(parts) > 3 else None)
 
     def may_use(self, a, b):
@@ -74,7 +78,7 @@ class Layout:
             if self.trees[tb] < self.trees[ta]:
                 return None
             return f"tree {ta} may not use tree {tb} (src/LAYERS)"
-        if fa == fb:
+        if fa == fb or "*" in (fa, fb):
             return None
         la, lb = self.folders[ta][fa], self.folders[tb][fb]
         if lb < la:
@@ -96,7 +100,7 @@ def source_files(src, tree):
 
 
 def check_placement(lay, errors):
-    for t in lay.trees:
+    for t in lay.checked:
         for rel in source_files(lay.src, t):
             tree, folder = lay.unit(rel)
             if folder is None:
@@ -126,7 +130,7 @@ def resolve(lay, rel, name):
 
 
 def check_includes(lay, errors, edges):
-    for t in lay.trees:
+    for t in lay.checked:
         for rel in source_files(lay.src, t):
             a = lay.unit(rel)
             if a[1] is None:
@@ -209,13 +213,19 @@ def check_symbols(lay, build, errors, edges):
 
 
 def main(argv):
-    graph = argv[1:2] == ["--graph"]
-    args = argv[2:] if graph else argv[1:]
+    args, graph, only = argv[1:], False, None
+    while args and args[0].startswith("--"):
+        if args[0] == "--graph":
+            graph, args = True, args[1:]
+        elif args[0] == "--only" and len(args) > 1:
+            only, args = args[1].split(","), args[2:]
+        else:
+            args = []
     if not 1 <= len(args) <= 2:
-        print(__doc__.strip().splitlines()[-2], file=sys.stderr)
+        print(__doc__.strip().split("usage: ", 1)[1], file=sys.stderr)
         return 2
     try:
-        lay = Layout(args[0])
+        lay = Layout(args[0], only)
     except (OSError, ValueError) as e:
         print(f"layers: {e}", file=sys.stderr)
         return 2
