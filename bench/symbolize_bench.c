@@ -10,7 +10,7 @@
  * Usage: symbolize_bench [--print] [--step N] [--names-only] FILE...
  */
 #define _GNU_SOURCE
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #include <fcntl.h>
 #include <gelf.h>

@@ -11,7 +11,7 @@ if command -v pkg-config >/dev/null 2>&1; then
         pkg-config --exists "$m" 2>/dev/null || missing="$missing $m(-dev)"
     done
 fi
-# The demangler (src/common/demangle.c) links Debian's static libiberty.
+# The demangler (src/common/model/demangle.c) links Debian's static libiberty.
 [ -f /usr/include/libiberty/demangle.h ] || missing="$missing libiberty(-dev)"
 [ -z "$missing" ] && exit 0
 echo "heapsift: missing build dependencies:$missing; run 'make setup' (or 'make demo') first" >&2

@@ -20,7 +20,7 @@ command -v rustc >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/rustc" ] || 
 # Debian's crate registry: jemalloc-sys (and what it needs) and mimalloc's shared library.
 command -v cargo >/dev/null 2>&1 || [ -x "${HOME:-/root}/.cargo/bin/cargo" ] || need="$need cargo"
 need="$need librust-jemalloc-sys-dev libmimalloc-dev"
-# The demangler (src/common/demangle.c) links libiberty.a.
+# The demangler (src/common/model/demangle.c) links libiberty.a.
 need="$need libiberty-dev"
 # tests/integration/sandbox_firefox.sh: Firefox ESR's content processes sandbox themselves
 # with seccomp (issue 39).

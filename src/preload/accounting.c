@@ -25,10 +25,10 @@
 #include "reach.h"
 #include "modules.h"
 #include "triggers.h"
-#include "fdio.h"
+#include "base/fdio.h"
 #include "labels.h"
 #include "livetab.h"
-#include "maps.h"
+#include "base/maps.h"
 #include "stacktab.h"
 #include "symcache.h"
 

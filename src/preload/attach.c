@@ -27,10 +27,10 @@
  */
 #define _GNU_SOURCE
 #include "attach.h"
-#include "attach_box.h"
+#include "model/attach_box.h"
 #include "core.h"
 #include "dump.h"
-#include "fileio.h"
+#include "base/fileio.h"
 #include "gotslot.h"
 #include "http.h"
 #include "leaks.h"

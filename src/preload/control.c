@@ -21,7 +21,7 @@
 #include "hs_version.h"
 #include "labels.h"
 #include "lifetimes.h"
-#include "report.h"
+#include "reports/report.h"
 #include "livetab.h"
 #include "stacktab.h"
 #include "trackers.h"

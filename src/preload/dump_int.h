@@ -5,9 +5,9 @@
 #ifndef HS_DUMP_INT_H
 #define HS_DUMP_INT_H
 
-#include "maps.h"
-#include "profile.h"
-#include "symbolize.h"
+#include "base/maps.h"
+#include "model/profile.h"
+#include "symbolize/symbolize.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "elfsyms.h"
-#include "fdio.h"
+#include "base/fdio.h"
 
 #include <elf.h>
 #include <fcntl.h>

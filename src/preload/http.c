@@ -15,7 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "debugcheck.h"
-#include "monoclock.h"
+#include "base/monoclock.h"
 #include "core.h"
 #include "fdtable.h"
 #include "log.h"
@@ -23,7 +23,7 @@
 #include "orphan.h"
 #include "recorder.h"
 #include "threads.h"
-#include "fdio.h"
+#include "base/fdio.h"
 #include "http.h"
 
 #include <arpa/inet.h>

@@ -10,8 +10,8 @@
 #ifndef HS_HTTP_H
 #define HS_HTTP_H
 
-#include "buf.h"
-#include "profile.h"
+#include "base/buf.h"
+#include "model/profile.h"
 
 #include <microhttpd.h>
 #include <stdbool.h>

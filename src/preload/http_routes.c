@@ -13,8 +13,8 @@
 #include "dump.h"
 #include "http.h"
 #include "options.h"
-#include "pprof.h"
-#include "write_gotext.h"
+#include "model/pprof.h"
+#include "model/write_gotext.h"
 
 #include "heapsift.h"
 

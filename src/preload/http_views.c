@@ -10,8 +10,8 @@
 #define _GNU_SOURCE
 #include "accounting.h"
 #include "http.h"
-#include "report.h"
-#include "symbolize.h"
+#include "reports/report.h"
+#include "symbolize/symbolize.h"
 
 #include "heapsift.h"
 

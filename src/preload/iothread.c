@@ -42,7 +42,7 @@
 #include "fdtable.h"
 #include "orphan.h"
 #include "threads.h"
-#include "fdio.h"
+#include "base/fdio.h"
 #include "iothread.h"
 #include "sandbox.h"
 

@@ -13,7 +13,7 @@
 #include "debugcheck.h"
 #include "labels.h"
 #include "log.h"
-#include "hash.h"
+#include "base/hash.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -16,7 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "leaks.h"
-#include "fdio.h"
+#include "base/fdio.h"
 #include "iothread.h"
 
 #include "attach.h"
@@ -25,9 +25,9 @@
 #include "log.h"
 #include "options.h"
 #include "recorder.h"
-#include "leakreport.h"
+#include "reports/leakreport.h"
 #include "reachscan.h"
-#include "suppress.h"
+#include "reports/suppress.h"
 
 #include <errno.h>
 #include <fcntl.h>

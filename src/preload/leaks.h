@@ -6,7 +6,7 @@
 #ifndef HS_LEAKS_H
 #define HS_LEAKS_H
 
-#include "profile.h"
+#include "model/profile.h"
 #include "reachscan.h"
 
 #include <stddef.h>

@@ -17,7 +17,7 @@
  * CLOCK_MONOTONIC in nanoseconds.
  */
 #include "lifetimes.h"
-#include "monoclock.h"
+#include "base/monoclock.h"
 #include "core.h"
 
 #include <errno.h>

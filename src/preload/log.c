@@ -8,7 +8,7 @@
  * that run for long keep a reference to it while it is a log file (the pin, below).
  */
 #include "core.h"
-#include "monoclock.h"
+#include "base/monoclock.h"
 #include "log.h"
 #include "iothread.h"
 

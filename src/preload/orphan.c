@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "orphan.h"
-#include "fdio.h"
+#include "base/fdio.h"
 
 #include <dirent.h>
 #include <fcntl.h>

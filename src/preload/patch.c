@@ -102,7 +102,7 @@
 #include "patch.h"
 #include "patch_int.h"
 #include "debugcheck.h"
-#include "runtime_libs.h"
+#include "base/runtime_libs.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -27,11 +27,11 @@
  */
 #define _GNU_SOURCE
 #include "reachscan.h"
-#include "monoclock.h"
+#include "base/monoclock.h"
 #include "core.h"
 #include "livetab.h"
 #include "log.h"
-#include "maps.h"
+#include "base/maps.h"
 #include "spool.h"
 #include "stopworld.h"
 #include "threads.h"

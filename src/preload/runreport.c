@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "runreport.h"
-#include "fdio.h"
+#include "base/fdio.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #ifndef HS_RUNREPORT_H
 #define HS_RUNREPORT_H
 
-#include "profile.h"
+#include "model/profile.h"
 
 /* Notes that p was written to path, when HEAPSIFT_RUN_REPORT names a report file. */
 void hs_runreport_note(const char *path, const hs_profile_t *p);

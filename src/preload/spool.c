@@ -23,9 +23,9 @@
 #include "sandbox.h"
 #include "stacktab.h"
 
-#include "fdio.h"
-#include "maps.h"
-#include "spool_fmt.h"
+#include "base/fdio.h"
+#include "base/maps.h"
+#include "model/spool_fmt.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -25,7 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "stopworld.h"
-#include "monoclock.h"
+#include "base/monoclock.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -20,7 +20,7 @@
  */
 #include "debugcheck.h"
 #include "symcache.h"
-#include "hash.h"
+#include "base/hash.h"
 
 #include <pthread.h>
 #include <stdlib.h>

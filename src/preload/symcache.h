@@ -8,8 +8,8 @@
 #ifndef HS_SYMCACHE_H
 #define HS_SYMCACHE_H
 
-#include "maps.h"
-#include "symbolize.h"
+#include "base/maps.h"
+#include "symbolize/symbolize.h"
 
 #include <stdbool.h>
 #include <stddef.h>

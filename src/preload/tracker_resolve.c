@@ -24,10 +24,10 @@
  * Caught too much: functions folded into one body (identical code folding) share it.
  */
 #define _GNU_SOURCE
-#include "demangle.h"
+#include "model/demangle.h"
 #include "fdtable.h"
-#include "fdio.h"
-#include "sort.h"
+#include "base/fdio.h"
+#include "base/sort.h"
 #include "trackers.h"
 
 #include <ctype.h>

@@ -22,10 +22,10 @@
 #define _GNU_SOURCE
 #include "debugcheck.h"
 #include "trackers.h"
-#include "sort.h"
+#include "base/sort.h"
 #include "core.h"
 #include "stacktab.h"
-#include "report.h"
+#include "reports/report.h"
 
 #include <errno.h>
 #include <math.h>

@@ -15,7 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "debugcheck.h"
-#include "monoclock.h"
+#include "base/monoclock.h"
 #include "core.h"
 #include "dump.h"
 #include "fdtable.h"
@@ -25,7 +25,7 @@
 #include "peak.h"
 #include "threads.h"
 #include "triggers.h"
-#include "fdio.h"
+#include "base/fdio.h"
 #include "termsig.h"
 #include "bootstrap.h"
 #include "iothread.h"

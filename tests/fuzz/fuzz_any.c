@@ -2,7 +2,7 @@
  * libFuzzer target of hs_profile_parse_any (readers.c): gzip inflation, format detection
  * and dispatch to every reader.
  */
-#include "readers.h"
+#include "readers/readers.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * libFuzzer target of the legacy text heap profile reader (read_legacy.c): any input
  * must parse or fail cleanly, and a parsed profile must encode.
  */
-#include "pprof.h"
-#include "read_legacy.h"
+#include "model/pprof.h"
+#include "readers/read_legacy.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * libFuzzer target of the pprof protobuf decoder (pprof.c): any input must decode or fail
  * cleanly, and a decoded profile must encode again.
  */
-#include "pprof.h"
+#include "model/pprof.h"
 
 #include <stddef.h>
 #include <stdint.h>

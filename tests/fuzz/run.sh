@@ -17,7 +17,10 @@ printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }
 "$cc" -fsanitize=fuzzer,address,undefined "$out/probe.c" -o "$out/probe" 2>/dev/null ||
     { echo "$cc cannot link -fsanitize=fuzzer (libclang-rt-14-dev): skipping"; exit 77; }
 
-common="read_legacy.c read_legacy_maps.c read_legacy_go.c read_spool.c readers.c pprof.c gzip.c fileio.c fdio.c pb.c buf.c profile.c utf8.c demangle.c demangle_profile.c dropframes.c"
+common="readers/read_legacy.c readers/read_legacy_maps.c readers/read_legacy_go.c
+    readers/read_spool.c readers/readers.c model/pprof.c base/gzip.c base/fileio.c base/fdio.c
+    base/pb.c base/buf.c model/profile.c base/utf8.c model/demangle.c model/demangle_profile.c
+    model/dropframes.c"
 set --
 for c in $common; do set -- "$@" "$src/src/common/$c"; done
 for t in legacy pprof any; do

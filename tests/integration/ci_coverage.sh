@@ -5,7 +5,7 @@
 #  1. Formula: for one seed, `heapsift top --ci`'s flat interval LO..HI of each site equals
 #     Garwood's exact Poisson limits on the effective count n = B^2 / Var, scaled by
 #     Var / B, Var = N s^2 (1-p)/p (docs/sampling.md), computed here (python3, bisection,
-#     apart from src/common/specfun.c) from the N and B that `go tool pprof` reads from
+#     apart from src/common/base/specfun.c) from the N and B that `go tool pprof` reads from
 #     the same profile; and the dump's "estimate: ... lo95_bytes hi95_bytes" (what
 #     heapsift_stats and the HTTP stats report) the same over the variance summed over
 #     all live stacks.

@@ -25,8 +25,9 @@ PROG=$BUILD/programs/labeled
 hs_need_go
 hs_need_built "$LIB" "$PROG"
 "${CC:-cc}" -std=gnu11 -O1 -I"$SRC/src/common" "$SRC/tests/lib/label_sums.c" \
-    "$SRC/src/common/profile.c" "$SRC/src/common/pprof.c" "$SRC/src/common/gzip.c" "$SRC/src/common/fileio.c" "$SRC/src/common/fdio.c" "$SRC/src/common/pb.c" \
-    "$SRC/src/common/buf.c" "$SRC/src/common/utf8.c" -lz -o "$T/label_sums" || { echo "FAIL: cannot build label_sums" >&2; exit 1; }
+    "$SRC/src/common/model/profile.c" "$SRC/src/common/model/pprof.c" "$SRC/src/common/base/gzip.c" \
+    "$SRC/src/common/base/fileio.c" "$SRC/src/common/base/fdio.c" "$SRC/src/common/base/pb.c" \
+    "$SRC/src/common/base/buf.c" "$SRC/src/common/base/utf8.c" -lz -o "$T/label_sums" || { echo "FAIL: cannot build label_sums" >&2; exit 1; }
 
 "$PROG" --expect >"$T/none" 2>&1 || fail "without the library: status $?"
 [ "$(grep -c '^rc .* -38$' "$T/none")" = 4 ] || { fail "without the library: want -ENOSYS"; show "$T/none"; }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# leaf_cxx: the leaf is the code that asked (drop_frames, src/common/dropframes.c) in a C++
+# leaf_cxx: the leaf is the code that asked (drop_frames, src/common/model/dropframes.c) in a C++
 # program whose memory comes through libstdc++'s allocator templates: tests/programs/leaf_cc.cc
 # at HEAPSIFT_RATE=1, interposed, and linked with a static jemalloc (its executable defines
 # malloc: the in-place hooks) when libjemalloc_pic.a is there:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # leaf_prune: heapsift's views apply a profile's drop_frames and keep_frames exactly as
 # `go tool pprof` does (its Profile.Prune after the merge, before every filter;
-# src/common/dropframes.c), checked byte for byte on random profiles made by the generator
+# src/common/model/dropframes.c), checked byte for byte on random profiles made by the generator
 # of heapsift's own model (tests/lib/gen_profiles.c: random stacks, recursion, inlined lines,
 # unnamed and unsymbolized frames) given an expression that prunes about half of their
 # frames and a keep_frames that spares some of those: top at every sample type and
@@ -17,13 +17,14 @@ hs_need_built "$CLI"
 tmp=$T
 export GOCACHE="$tmp/gocache"
 c=$SRC/src/common
-common="$c/profile.c $c/pprof.c $c/gzip.c $c/fileio.c $c/fdio.c $c/pb.c $c/buf.c $c/utf8.c"
+common="$c/model/profile.c $c/model/pprof.c $c/base/gzip.c $c/base/fileio.c $c/base/fdio.c
+    $c/base/pb.c $c/base/buf.c $c/base/utf8.c"
 # shellcheck disable=SC2086
 "${CC:-cc}" -std=gnu11 -O1 -I"$c" "$SRC/tests/lib/gen_profiles.c" $common -lz -o "$tmp/gen"
 
 # setdrop IN OUT DROP KEEP: IN with its drop_frames and keep_frames set
 cat >"$tmp/setdrop.c" <<'EOF'
-#include "pprof.h"
+#include "model/pprof.h"
 int main(int argc, char **argv)
 {
     hs_buf_t raw = HS_BUF_INIT, in = HS_BUF_INIT;

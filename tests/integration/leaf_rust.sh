@@ -1,5 +1,5 @@
 #!/bin/sh
-# leaf_rust: the leaf is the code that asked (drop_frames, src/common/dropframes.c) in a Rust
+# leaf_rust: the leaf is the code that asked (drop_frames, src/common/model/dropframes.c) in a Rust
 # program whose memory comes through Rust's plumbing: tests/programs/rust/leaf.rs, built
 # here with the machine's rustc (no crates), with legacy and with v0 symbol mangling, at
 # HEAPSIFT_RATE=1. Its Vec growth ends in alloc::raw_vec frames (RawVec::grow_one,

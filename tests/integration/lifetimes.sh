@@ -18,8 +18,9 @@ src=$2
 command -v python3 >/dev/null 2>&1 || { echo "python3 not found: skipping"; exit 77; }
 hs_need_go
 "${CC:-cc}" -std=gnu11 -O1 -I"$src/src/common" "$src/tests/lib/gen_lifetimes.c" \
-    "$src/src/common/profile.c" "$src/src/common/pprof.c" "$src/src/common/gzip.c" "$src/src/common/fileio.c" "$src/src/common/fdio.c" "$src/src/common/pb.c" \
-    "$src/src/common/buf.c" "$src/src/common/utf8.c" -lz -o "$T/gen"
+    "$src/src/common/model/profile.c" "$src/src/common/model/pprof.c" "$src/src/common/base/gzip.c" \
+    "$src/src/common/base/fileio.c" "$src/src/common/base/fdio.c" "$src/src/common/base/pb.c" \
+    "$src/src/common/base/buf.c" "$src/src/common/base/utf8.c" -lz -o "$T/gen"
 
 # rows JSON: "SITE TOTAL SHORT MID LONG LIVE KIND" per row (leaf = the site)
 rows() {

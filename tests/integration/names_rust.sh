@@ -182,9 +182,9 @@ done
 # (mangled), or for Rust legacy names to NAME::h<hash> (oldhs), read and written with
 # heapsift's own codec (none of its readers, which demangle)
 cat >"$T/mangle.c" <<'CSRC'
-#include "fileio.h"
-#include "gzip.h"
-#include "pprof.h"
+#include "base/fileio.h"
+#include "base/gzip.h"
+#include "model/pprof.h"
 #include <stdio.h>
 #include <string.h>
 int main(int argc, char **argv)
@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 }
 CSRC
 set --
-for c in profile pprof gzip fileio fdio pb buf utf8; do set -- "$@" "$SRC/src/common/$c.c"; done
+for c in model/profile model/pprof base/gzip base/fileio base/fdio base/pb base/buf base/utf8; do set -- "$@" "$SRC/src/common/$c.c"; done
 "${CC:-cc}" -std=gnu11 -O1 -I"$SRC/src/common" -o "$T/mangle" "$T/mangle.c" "$@" -lz ||
     { echo "FAIL: cannot build the mangling helper" >&2; exit 1; }
 

@@ -152,8 +152,9 @@ hs_make_test_profiles() {
     cp -r "$2/tests/lib/gogen" "$1/gogen"
     (cd "$1/gogen" && go build -o gogen . && ./gogen "$1/go.pb.gz" && ./gogen "$1/go2.pb.gz" 1500)
     "${CC:-cc}" -std=gnu11 -O1 -I"$2/src/common" "$2/tests/lib/gen_profiles.c" \
-        "$2/src/common/profile.c" "$2/src/common/pprof.c" "$2/src/common/gzip.c" "$2/src/common/fileio.c" "$2/src/common/fdio.c" "$2/src/common/pb.c" \
-        "$2/src/common/buf.c" "$2/src/common/utf8.c" -lz -o "$1/gen"
+        "$2/src/common/model/profile.c" "$2/src/common/model/pprof.c" "$2/src/common/base/gzip.c" \
+        "$2/src/common/base/fileio.c" "$2/src/common/base/fdio.c" "$2/src/common/base/pb.c" \
+        "$2/src/common/base/buf.c" "$2/src/common/base/utf8.c" -lz -o "$1/gen"
 }
 
 # No heapsift frame: no location in libheapsift.so's mapping, and no (non-inlined) frame named

@@ -10,7 +10,7 @@
  * LONG = 1 s): "SITE TOTAL SHORT MID LONG LIVE".
  * usage: gen_lifetimes OUT.pb.gz SEED [ns|ms]. Built by the test, not by CMake.
  */
-#include "pprof.h"
+#include "model/pprof.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * per key, units given or inferred). Usage: gen_profiles OUT.pb.gz SEED [...].
  * Built by hs_make_test_profiles (tests/lib/common.sh), not by CMake.
  */
-#include "pprof.h"
+#include "model/pprof.h"
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -6,7 +6,7 @@
  *   label KEY VALUE INUSE_OBJECTS INUSE_SPACE ALLOC_OBJECTS ALLOC_SPACE
  * Usage: label_sums FILE FOCUS KEY... Built by the test (cc), not by CMake.
  */
-#include "pprof.h"
+#include "model/pprof.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,8 +12,9 @@ set -eu
 stress_setup "$1" labels-trackers stress_labels
 SRC=$(cd "$2" && pwd)
 "${CC:-cc}" -std=gnu11 -O1 -I"$SRC/src/common" "$SRC/tests/lib/label_sums.c" \
-    "$SRC/src/common/profile.c" "$SRC/src/common/pprof.c" "$SRC/src/common/gzip.c" "$SRC/src/common/fileio.c" "$SRC/src/common/fdio.c" "$SRC/src/common/pb.c" \
-    "$SRC/src/common/buf.c" "$SRC/src/common/utf8.c" -lz -o "$T/label_sums" || { echo "FAIL: cannot build label_sums" >&2; exit 1; }
+    "$SRC/src/common/model/profile.c" "$SRC/src/common/model/pprof.c" "$SRC/src/common/base/gzip.c" \
+    "$SRC/src/common/base/fileio.c" "$SRC/src/common/base/fdio.c" "$SRC/src/common/base/pb.c" \
+    "$SRC/src/common/base/buf.c" "$SRC/src/common/base/utf8.c" -lz -o "$T/label_sums" || { echo "FAIL: cannot build label_sums" >&2; exit 1; }
 
 if bounded 120 run env HEAPSIFT_RATE=1 HEAPSIFT_OUT="$T/exit.pb.gz" LD_PRELOAD="$LIB" \
     "$BUILD/programs/stress_labels" "$T" >"$T/out" 2>"$T/err"; then

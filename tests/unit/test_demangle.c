@@ -1,5 +1,5 @@
 /*
- * Unit test of the demangler (src/common/demangle.c, demangle_profile.c): C++ names with
+ * Unit test of the demangler (src/common/model/demangle.c, demangle_profile.c): C++ names with
  * their parameters, Rust legacy names without their hash, Rust v0 names, C names and
  * garbage left alone, names cut with "..." on a character boundary, the input limit; no
  * call of malloc on the way but for Unicode identifiers (the preloaded library demangles
@@ -7,9 +7,9 @@
  * readers' pass over a profile (hs_profile_demangle).
  */
 #define _GNU_SOURCE
-#include "demangle.h"
-#include "profile.h"
-#include "utf8.h"
+#include "model/demangle.h"
+#include "model/profile.h"
+#include "base/utf8.h"
 
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit test of drop_frames (src/common/dropframes.c) and of its use by the views
+ * Unit test of drop_frames (src/common/model/dropframes.c) and of its use by the views
  * (report.c) and the leak report (leakreport.c):
  *  - heapsift's rule on names that must drop (allocator entry points and plumbing of C,
  *    C++ and Rust, demangled as libiberty, __cxa_demangle and pprof's demangler leave them,
@@ -14,9 +14,9 @@
  *  - a report: leaves, the merge before the prune, --no-drop-frames; the leak report's
  *    first frame.
  */
-#include "dropframes.h"
-#include "leakreport.h"
-#include "report.h"
+#include "model/dropframes.h"
+#include "reports/leakreport.h"
+#include "reports/report.h"
 
 #include "check.h"
 

@@ -10,9 +10,9 @@
  *  - a profile without the heap sample types is refused (-EINVAL).
  */
 #include "check.h"
-#include "profile.h"
-#include "read_legacy.h"
-#include "write_gotext.h"
+#include "model/profile.h"
+#include "readers/read_legacy.h"
+#include "model/write_gotext.h"
 
 #include <errno.h>
 #include <math.h>

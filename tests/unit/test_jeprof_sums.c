@@ -11,8 +11,8 @@
  *    the truncated sum of its records' floats, not the sum of truncated records (which
  *    the file is made to make lower).
  */
-#include "read_legacy.h"
-#include "report.h"
+#include "readers/read_legacy.h"
+#include "reports/report.h"
 
 #include "check.h"
 

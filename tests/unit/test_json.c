@@ -1,10 +1,10 @@
 /*
- * The CLI's JSON writer and stats reader (src/cli/json.c, compiled in here):
+ * The CLI's JSON writer and stats reader (src/cli/kit/json.c, compiled in here):
  * every string it writes parses as JSON with the same text (control characters escaped,
  * quotes and backslashes escaped, valid UTF-8 kept, invalid bytes replaced by U+FFFD),
  * unknown numbers are null, and the RSS is found in the endpoint's nested stats JSON.
  */
-#include "../../src/cli/json.c"
+#include "../../src/cli/kit/json.c"
 
 #include "check.h"
 

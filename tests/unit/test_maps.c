@@ -6,7 +6,7 @@
  * with a message on the first failure.
  */
 #define _GNU_SOURCE
-#include "maps.h"
+#include "base/maps.h"
 
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit test of the pprof codec (src/common/pprof.c, pb.c): a profile using every field
+ * Unit test of the pprof codec (src/common/model/pprof.c, pb.c): a profile using every field
  * the model has goes through encode -> gzip -> gunzip -> decode and must come back
  * identical; the same encoding, walked by a wire-format reader of the test's own (not
  * pb.c), must carry each field under its profile.proto number with the values put in;
@@ -7,8 +7,8 @@
  * fail cleanly (no crash, an error message) and the atomic file writer must leave no temporary
  * behind, its file read back by the command's reader (readers.c) unchanged.
  */
-#include "pprof.h"
-#include "readers.h"
+#include "model/pprof.h"
+#include "readers/readers.h"
 
 #include "check.h"
 

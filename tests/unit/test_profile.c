@@ -1,9 +1,9 @@
 /*
- * Unit test of the profile model (src/common/profile.c): string and function interning
+ * Unit test of the profile model (src/common/model/profile.c): string and function interning
  * (including strings pushed raw by readers before the index exists), dense and sparse id
  * lookups, samples, labels and comments. Standalone; exits non-zero naming each failure.
  */
-#include "profile.h"
+#include "model/profile.h"
 
 #include "check.h"
 

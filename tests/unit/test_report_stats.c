@@ -1,5 +1,5 @@
 /*
- * Unit test of the sampling statistics in src/common/noise.c against values computed by
+ * Unit test of the sampling statistics in src/common/reports/noise.c against values computed by
  * hand from docs/sampling.md (and with mpmath): the variance of one stack's estimate
  * (hs_report_variance); the 95% interval every printed interval comes from
  * (hs_report_interval: Garwood's exact Poisson limits on the effective sample count,
@@ -9,7 +9,7 @@
  * none is noise where the normal rule said growth); and the normal verdict leak suspects
  * keep (hs_report_verdict) just inside and outside 1.96 standard deviations.
  */
-#include "report.h"
+#include "reports/report.h"
 
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit test of src/common/specfun.c against values computed with mpmath at 30 digits: the
+ * Unit test of src/common/base/specfun.c against values computed with mpmath at 30 digits: the
  * incomplete gamma and beta functions, the normal quantile, and the gamma quantile behind
  * every interval heapsift prints (the Garwood limits of counts 0, 1, 8, 10, 20.6, 100 and
  * 1000, half the chi-square quantiles of textbooks), round trips P(a, inv(a, p)) = p from
@@ -8,7 +8,7 @@
  * beta at 5e5 is held to 1e-8: exp(lgamma(a + b) - ...) subtracts terms of 1e7, which
  * leaves about 1e-9 of relative error.
  */
-#include "specfun.h"
+#include "base/specfun.h"
 
 #include "check.h"
 

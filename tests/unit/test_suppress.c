@@ -1,13 +1,13 @@
 /*
- * Unit test of the leak suppressions (src/common/suppress.c) and the leak report
- * (src/common/leakreport.c): LSan's template matching, case by case, with its anchors and
+ * Unit test of the leak suppressions (src/common/reports/suppress.c) and the leak report
+ * (src/common/reports/leakreport.c): LSan's template matching, case by case, with its anchors and
  * quirks; the file format (comments, blanks, \r, other types counted and ignored); and a
  * report over a hand-built profile whose sites, sizes and suppressions are known: samples
  * of one stack summed, suppression by module, function and file, largest first, the cap,
  * the summary line, exact and sampled wording.
  */
-#include "leakreport.h"
-#include "suppress.h"
+#include "reports/leakreport.h"
+#include "reports/suppress.h"
 
 #include "check.h"
 

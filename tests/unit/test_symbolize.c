@@ -10,9 +10,9 @@
  * cached. Exits non-zero on failure.
  */
 #define _GNU_SOURCE
-#include "maps.h"
-#include "symbolize.h"
-#include "symbolize_int.h"
+#include "base/maps.h"
+#include "symbolize/symbolize.h"
+#include "symbolize/symbolize_int.h"
 
 #include "check.h"
 

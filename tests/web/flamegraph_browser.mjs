@@ -1,4 +1,4 @@
-// The flame graph SVG's script (src/common/report_flame.c) in headless Chromium: hover,
+// The flame graph SVG's script (src/common/reports/report_flame.c) in headless Chromium: hover,
 // click to zoom, reset, search. Run by tests/integration/flamegraph_browser.sh, which
 // writes the pages to open and the truth about them (live bytes of known sites) into a
 // JSON array of targets:
