@@ -1,7 +1,7 @@
 /*
  * `heapsift attach [options] [--seconds N] PID` and `heapsift detach PID`: profile a
  * process that is already running. This file owns the verbs and what they ask of the
- * target (the library's side is src/preload/attach.c; the attach thread that does it is
+ * target (the library's side is src/preload/attached/attach.c; the attach thread that does it is
  * attach_thread.c's, running code in the target inject_thread.c's; docs/attach.md tells
  * the whole story):
  *   - checks before anything is stopped (the process, its libc, its mount namespace);

@@ -1,6 +1,6 @@
 /*
  * heapsift run's rescue (run.c): under `run`, every process of the tree keeps a rescue spool
- * beside the run's report (src/preload/spool.c), mapped in its constructor, before any
+ * beside the run's report (src/preload/record/spool.c), mapped in its constructor, before any
  * sandbox can start, and removed once its exit profile is written. A spool still there
  * when CMD has exited is a process that could not write its profile: one that exited
  * under a seccomp filter installed after it started (a browser's content process), or one

@@ -1,6 +1,6 @@
 /*
  * `heapsift stats FILE`: where the RSS went. Reads the accounting comments a heapsift
- * profile carries (written by src/preload/accounting.c and dump.c: "rss:", "maps:",
+ * profile carries (written by src/preload/output/accounting.c and dump.c: "rss:", "maps:",
  * "profiler:", "allocator:", "estimate:", "exact:") and prints a reconciliation whose
  * parts add up to the RSS: the allocator's resident mappings split into the live heap
  * (the sampled estimate with its 95% interval), allocator overhead, free space kept by

@@ -1,7 +1,7 @@
 /*
  * The attach box: the block of memory `heapsift attach` maps in the target (src/cli/
  * inject_thread.c) and the library's attach thread reads and answers in
- * (src/preload/attach.c). The command fills it, a program thread caught outside the
+ * (src/preload/attached/attach.c). The command fills it, a program thread caught outside the
  * allocator creates a thread on it (pthread_create, from inject_stub.c's call stub), and
  * that thread dlopens the library (the thread stub) and calls heapsift_attach_thread(box),
  * which does the work and sets done last. Nothing in the target waits for the command: a

@@ -1,6 +1,6 @@
 /*
  * Where the RSS went, from the accounting comments a heapsift profile carries (written
- * by src/preload/accounting.c and dump.c: "rss:", "maps:", "profiler:", "allocator:",
+ * by src/preload/output/accounting.c and dump.c: "rss:", "maps:", "profiler:", "allocator:",
  * "estimate:", "exact:"): a reconciliation whose parts add up to the RSS: the
  * allocator's resident mappings split into the live heap (the sampled estimate with its
  * 95% interval), allocator overhead, free space kept by the allocator and its metadata;

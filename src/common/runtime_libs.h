@@ -1,6 +1,6 @@
 /*
  * The libraries libheapsift.so loads with dlopen at run time (they are in no DT_NEEDED),
- * named once: src/preload/patch.c loads the decoder, and src/cli/attach_deps.c copies it
+ * named once: src/preload/reach/patch.c loads the decoder, and src/cli/attach_deps.c copies it
  * into a target that lacks it.
  */
 #ifndef HS_RUNTIME_LIBS_H

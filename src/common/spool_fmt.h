@@ -1,6 +1,6 @@
 /*
  * The spool's file layout (docs/postmortem.md), shared by the library that writes it
- * (src/preload/spool.c) and the reader that turns it into a profile (read_spool.c). All
+ * (src/preload/record/spool.c) and the reader that turns it into a profile (read_spool.c). All
  * fields are little-endian machine words of the writing process (x86-64, aarch64). Every
  * record carries a commit word, a checksum of its fields that is never 0, stored last
  * with release ordering: a reader takes a record whose commit word matches its fields,
