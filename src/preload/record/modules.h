@@ -23,7 +23,7 @@ typedef struct {
 /* Records the modules of a newly interned stack (id). Sampled path, guard held. */
 void hs_modules_note(const uintptr_t *pcs, size_t depth, int32_t id);
 
-/* Fork handlers (recorder.c): the module list's lock, a leaf taken last. */
+/* Fork handlers (record/fork.c): the module list's lock, a leaf taken last. */
 void hs_modules_lock(void);
 void hs_modules_unlock(void);
 /* At a dump, before hs_modules_unloaded: finds which recorded modules are gone. */

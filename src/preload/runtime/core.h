@@ -5,7 +5,7 @@
  * module declares its own API in its own header (options.h, log.h, recorder.h, dump.h,
  * ...). Included by every file of libheapsift.so; nothing here is exported.
  *
- * Lock order (take in increasing rank, release in reverse; recorder.c's fork handlers
+ * Lock order (take in increasing rank, release in reverse; record/fork.c's fork handlers
  * take the table locks, HS_RANK_TRACKERS to HS_RANK_SYMCACHE but the dump lock and the
  * pins, in this order). Taking a lock of a rank not above every rank the thread holds is
  * a violation, which builds with HS_DEBUG_CHECKS catch (debugcheck.h); the live table's
