@@ -21,6 +21,12 @@ extern int64_t hs_live_est HS_HIDDEN;
 /* hs_live_est above this wakes the profiler thread (INT64_MAX: disarmed). */
 extern int64_t hs_peak_arm HS_HIDDEN;
 
+/* The estimate passed the arm: disarms it and calls the waker registered (the trigger
+ * thread's, triggers.c), which snapshots. Cold: once per arm. */
+void hs_peak_poke(void) HS_COLD;
+/* Registers what hs_peak_poke calls (one waker; from triggers.c's constructor). */
+void hs_peak_set_waker(void (*wake)(void));
+
 /* Sampled path only: adds d to the live estimate and wakes the peak trigger when armed.
  * Without HEAPSIFT_PEAK (fixed at start) nothing reads the estimate, and the add is
  * skipped: one line fewer that every sample and sampled free of every thread writes. */
@@ -32,12 +38,6 @@ static inline void hs_live_add(int64_t d)
     if (HS_UNLIKELY(v > __atomic_load_n(&hs_peak_arm, __ATOMIC_RELAXED)))
         hs_peak_poke();
 }
-
-/* The estimate passed the arm: disarms it and calls the waker registered (the trigger
- * thread's, triggers.c), which snapshots. Cold: once per arm. */
-void hs_peak_poke(void) HS_COLD;
-/* Registers what hs_peak_poke calls (one waker; from triggers.c's constructor). */
-void hs_peak_set_waker(void (*wake)(void));
 
 /* Considers the live set now as a peak (before writing the kept peak; guard held). */
 void hs_peak_now(void);
