@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/api_hooks.sh: the instructions heapsift's hooks on an allocator's own API
-# (src/preload/hooks_api.c, issue 38) add to a non-sampled allocate/release pair of 64
+# (src/preload/reach/hooks_api.c, issue 38) add to a non-sampled allocate/release pair of 64
 # bytes, counted by callgrind (--toggle-collect=run_pairs, --smc-check=all since the code
 # is patched at run time) on bench/api_pairs.c, heapsift at HEAPSIFT_RATE=2^40 (nothing
 # sampled) with its hooks and with HEAPSIFT_HOOKS=off, at N and 2N pairs; extra per pair =

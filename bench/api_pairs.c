@@ -1,6 +1,6 @@
 /*
  * api_pairs: N allocate/release pairs of 64 bytes through one allocator API, for counting
- * the instructions heapsift's API hooks (src/preload/hooks_api.c) add to the non-sampled
+ * the instructions heapsift's API hooks (src/preload/reach/hooks_api.c) add to the non-sampled
  * path. bench/api_hooks.sh builds it once per route and runs it under callgrind
  * --toggle-collect=run_pairs at N and 2N. The route is chosen when building:
  *   -DROUTE_JE       je_malloc + je_free              a prefixed API of the executable's

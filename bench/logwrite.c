@@ -3,7 +3,7 @@
  * bytes with write(2) to descriptor 2 (the caller makes it a log file, without O_APPEND)
  * in ROUNDS timed loops, and prints the best loop's ns per write, then how many of the
  * process's other descriptor tables (heapsift's threads') hold that log open: its pins
- * (src/preload/log.c). Run by bench/logwrite.sh.
+ * (src/preload/runtime/log.c). Run by bench/logwrite.sh.
  *   logwrite N ROUNDS
  */
 #define _GNU_SOURCE

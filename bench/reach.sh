@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/reach.sh: what heapsift's in-place hooks (src/preload/hooks.c, patch.c; issue 26)
+# bench/reach.sh: what heapsift's in-place hooks (src/preload/reach/hooks.c, patch.c; issue 26)
 # cost a program that links its allocator statically, where symbol interposition cannot
 # see its malloc. churn and cppmap are linked against Debian's static allocators:
 #   tcmalloc          libtcmalloc.a, the full gperftools one (-lunwind; -u HeapProfilerStart

@@ -21,7 +21,7 @@
 #   dump          bench/dump_latency at RATE=1: 100,000 live samples from 10,000 stacks,
 #                 DUMPS heapsift_dump calls while DUMP_ALLOCATORS threads malloc and free.
 #                 The target is judged on each run's first dump: the later ones take
-#                 their names from the symbol cache (src/preload/symcache.c).
+#                 their names from the symbol cache (src/preload/output/symcache.c).
 #   churn Ir      churn (2 threads, IR_OPS per thread, 4,000,000) under callgrind
 #                 without the library and at RATE=0,
 #                 default and 65536: instructions of the whole process, of the churn loop

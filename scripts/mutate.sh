@@ -16,60 +16,60 @@ JOBS=${JOBS:-2}
 ONLY=${HS_MUTATE_ONLY:-.}
 
 # name | file | perl -0 substitution | tests that must fail (ctest -R)
-ROWS='unwind-drops-outermost|src/preload/unwind.c|s/\n    n -= skip;\n/\n    n -= skip + (n > skip);\n/|unit/test_unwind_oracle|integration/stack_oracle
+ROWS='unwind-drops-outermost|src/preload/unwind/unwind.c|s/\n    n -= skip;\n/\n    n -= skip + (n > skip);\n/|unit/test_unwind_oracle|integration/stack_oracle
 interval-x0.1|src/common/reports/noise.c|s/\n    l \*= var \/ e;\n/\n    l = n + (l - n) * 0.1;\n    h = n + (h - n) * 0.1;\n    l *= var \/ e;\n/|unit/test_report_stats|integration/ci_coverage|integration/ci_few_samples
 diff-noise-alpha-0.005|src/common/reports/noise.h|s/#define HS_NOISE_ALPHA 0\.025/#define HS_NOISE_ALPHA 0.005/|unit/test_report_stats|integration/diff_power|integration/diff_noise
 mapping-limit-offset-swapped|src/common/model/pprof.c|s/put_uint\(e, 3, m->memory_limit\);\n(\s*)hs_pb_put_uint\(e, 4, m->file_offset\);/put_uint(e, 3, m->file_offset);\n$1hs_pb_put_uint(e, 4, m->memory_limit);/; s/m->memory_limit = v\[2\];\n(\s*)m->file_offset = v\[3\];/m->memory_limit = v[3];\n$1m->file_offset = v[2];/|integration/mappings
-weight-x1.1|src/preload/sampler.c|s/return 1\.0;\n(\s*)\/\* -expm1(.*?)\n(\s*)return 1\.0 \/ -expm1/return 1.1;\n$1\/* -expm1$2\n$3return 1.1 \/ -expm1/s|integration/sites_exact|integration/sites_sampled
-weight-x1.05-rate-above-1|src/preload/sampler.c|s/return 1\.0 \/ -expm1/return 1.05 \/ -expm1/|integration/ci_coverage|integration/sites_sampled
-objects-types-swapped|src/preload/dump.c|s/\{\{"alloc_objects", "count"\},(\s*)\{"alloc_space", "bytes"\},(\s*)\{"inuse_objects", "count"\}/{{"inuse_objects", "count"},$1\{"alloc_space", "bytes"},$2\{"alloc_objects", "count"}/|integration/sites_exact
+weight-x1.1|src/preload/record/sampler.c|s/return 1\.0;\n(\s*)\/\* -expm1(.*?)\n(\s*)return 1\.0 \/ -expm1/return 1.1;\n$1\/* -expm1$2\n$3return 1.1 \/ -expm1/s|integration/sites_exact|integration/sites_sampled
+weight-x1.05-rate-above-1|src/preload/record/sampler.c|s/return 1\.0 \/ -expm1/return 1.05 \/ -expm1/|integration/ci_coverage|integration/sites_sampled
+objects-types-swapped|src/preload/output/dump.c|s/\{\{"alloc_objects", "count"\},(\s*)\{"alloc_space", "bytes"\},(\s*)\{"inuse_objects", "count"\}/{{"inuse_objects", "count"},$1\{"alloc_space", "bytes"},$2\{"alloc_objects", "count"}/|integration/sites_exact
 diff-ignores-base|src/cli/verbs/diff.c|s/int signs\[2\] = \{1, -1\};/int signs[2] = {1, 0};/|integration/diff_noise|integration/diff_power
 leak-report-skips-largest|src/common/reports/leakreport.c|s/for \(size_t i = 0; rc == 0 && i < n; i\+\+\)/for (size_t i = 1; rc == 0 && i < n; i++)/|integration/leaks
-http-token-any|src/preload/http_routes.c|s/    return diff == 0;\n/    return diff == 0 ? true : m > 0;\n/|integration/http_control
+http-token-any|src/preload/serve/http_routes.c|s/    return diff == 0;\n/    return diff == 0 ? true : m > 0;\n/|integration/http_control
 flame-click-zooms-root|src/common/reports/report_flame.c|s/\{zoom\(g\);e\.stopPropagation/{zoom(frames[0]);e.stopPropagation/|integration/flamegraph_browser
 fd-route-ignored|src/common/base/fdio.c|s/if \(route == NULL\)\n(\s*)return syscall/if (1)\n$1return syscall/|stress/descriptors
-thread-stack-from-glibc-cache|src/preload/threads.c|s/\n    pthread_attr_setstack\(&attr, t->stack, t->size\);\n/\n/|stress/fork_stdio
-term-signal-no-dump|src/preload/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integration/term_signals
-hook-free-clobbers-rax|src/preload/hooks_api.c|s/(API_FAST\(i, \d, free, )HS_KEEPALL_THUNK/$1HS_KEEPREGS_THUNK/g|integration/reach_hooks
-hook-stack-unaligned|src/preload/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
-rust-default-allocator-hooked|src/preload/reach.c|s/return c\[0\] == 0xe9 && /return 0 \&\& c[0] == 0xe9 \&\& /|integration/reach_hooks
-reach-later-never-looks|src/preload/recorder.c|s/\n    hs_reach_recheck\(\);[^\n]*\n/\n/|integration/reach_hooks
-new-judge-always-own|src/preload/hooks.c|s/bool own = t->allocs == before;/bool own = (t->allocs == before) + 1;/|integration/reach_hooks
-delete-judge-always-own|src/preload/hooks.c|s/bool own = t->frees == before;/bool own = (t->frees == before) + 1;/|integration/reach_hooks
-udw-no-fde-ends-walk|src/preload/unwind_dwarf.c|s/rule = \(hs_cfi_rule_t\)\{16, -16, -8, HS_CFI_CFA_RBP . HS_CFI_RBP_AT_CFA\};/return (uint64_t)HS_CFI_END << 56;/|integration/unwind_nofde
-udw-thread-getattr|src/preload/unwind_dwarf.c|s/ \S\S udw_thread_bounds\(fp\)\)/)/|integration/unwind_getattr
-sw-move-ignored|src/preload/stopworld.c|s/if \(to\)\n(\s*)\(\(ucontext_t \*\)ucv\)/if (0)\n$1((ucontext_t *)ucv)/|unit/test_patch_live
-reach-plt-slot-is-definition|src/preload/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
+thread-stack-from-glibc-cache|src/preload/runtime/threads.c|s/\n    pthread_attr_setstack\(&attr, t->stack, t->size\);\n/\n/|stress/fork_stdio
+term-signal-no-dump|src/preload/triggers/termsig.c|s/\n    hs_exit_dumps\(\);\n/\n/|integration/term_signals
+hook-free-clobbers-rax|src/preload/reach/hooks_api.c|s/(API_FAST\(i, \d, free, )HS_KEEPALL_THUNK/$1HS_KEEPREGS_THUNK/g|integration/reach_hooks
+hook-stack-unaligned|src/preload/reach/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
+rust-default-allocator-hooked|src/preload/reach/reach.c|s/return c\[0\] == 0xe9 && /return 0 \&\& c[0] == 0xe9 \&\& /|integration/reach_hooks
+reach-later-never-looks|src/preload/record/recorder.c|s/\n    recorder_recheck\(\);[^\n]*\n/\n/|integration/reach_hooks
+new-judge-always-own|src/preload/reach/hooks.c|s/bool own = t->allocs == before;/bool own = (t->allocs == before) + 1;/|integration/reach_hooks
+delete-judge-always-own|src/preload/reach/hooks.c|s/bool own = t->frees == before;/bool own = (t->frees == before) + 1;/|integration/reach_hooks
+udw-no-fde-ends-walk|src/preload/unwind/unwind_dwarf.c|s/rule = \(hs_cfi_rule_t\)\{16, -16, -8, HS_CFI_CFA_RBP . HS_CFI_RBP_AT_CFA\};/return (uint64_t)HS_CFI_END << 56;/|integration/unwind_nofde
+udw-thread-getattr|src/preload/unwind/unwind_dwarf.c|s/ \S\S udw_thread_bounds\(fp\)\)/)/|integration/unwind_getattr
+sw-move-ignored|src/preload/runtime/stopworld.c|s/if \(to\)\n(\s*)\(\(ucontext_t \*\)ucv\)/if (0)\n$1((ucontext_t *)ucv)/|unit/test_patch_live
+reach-plt-slot-is-definition|src/preload/reach/reach.c|s/return sym && sym->st_shndx == SHN_UNDEF \? NULL : p;/return p;/|integration/reach_detect
 attach-sigsys-reaches-program|src/cli/inject/inject_thread.c|s/if \(\(\*st >> 16\) == 0 && sig == SIGSYS &&/if (0 \&\&/|integration/attach_seccomp
 attach-died-status-not-awaited|src/cli/inject/attach_thread.c|s/ended >= 0 \? end_st : at_child_end\(s\), during/end_st, during/|integration/attach_dies
 attach-entry-not-rewound|src/cli/inject/inject_thread.c|s/n\.rip -= 2; \/\* the syscall instruction \*\//\/* mutated *\//|integration/attach_busy/reader
-detach-keeps-trigger-thread|src/preload/attach.c|s/\n    hs_triggers_pause\(\);[^\n]*\n/\n/|integration/attach_threads
-got-lazy-slot-skipped|src/preload/gotslot.c|s/bool lazy =\n(\s*)type == R_X86_64_JUMP_SLOT/bool lazy = 0 \&\&\n$1type == R_X86_64_JUMP_SLOT/|unit/test_gotslot
-got-detach-keeps-slots|src/preload/gotslot.c|s/return got_put_all\(false\);/return 0;/|unit/test_gotslot
-got-thread-first-sample-no-recheck|src/preload/recorder.c|s/if \(sampled\) \//if (0) \//|integration/attach_got
-wrapper-frame-kept|src/preload/unwind.c|s/\n    while \(i < n && hs_unwind_in_wrapper\(pcs\[i\]\)\)\n        i\+\+;\n/\n/|integration/attach_cxx
-got-lazy-slot-any-definition|src/preload/gotslot.c|s/dlsym\(RTLD_DEFAULT, name\) == def\}/1}/|unit/test_gotslot
+detach-keeps-trigger-thread|src/preload/attached/attach.c|s/\n    hs_triggers_pause\(\);[^\n]*\n/\n/|integration/attach_threads
+got-lazy-slot-skipped|src/preload/reach/gotslot.c|s/bool lazy =\n(\s*)type == R_X86_64_JUMP_SLOT/bool lazy = 0 \&\&\n$1type == R_X86_64_JUMP_SLOT/|unit/test_gotslot
+got-detach-keeps-slots|src/preload/reach/gotslot.c|s/return got_put_all\(false\);/return 0;/|unit/test_gotslot
+got-thread-first-sample-no-recheck|src/preload/record/recorder.c|s/if \(sampled\) \//if (0) \//|integration/attach_got
+wrapper-frame-kept|src/preload/unwind/unwind.c|s/\n    while \(i < n && hs_unwind_in_wrapper\(pcs\[i\]\)\)\n        i\+\+;\n/\n/|integration/attach_cxx
+got-lazy-slot-any-definition|src/preload/reach/gotslot.c|s/dlsym\(RTLD_DEFAULT, name\) == def\}/1}/|unit/test_gotslot
 history-key-without-show|src/cli/web/web_history.c|s/o->show,\s+o->tagfocus/o->tagfocus/|integration/web_history
-guarded-free-asks-table|src/preload/slowpath.c|s/return hs_tls\.guard != 0;/return 0;/|unit/test_slowpath
+guarded-free-asks-table|src/preload/record/slowpath.c|s/return hs_tls\.guard != 0;/return 0;/|unit/test_slowpath
 nodump-told-after-ptrace|src/cli/inject/attach_check.c|s/if \(!cap && at_not_dumpable\(pid\)\) \/\* else/if (0) \/* else/|integration/attach_nodump
-attach-out-dir-unchecked|src/preload/attach.c|s/\n        attach_check_out\(msg, msglen\);\n/\n/|integration/attach_nodump
+attach-out-dir-unchecked|src/preload/attached/attach.c|s/\n        attach_check_out\(msg, msglen\);\n/\n/|integration/attach_nodump
 attach-deps-not-copied|src/cli/inject/attach_files.c|s/if \(!loaded &&/if (0 \&\& !loaded \&\&/|integration/attach_namespace
-stderr-pin-dropped|src/preload/log.c|s/if \(copy && hs_tls\.private_fds == HS_FDS_OWN\)/if (0)/|unit/test_stderr_pin
+stderr-pin-dropped|src/preload/runtime/log.c|s/if \(copy && hs_tls\.private_fds == HS_FDS_OWN\)/if (0)/|unit/test_stderr_pin
 closed-upload-ids-restart|src/cli/web/web_upload.c|s/uint64_t next_id = closed < s->ntargets \? t->next_id : 1;/uint64_t next_id = 1;/|integration/web_tour
-sw-release-skips-unmask|src/preload/stopworld.c|s/\n    sw_wait_unmasked\(w\);\n/\n/|unit/test_stopworld_again
-drop-frames-not-written|src/preload/dump.c|s/p->drop_frames = hs_profile_str\(p, hs_dropframes_rule\)/p->drop_frames = hs_profile_str(p, "")/|integration/leaf_cxx|integration/leaf_rust
+sw-release-skips-unmask|src/preload/runtime/stopworld.c|s/\n    sw_wait_unmasked\(w\);\n/\n/|unit/test_stopworld_again
+drop-frames-not-written|src/preload/output/dump.c|s/p->drop_frames = hs_profile_str\(p, hs_dropframes_rule\)/p->drop_frames = hs_profile_str(p, "")/|integration/leaf_cxx|integration/leaf_rust
 report-ignores-drop-frames|src/common/reports/report.c|s/if \(!o->no_drop_frames && /if (0 \&\& /|integration/leaf_cxx|integration/leaf_rust|integration/leaf_prune
 prune-keeps-matching-frame|src/common/model/dropframes.c|s/return c >= p->locations\[li\]\.nlines \? i \+ 1 : i;/return i;/|unit/test_dropframes|integration/leaf_prune
 prune-before-first-user-frame|src/common/model/dropframes.c|s/if \(user\) \/\*/if (1) \/*/|unit/test_dropframes|integration/leaf_prune
-term-dump-reads-allocator-stats|src/preload/termsig.c|s/hs_exit_dumps\(__atomic_load_n\(&term_requested, __ATOMIC_ACQUIRE\) > 0\);/hs_exit_dumps(false);/|integration/term_locked
-detach-keeps-term-handlers|src/preload/attach.c|s/\n    hs_termsig_uninstall\(\);[^\n]*\n/\n/|integration/attach_term
+term-dump-reads-allocator-stats|src/preload/triggers/termsig.c|s/hs_exit_dumps\(__atomic_load_n\(&term_requested, __ATOMIC_ACQUIRE\) > 0\);/hs_exit_dumps(false);/|integration/term_locked
+detach-keeps-term-handlers|src/preload/attached/attach.c|s/\n    hs_termsig_uninstall\(\);[^\n]*\n/\n/|integration/attach_term
 jemalloc-truncated-per-stack|src/common/reports/report.c|s/r->fractional \&\& i < r->nnodes/0 \&\& i < r->nnodes/; s/if \(r->fractional\) \{/if (0) {/|unit/test_jeprof_sums|integration/jeprof_figures
 jemalloc-not-apportioned|src/common/readers/read_legacy.c|s/rc = lg_apportion\(ps\.p\);/rc = 0;/|unit/test_jeprof_sums|integration/jeprof_figures
 jemalloc-pprof-frames|src/common/readers/read_legacy.c|s/ps->jemalloc \? hs_legacy_jeprof_drop_rx : hs_legacy_alloc_drop_rx/hs_legacy_alloc_drop_rx/|integration/jeprof_figures
-reach-line-always-on-stderr|src/preload/reach.c|s/return hs_opt\.verbose && !run && /return 1 + 0 * run * /|integration/reach_true
-reach-via-never-judged|src/preload/reach_via.c|s/return via_visit\(&v, fn, size, 0\);/return 0;/|integration/reach_true
-reach-uncalled-said-bypass|src/preload/reach.c|s/if \(!reach_in_exe\(addr\) && !hs_reach_called\(name, reach_self\)\)/if (0)/|integration/reach_true
-life-pair-single-read|src/preload/lifetimes.c|s/i < 8 && best > LIFE_PAIR_TIGHT/i < 1/|unit/test_lifetimes'
+reach-line-always-on-stderr|src/preload/reach/reach.c|s/return hs_opt\.verbose && !run && /return 1 + 0 * run * /|integration/reach_true
+reach-via-never-judged|src/preload/reach/reach_via.c|s/return via_visit\(&v, fn, size, 0\);/return 0;/|integration/reach_true
+reach-uncalled-said-bypass|src/preload/reach/reach.c|s/if \(!reach_in_exe\(addr\) && !hs_reach_called\(name, reach_self\)\)/if (0)/|integration/reach_true
+life-pair-single-read|src/preload/record/lifetimes.c|s/i < 8 && best > LIFE_PAIR_TIGHT/i < 1/|unit/test_lifetimes'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# api_hooks: an allocator's own API hooked in place (src/preload/hooks_api.c; issue 38), on
+# api_hooks: an allocator's own API hooked in place (src/preload/reach/hooks_api.c; issue 38), on
 # programs with known sites (tests/programs/api), exact at HEAPSIFT_RATE=1 in go tool pprof
 # and in heapsift top (flat alloc_objects, alloc_space, inuse_objects, inuse_space of every
 # site; the profile's alloc_space and inuse_space totals; bytes freed are alloc_space less

@@ -1,5 +1,5 @@
 #!/bin/sh
-# leak_reach: the reachability scan behind the leak report (src/preload/reachscan.c) on
+# leak_reach: the reachability scan behind the leak report (src/preload/leaks/reachscan.c) on
 # tests/programs/reachprog.c, whose blocks at exit are known to be reachable or not (it
 # prints them: SITE NAME CLASS BYTES OBJECTS): lost blocks, a block reached only from a
 # lost one, a lost two-block cycle, a lost linked list, blocks held by globals, by an

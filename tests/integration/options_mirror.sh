@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every HEAPSIFT_* variable the library reads (its option table in src/preload/options.c)
+# Every HEAPSIFT_* variable the library reads (its option table in src/preload/runtime/options.c)
 # has a `heapsift run` option and a row in docs/configuration.md's table, and nothing
 # is documented or offered that the library does not read. Also: a bad value of each
 # enumerated variable is one line on stderr naming it, and the program's output and exit
@@ -9,7 +9,7 @@ set -eu
 hs_setup "$1" options-mirror
 SRC=$2
 
-grep -o '{"HEAPSIFT_[A-Z_]*"' "$SRC/src/preload/options.c" | tr -d '{"' | sort -u >"$T/lib"
+grep -o '{"HEAPSIFT_[A-Z_]*"' "$SRC/src/preload/runtime/options.c" | tr -d '{"' | sort -u >"$T/lib"
 "$CLI" run --help | grep -o '\[HEAPSIFT_[A-Z_]*\]' | tr -d '[]' | sort -u >"$T/run"
 grep -o '^| `HEAPSIFT_[A-Z_]*`' "$SRC/docs/configuration.md" | tr -d '|` ' | sort -u >"$T/configuration.md"
 [ -s "$T/lib" ] || { echo "FAIL: no variables found in options.c"; exit 1; }

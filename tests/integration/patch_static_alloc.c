@@ -1,12 +1,12 @@
 /*
- * Built by patch_static_alloc.sh with src/preload/patch.c and a static allocator archive
+ * Built by patch_static_alloc.sh with src/preload/reach/patch.c and a static allocator archive
  * (libtcmalloc_minimal.a, libjemalloc_pic.a): this PIE executable's own malloc and free
  * shadow every preloaded one. Patches both, checks the hooks see each call of a loop and
  * the program runs on; removes the patches and checks the hooks fall silent.
  * Prints "ok" and exits 0, or names what failed and exits 1.
  */
 #define _GNU_SOURCE
-#include "patch.h"
+#include "reach/patch.h"
 
 #include <stdio.h>
 #include <stdlib.h>

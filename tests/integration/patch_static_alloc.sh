@@ -1,5 +1,5 @@
 #!/bin/sh
-# Entry-point patching (src/preload/patch.c, issue 26) on the case it exists for: a PIE
+# Entry-point patching (src/preload/reach/patch.c, issue 26) on the case it exists for: a PIE
 # executable linked with a static allocator (libtcmalloc_minimal.a, libjemalloc_pic.a),
 # whose own malloc and free no preloaded library can interpose. patch_static_alloc.c
 # patches both, checks every call of a loop reaches the hooks and the results are
@@ -20,7 +20,7 @@ for lib in tcmalloc_minimal jemalloc_pic; do
     [ -n "$a" ] || { echo "lib$lib.a not found: not tried"; continue; }
     exe=$out/$lib
     cc -O2 -g -fPIE -pie -I"$src/src/preload" -I"$src/src/common" "$src/tests/integration/patch_static_alloc.c" \
-        "$src/src/preload/patch.c" "$src/src/preload/patch_mem.c" -o "$exe" -Wl,-Bstatic -l:lib$lib.a -Wl,-Bdynamic \
+        "$src/src/preload/reach/patch.c" "$src/src/preload/reach/patch_mem.c" -o "$exe" -Wl,-Bstatic -l:lib$lib.a -Wl,-Bdynamic \
         -lstdc++ -lpthread -lm -ldl
     # the executable's malloc is its own, not libc's
     nm "$exe" | grep -q ' T malloc$' || { echo "FAIL: $lib: malloc not defined by the executable"; exit 1; }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # reach_hooks: programs that bring their own allocator, profiled through the in-place hooks
-# (src/preload/hooks.c, patch.c; issue 26), each against its known allocation sites:
+# (src/preload/reach/hooks.c, patch.c; issue 26), each against its known allocation sites:
 #  - tests/programs/sites.c linked statically against libjemalloc_pic.a and against
 #    libtcmalloc_minimal.a, and sites_cc.cc against libtcmalloc_minimal.a: exact at
 #    HEAPSIFT_RATE=1 and sampled within the bounds of today's tests, by running

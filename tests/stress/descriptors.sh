@@ -27,7 +27,7 @@
 #    have closed and reused for its own file while heapsift still wrote or closed it;
 #  - the same under tests/programs/nounshare.c, where unshare fails (a container's seccomp
 #    filter) and heapsift's threads share the program's table: their file operations run
-#    in heapsift's I/O thread (src/preload/iothread.c), dumps still work, and the HTTP
+#    in heapsift's I/O thread (src/preload/runtime/iothread.c), dumps still work, and the HTTP
 #    endpoint stays off with one line saying why (its sockets could not be told from the
 #    program's files): the program's files stay intact and the program exits 0 (also with
 #    a ?seconds=2 request attempted while the program closes every descriptor).

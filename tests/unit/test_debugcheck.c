@@ -1,5 +1,5 @@
 /*
- * The lock-rank checker and hs_assert (src/preload/debugcheck.c), compiled here with
+ * The lock-rank checker and hs_assert (src/preload/runtime/debugcheck.c), compiled here with
  * HS_DEBUG_CHECKS whatever the build, against a TLS block and an hs_log of the test's own:
  * ranks taken in order pass, and a rank inversion, a rank taken twice, a release of a
  * lock not held and a false hs_assert each log "check failed" and abort (in a forked
@@ -8,7 +8,7 @@
 #ifndef HS_DEBUG_CHECKS
 #define HS_DEBUG_CHECKS 1
 #endif
-#include "../../src/preload/debugcheck.c"
+#include "../../src/preload/runtime/debugcheck.c"
 
 #include "check.h"
 

@@ -10,7 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "check.h"
-#include "gotslot.h"
+#include "reach/gotslot.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * Unit test of label sets (src/preload/labels.c): a set is the same id whatever order its
+ * Unit test of label sets (src/preload/record/labels.c): a set is the same id whatever order its
  * keys were set in; setting a key again replaces its value; clearing one key or all; the
  * pairs come back sorted by key; refusals (empty, too long, NULL from a bad id, a 17th
  * key); 4 threads interning the same 500 sets concurrently agree on every id; and the
@@ -7,7 +7,7 @@
  * still found, and the fallback id reads as heapsift=label_sets_full.
  */
 #include "check.h"
-#include "labels.h"
+#include "record/labels.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /*
- * Unit test of the lifetime table (src/preload/lifetimes.c): bucket bounds (each bound
+ * Unit test of the lifetime table (src/preload/record/lifetimes.c): bucket bounds (each bound
  * opens the next bucket; INT64_MAX closes the last), freed objects landing in their
  * stack's bucket with weight and weight * size, ids out of range ignored, and the reset:
  * buckets zeroed and objects allocated before it no longer counted; and the clock:
@@ -10,7 +10,7 @@
  * waits 3 ms first when told, as a preemption there would, at the starting pair and at
  * the pair that fixes the rate.
  */
-#include "lifetimes.h"
+#include "record/lifetimes.h"
 
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit test of the live table and its counting filter (src/preload/livetab.c,
+ * Unit test of the live table and its counting filter (src/preload/record/livetab.c,
  * livefilter.c): insert, remove and aggregate; a bootstrap-like mark kept across the
  * filter's growth; 8 threads on disjoint addresses, each checking its earlier entries while
  * the others' inserts replace the filter; 1,000,000 inserts (growing every shard and the
@@ -8,7 +8,7 @@
  * end; removes in an order that exercises backward-shift deletion; and the filter's
  * saturation at 255 (run last: it is sticky).
  */
-#include "livetab.h"
+#include "record/livetab.h"
 
 #include "check.h"
 

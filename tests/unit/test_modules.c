@@ -5,8 +5,8 @@
  */
 #define _GNU_SOURCE
 #include "check.h"
-#include "modules.h"
-#include "stacktab.h"
+#include "record/modules.h"
+#include "record/stacktab.h"
 
 #include <dlfcn.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "check.h"
-#include "patch.h"
+#include "reach/patch.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -18,8 +18,8 @@
  */
 #define _GNU_SOURCE
 #include "check.h"
-#include "patch.h"
-#include "stopworld.h"
+#include "reach/patch.h"
+#include "runtime/stopworld.h"
 
 #include <errno.h>
 #include <fcntl.h>

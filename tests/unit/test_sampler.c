@@ -5,8 +5,8 @@
  * are unbiased. Tolerances are several standard deviations wide, and the seeds fixed,
  * so the test is deterministic.
  */
-#include "core.h"
-#include "sampler.h"
+#include "runtime/core.h"
+#include "record/sampler.h"
 
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit test of the slow free and realloc paths (src/preload/slowpath.c) against the live
+ * Unit test of the slow free and realloc paths (src/preload/record/slowpath.c) against the live
  * table: a free or realloc of the program's takes the block's entry out; one inside the
  * guard (the profiler's own, whose filter bit can only be a false positive) leaves the
  * table alone, even with a lock ranked above its shards held, as the symbol cache frees
@@ -7,10 +7,10 @@
  * aborts on the rank order (a sanitizer CI run caught it, one run in 20 of a Rust
  * program at rate 1).
  */
-#include "core.h"
-#include "debugcheck.h"
-#include "livetab.h"
-#include "slowpath.h"
+#include "runtime/core.h"
+#include "runtime/debugcheck.h"
+#include "record/livetab.h"
+#include "record/slowpath.h"
 
 #include "check.h"
 

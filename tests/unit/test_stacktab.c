@@ -1,11 +1,11 @@
 /*
- * Unit test of the stack table (src/preload/stacktab.c): interning gives one id per
+ * Unit test of the stack table (src/preload/record/stacktab.c): interning gives one id per
  * distinct stack, dense from 0 (the same PCs under another label set are another
  * stack); counters accumulate and clear; a full table or a full PC arena drops samples
  * and counts them; many stacks survive hash collisions; and 8 threads interning
  * overlapping stacks agree on ids and totals.
  */
-#include "stacktab.h"
+#include "record/stacktab.h"
 
 #include "check.h"
 

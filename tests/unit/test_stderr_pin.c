@@ -7,9 +7,9 @@
  * offset and one covered the other (stderr_log in CI, rarely; here, without the pin, in
  * 10 runs of 10, with two more processes spinning too).
  */
-#include "core.h"
-#include "fdtable.h"
-#include "log.h"
+#include "runtime/core.h"
+#include "runtime/fdtable.h"
+#include "runtime/log.h"
 
 #include "check.h"
 

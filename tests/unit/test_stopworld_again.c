@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "check.h"
-#include "stopworld.h"
+#include "runtime/stopworld.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * Unit test of the dumps' symbol cache (src/preload/symcache.c): frames come back as they
+ * Unit test of the dumps' symbol cache (src/preload/output/symcache.c): frames come back as they
  * were put, strings equal and interned (one copy per distinct string); an address cached
  * under one mapping is not found under another, and putting it again under the new one
  * replaces it; an address with no frames is cached as such; 30,000 addresses grow the
@@ -9,7 +9,7 @@
  * starts from an empty cache: the library never empties it from outside (a dump keeps it
  * for the next), so it has no call to do so.
  */
-#include "symcache.h"
+#include "output/symcache.h"
 
 #include "check.h"
 

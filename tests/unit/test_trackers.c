@@ -1,5 +1,5 @@
 /*
- * Unit test of trackers (src/preload/trackers.c, tracker_resolve.c) on this executable's
+ * Unit test of trackers (src/preload/record/trackers.c, tracker_resolve.c) on this executable's
  * own functions: resolution (a static function, an unknown name, bad arguments); live
  * samples taken before the registration are counted by its walk; a sample whose stack
  * was recorded before the registration but inserted after it catches up (the race the
@@ -8,9 +8,9 @@
  * added; the 32-tracker bound.
  */
 #include "check.h"
-#include "livetab.h"
-#include "stacktab.h"
-#include "trackers.h"
+#include "record/livetab.h"
+#include "record/stacktab.h"
+#include "record/trackers.h"
 
 #include <errno.h>
 #include <math.h>

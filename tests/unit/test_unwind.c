@@ -16,7 +16,7 @@
  * test's functions are not in the dynamic symbol table that dladdr reads.
  */
 #define _GNU_SOURCE
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit test of the CFI parser behind the dwarf unwinder (src/preload/unwind_cfi.c). Real
+ * Unit test of the CFI parser behind the dwarf unwinder (src/preload/unwind/unwind_cfi.c). Real
  * binaries only exercise what GCC and ld emit today (pcrel sdata4, CIE version 1, "zR"),
  * so this test builds .eh_frame_hdr, CIE and FDE records in a buffer and checks the rule
  * hs_cfi_rule_in derives: every pointer encoding the parser claims (absptr, udata2/4/8,
@@ -9,7 +9,7 @@
  * tables (random byte flips) that must never make it read outside the buffer or crash.
  */
 #define _GNU_SOURCE
-#include "unwind_cfi.h"
+#include "unwind/unwind_cfi.h"
 
 #include "check.h"
 

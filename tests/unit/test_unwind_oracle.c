@@ -1,5 +1,5 @@
 /*
- * Whole-stack oracle for hs_unwind_capture (src/preload/unwind.c): glibc's backtrace()
+ * Whole-stack oracle for hs_unwind_capture (src/preload/unwind/unwind.c): glibc's backtrace()
  * (execinfo) and hs_unwind_capture run from the same call instruction of the same chain
  * (main <- f1 <- f2 <- f3, and the same chain on a pthread), through one indirect call,
  * so their stacks must hold the same return addresses, root frames included
@@ -13,7 +13,7 @@
  * as the library's own text is in the preloaded library.
  */
 #define _GNU_SOURCE
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * Unit test of the unwinder's variant selection (src/preload/unwind.c): after
+ * Unit test of the unwinder's variant selection (src/preload/unwind/unwind.c): after
  * hs_unwind_init(name), hs_unwind_capture must call that variant and no other; NULL and
  * "" select dwarf; an unknown name is refused. The variants are replaced, at link time
  * (ld --wrap, tests/CMakeLists.txt), by stand-ins that count their calls and return one
@@ -7,7 +7,7 @@
  * without a call the library would carry for the tests alone. The variants themselves are
  * test_unwind's.
  */
-#include "unwind.h"
+#include "unwind/unwind.h"
 
 #include "check.h"
 

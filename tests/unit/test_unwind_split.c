@@ -10,8 +10,8 @@
  * included, with no fallback to libgcc counted.
  */
 #define _GNU_SOURCE
-#include "unwind.h"
-#include "unwind_cfi.h"
+#include "unwind/unwind.h"
+#include "unwind/unwind_cfi.h"
 
 #include "check.h"
 

@@ -1,0 +1,23 @@
+/*
+ * The library's start and end (lifecycle.c): the constructor that starts what the
+ * options ask for, the destructor, and the exit profiles however the process ends (its
+ * destructor, _exit, a terminating signal).
+ */
+#ifndef HS_LIFECYCLE_H
+#define HS_LIFECYCLE_H
+
+#include <stdbool.h>
+
+/* The exit profiles (the live heap, then the kept peak), once per process: from the
+ * destructor, from _exit (procexit.c), or from the trigger thread for a terminating signal
+ * (termsig.c). A second caller waits until the first one's are written (at most 20 s). */
+void hs_exit_dumps(bool interrupted);
+/* From _exit and _Exit in a process of threads threads (all of /proc/self/task, more
+ * than one): the exit profiles when more than one of them is the program's, written by
+ * the trigger thread (termsig.c), the caller waiting for them. */
+void hs_exit_call(int threads);
+/* _exit of a process that writes no exit profile (procexit.c): its rescue spool is
+ * discarded. Touches no memory in a vfork child. */
+void hs_exit_unprofiled(void);
+
+#endif
