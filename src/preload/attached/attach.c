@@ -1,10 +1,10 @@
 /*
- * Attach: the library's side of `heapsift attach PID` (src/cli/attach.c and
+ * Attach: the library's side of `heapsift attach PID` (src/cli/inject/attach.c and
  * ptrace_inject.c own ptrace). The injector dlopens libheapsift.so into a running process
  * through a symlink in a directory of its own (/tmp/heapsift-attach-XXXXXX/libheapsift.so.0),
  * so the constructors, seeing that path, start nothing (hs_attach_hold, runtime/hold.c) and the
  * target's environment is never read nor touched. heapsift_attach_thread then runs on the attach
- * thread the injector created (src/cli/inject_thread.c), the program running on, and calls:
+ * thread the injector created (src/cli/inject/inject_thread.c), the program running on, and calls:
  *   - heapsift_attach_init(optfile, ...): the options from the file (the HEAPSIFT_* names
  *     and values of the environment, one NAME=VALUE a line, read by options.c's one
  *     table), hs_init, the hooks (reach.c patches libc's or the program's malloc family
@@ -354,7 +354,7 @@ HS_EXPORT int heapsift_attach_finish(char *path, size_t cap, uint64_t *report)
 }
 
 /*
- * The attach thread's work (src/cli/inject_thread.c made the thread, on a program thread
+ * The attach thread's work (src/cli/inject/inject_thread.c made the thread, on a program thread
  * caught outside the allocator; the program runs on meanwhile): box->op says which of
  * heapsift_attach_init and heapsift_attach_finish, whose result, line and profile path go
  * into the box; done is set last, and nothing touches the box after it. The thread blocks

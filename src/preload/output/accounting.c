@@ -15,7 +15,7 @@
  * before, hs_acct_read_maps) and never touches application memory
  * directly (chunk headers are read with process_vm_readv, which fails instead of
  * faulting if a mapping vanished). `heapsift stats` turns the comments into a
- * reconciliation (src/cli/stats.c, docs/accounting.md).
+ * reconciliation (src/cli/verbs/stats.c, docs/accounting.md).
  */
 #define _GNU_SOURCE
 #include "runtime/debugcheck.h"
