@@ -10,10 +10,17 @@
 #    renderer died on heapsift's stack probe (process_vm_readv, syscall 0x136) and the run
 #    hung; then the zygote died of heapsift's descriptor check in its chroot helper;
 #  - no "seccomp-bpf failure" line, no crash, status 0;
-#  - the browser process leaves its profile, go tool pprof reads every profile written.
-# Not checked yet: a profile from each renderer. A renderer is a raw clone of the zygote,
-# which runs no fork handler and cannot create a file: it has no spool of its own, so its
-# profile is lost (one line says so).
+#  - the browser process leaves its profile, go tool pprof reads every profile written;
+#  - the renderers leave theirs: each is a raw clone of the zygote (no fork handler runs),
+#    the init of a PID namespace of its own, in a chroot, under a filter that kills it for
+#    a refused call. The zygote's init, pid 1 of its namespace, made spare spools when it
+#    started, and each renderer took one at its first sample (spool_child.c): at least
+#    one profile of a --type=renderer process, named PID.spareK.pb.gz, with samples;
+#    every spare profile is said by run ("of another PID namespace"); no "is lost" line,
+#    no spool or spare left behind.
+# The one process of the tree with no profile is the zygote the init forks (pid 4 of its
+# namespace), which makes the renderers and is killed at the end: a forked child's spool
+# is recovered only when it ended under a sandbox (run_rescue.c).
 # Skips (77) when Chromium or runuser is missing, when there is no user nobody, or
 # off x86-64; under CI a missing Chromium fails.
 # usage: sandbox_chromium.sh BUILD_DIR SOURCE_DIR
@@ -56,7 +63,9 @@ browse() {
     mkdir -p "$T/home-$name" "$T/ud-$name" "$T/prof-$name"
     chown nobody "$T/home-$name" "$T/ud-$name" "$T/prof-$name" 2>/dev/null || true
     ST=0
-    timeout -k 5 120 $AS env HOME="$T/home-$name" "$@" "$CHROMIUM" --headless --disable-gpu \
+    mkdir -p "$T/tmp-$name"
+    chown nobody "$T/tmp-$name" 2>/dev/null || true
+    timeout -k 5 120 $AS env HOME="$T/home-$name" TMPDIR="$T/tmp-$name" "$@" "$CHROMIUM" --headless --disable-gpu \
         --user-data-dir="$T/ud-$name" --dump-dom "file://$T/page.html" \
         >"$T/$name.out" 2>"$T/$name.err" || ST=$?
     hs_until 30 "$name: Chromium's processes to end" '! pgrep -f -- "$T/ud-$name" >/dev/null 2>&1'
@@ -81,7 +90,7 @@ if grep -E 'seccomp-bpf failure|CRASHING|Zygote process exited|FATAL' "$T/heapsi
     fail "Chromium's sandbox or zygote complained under heapsift:"
     show "$T/bad"
 fi
-browser="" n=0
+browser="" n=0 renderers=0
 for f in "$T/prof-heapsift"/*.pb.gz; do
     [ -e "$f" ] || continue
     n=$((n + 1))
@@ -92,12 +101,28 @@ for f in "$T/prof-heapsift"/*.pb.gz; do
     fi
     cmd=$(sed -n 's/^process: pid=[0-9]* cmdline=//p' "$T/gotop")
     case "$cmd" in
+    */chromium\ *--type=renderer*)
+        renderers=$((renderers + 1))
+        case "$f" in
+        *.spare[0-9]*.pb.gz) ;;
+        *) fail "renderer profile $(basename "$f") is not named after a spare" ;;
+        esac
+        grep -q '^Showing nodes accounting for .* of [1-9][0-9.]*[kMG]*B total' "$T/gotop" ||
+            { fail "renderer profile $(basename "$f") holds no sample"; show "$T/gotop" 8; }
+        ;;
     */chromium\ *--type=*) ;;
     */chromium\ *) browser=$f ;;
     esac
 done
-lost=$(grep -c 'is lost: a seccomp filter' "$T/heapsift.err" || true)
-echo "sandbox_chromium: $n profiles, $lost lost (renderers: raw clones of the zygote)"
+lost=$(grep -c 'is lost' "$T/heapsift.err" || true)
+spares=$(ls "$T/prof-heapsift" | grep -c '\.spare[0-9]*\.pb\.gz$' || true)
+said=$(grep -c '^heapsift: process [0-9]* of another PID namespace (chromium) .* went to .*\.spare[0-9]*\.pb\.gz$' "$T/heapsift.err" || true)
+echo "sandbox_chromium: $n profiles, $renderers of renderers, $spares from spares, $lost lost"
 [ -n "$browser" ] || fail "no profile of the browser process"
+[ "$renderers" -ge 1 ] || { fail "no profile of a renderer"; show "$T/heapsift.err" 20; }
+[ "$lost" = 0 ] || { fail "$lost profiles said lost"; grep 'is lost' "$T/heapsift.err" >&2; }
+[ "$said" = "$spares" ] || fail "run said $said spare profiles recovered, $spares written"
+left=$(ls -A "$T/tmp-heapsift" 2>/dev/null | grep -c 'spool$' || true)
+[ "$left" = 0 ] || fail "$left spools left in TMPDIR: $(ls "$T/tmp-heapsift" | tr '\n' ' ')"
 [ "$FAILS" -eq 0 ] && echo "sandbox_chromium: ok"
 exit $((FAILS > 0))

@@ -14,7 +14,17 @@
  * 5 x 3000 B, after_filter 7 x 2000 B; freed_after 4 x 500 B are freed. With --fork the
  * parent holds before_fork 3 x 4000 B, which its child inherits too.
  *
- * usage: sandboxed [--trap] [--fork]
+ * With --clone the process makes its child by a raw clone (the clone system call itself,
+ * as Chromium's zygote makes its renderers: no fork handler runs), and the child installs
+ * the filter first, then allocates in_clone 6 x 5000 B and frees freed_after 4 x 500 B:
+ * its first sample comes under the filter. With --kill too, the child then says so on a
+ * pipe and waits, and its parent kills it (SIGKILL), as a browser ends its renderers.
+ *
+ * With --newpid the clone makes the child the init of a new PID namespace (CLONE_NEWPID,
+ * root only), as Chromium's zygote makes each renderer: run as the init of a namespace
+ * itself (unshare -pf), parent and child then both have pid 1.
+ *
+ * usage: sandboxed [--trap] [--fork | --clone [--kill] [--newpid]]
  */
 #define _GNU_SOURCE
 #include "site.h"
@@ -24,6 +34,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -56,6 +67,11 @@ SITE void in_thread(void)
 SITE void after_filter(void)
 {
     sandboxed_keep[sandboxed_nkeep++] = malloc(2000);
+}
+
+SITE void in_clone(void)
+{
+    sandboxed_keep[sandboxed_nkeep++] = malloc(5000);
 }
 
 SITE void *freed_after(void)
@@ -151,17 +167,63 @@ static int sandboxed_life(int trap)
     return 0;
 }
 
+/* The raw clone's child: filtered before its first allocation. With ready >= 0 it writes
+ * there once done and waits to be killed. */
+static int cloned_life(int trap, int ready)
+{
+    if (sandbox(trap) != 0)
+        return 1;
+    for (int i = 0; i < 6; i++)
+        in_clone();
+    void *f[4];
+    for (int i = 0; i < 4; i++)
+        f[i] = freed_after();
+    for (int i = 0; i < 4; i++)
+        free(f[i]);
+    if (ready >= 0 && write(ready, "r", 1) == 1)
+        for (;;)
+            pause();
+    return 0;
+}
+
+/* --clone: 0 when the child ended as asked (exited 0, or was killed with --kill). */
+static int clone_parent(int trap, int kill_it, int newpid)
+{
+    int ready[2];
+    if (pipe(ready) != 0)
+        return 1;
+    pid_t pid =
+        (pid_t)syscall(SYS_clone, SIGCHLD | (newpid ? CLONE_NEWPID : 0), NULL, NULL, NULL, 0);
+    if (pid < 0)
+        return 1;
+    if (pid == 0)
+        exit(cloned_life(trap, kill_it ? ready[1] : -1));
+    char c;
+    if (kill_it && (read(ready[0], &c, 1) != 1 || kill(pid, SIGKILL) != 0))
+        return 1;
+    int st;
+    if (waitpid(pid, &st, 0) != pid)
+        return 1;
+    return kill_it ? !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+                   : !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(int argc, char **argv)
 {
-    int trap = 0, forked = 0;
+    int trap = 0, forked = 0, cloned = 0, kill_it = 0, newpid = 0;
     for (int i = 1; i < argc; i++) {
         trap |= strcmp(argv[i], "--trap") == 0;
         forked |= strcmp(argv[i], "--fork") == 0;
+        cloned |= strcmp(argv[i], "--clone") == 0;
+        kill_it |= strcmp(argv[i], "--kill") == 0;
+        newpid |= strcmp(argv[i], "--newpid") == 0;
     }
-    if (!forked)
+    if (!forked && !cloned)
         return sandboxed_life(trap);
     for (int i = 0; i < 3; i++)
         before_fork();
+    if (cloned)
+        return clone_parent(trap, kill_it, newpid);
     pid_t pid = fork();
     if (pid < 0)
         return 1;

@@ -16,12 +16,12 @@
 #include "kit/outfile.h"
 #include "model/profile.h"
 #include "model/spool_fmt.h"
+#include "readers/read_spool.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +37,19 @@ static long long rescue_inuse(const hs_profile_t *p)
     return bytes;
 }
 
-/* The program's name: the last component of argv[0]. */
+/* The program's name: the last component of argv[0], or of its first word where the
+ * program wrote its title over its arguments as one string (Chromium's children). */
 static void rescue_name(const hs_spool_header_t *h, char *out, size_t cap)
 {
     size_t n = h->cmdline_len < HS_SPOOL_CMDLINE ? (size_t)h->cmdline_len : 0;
     const char *a = n ? h->cmdline : "?";
-    const char *slash = memrchr(a, '/', strnlen(a, n ? n : 1));
-    snprintf(out, cap, "%.*s", (int)strnlen(slash ? slash + 1 : a, 200), slash ? slash + 1 : a);
+    size_t len = strnlen(a, n ? n : 1);
+    if (len + 1 >= n) /* one string: a title */
+        len = strcspn(a, " ");
+    const char *slash = memrchr(a, '/', len);
+    const char *name = slash ? slash + 1 : a;
+    len -= (size_t)(name - a);
+    snprintf(out, cap, "%.*s", (int)(len < 200 ? len : 200), name);
 }
 
 static void rescue_note(const char *report, long long inuse, const char *out)
@@ -63,16 +69,20 @@ static bool rescue_one(const char *path, const char *report, bool quiet)
     bool whole = fd >= 0 && read(fd, &h, sizeof(h)) == (ssize_t)sizeof(h);
     if (fd >= 0)
         close(fd);
-    if (!whole || memcmp(h.magic, HS_SPOOL_MAGIC, 8) != 0)
-        return false; /* not made yet (renamed into place once its header is written) */
+    if (!whole || memcmp(h.magic, HS_SPOOL_MAGIC, 8) != 0) {
+        if (strstr(path, ".spare")) /* a spare no child took, or took and died filling */
+            unlink(path);
+        return false; /* else not made yet (renamed into place once its header is written) */
+    }
     h.out_path[sizeof(h.out_path) - 1] = '\0';
-    if (h.filtered_ns < 0 || (h.forked && h.filtered_ns == 0 && kill((pid_t)h.pid, 0) != 0)) {
+    if (h.filtered_ns < 0 ||
+        (h.forked == HS_SPOOL_FORKED_COPY && h.filtered_ns == 0 && !hs_spool_alive(&h))) {
         /* no sample: no profile, as without a sandbox; or a forked child that went on to
          * exec a program heapsift does not profile (or was killed: not told apart) */
         unlink(path);
         return false;
     }
-    if (!h.filtered_ns && !h.exit_ns && kill((pid_t)h.pid, 0) == 0)
+    if (!h.filtered_ns && !h.exit_ns && hs_spool_alive(&h))
         return false; /* still running */
     char out[HS_SPOOL_OUT_PATH + 64], name[256];
     if (h.out_path[0])
@@ -87,13 +97,17 @@ static bool rescue_one(const char *path, const char *report, bool quiet)
     if (rc == 0) {
         if (!quiet)
             fprintf(stderr,
-                    "heapsift: process %llu (%s) %s; its live heap, recovered from its spool, "
+                    "heapsift: process %llu%s (%s) %s; its live heap, recovered from its spool, "
                     "went to %s\n",
-                    (unsigned long long)h.pid, name,
-                    h.filtered_ns ? "ran under a seccomp filter installed after it started (a "
-                                    "sandbox), which let it write no profile"
-                                  : "ended without writing its profile (killed, or it "
-                                    "crashed)",
+                    (unsigned long long)h.pid,
+                    hs_spool_pid_foreign(&h) ? " of another PID namespace" : "", name,
+                    h.filtered_ns && h.sandbox_assumed
+                        ? "exited where heapsift could not tell whether a sandbox refuses the "
+                          "calls that write a profile, so it wrote none"
+                    : h.filtered_ns ? "ran under a seccomp filter installed after it started (a "
+                                      "sandbox), which let it write no profile"
+                                    : "ended without writing its profile (killed, or it "
+                                      "crashed)",
                     out);
         rescue_note(report, rescue_inuse(p), out);
         unlink(path);

@@ -50,11 +50,31 @@ typedef struct {
      * writes no exit profile anyway (no sample) */
     int64_t filtered_ns;
     char out_path[HS_SPOOL_OUT_PATH]; /* where the exit profile was to go; "" = unknown */
-    /* 1: a forked child's copy of its parent's rescue spool (spool.c). Such a child may
-     * exec a program heapsift does not profile, which leaves the copy behind: run
-     * recovers it only when the child exited under a sandbox (filtered_ns > 0). */
+    /* HS_SPOOL_FORKED_COPY: a forked child's spool, a copy of its parent's rescue spool or
+     * a spare (spool_child.c). Such a child may exec a program heapsift does not profile,
+     * which leaves the copy behind: run recovers it only when the child exited under a
+     * sandbox (filtered_ns > 0). HS_SPOOL_FORKED_CLONE: a raw clone's child's spare. */
     uint64_t forked;
+    /* The inode of the writer's PID namespace (/proc/self/ns/pid); 0: not recorded (the
+     * reader checks the pid as its own); HS_SPOOL_PIDNS_OTHER: a namespace not known, whose
+     * pid cannot be checked from outside. A pid of another namespace names another
+     * process in the reader's: such a spool is taken for ended. */
+    uint64_t pid_ns;
+    /* A spare's number plus one, 0 for a process's own spool. A spare is made, without a
+     * magic, by the init of a PID namespace (Chromium's zygote) and taken by a child it
+     * made with a raw clone, which runs no fork handler and, once sandboxed, cannot create
+     * a file (or by a forked child that cannot create its copy): the child fills it in as
+     * its spool. */
+    uint64_t spare;
+    /* With filtered_ns > 0: 1 when the sandbox was assumed, not seen (sandbox.h: a raw
+     * clone's child, or a process that could not open its status): the process could not
+     * tell whether the calls that write a profile would be refused, so it made none. */
+    uint64_t sandbox_assumed;
 } hs_spool_header_t;
+
+#define HS_SPOOL_FORKED_COPY 1u  /* a forked child's copy of its parent's rescue spool */
+#define HS_SPOOL_FORKED_CLONE 2u /* a raw clone's child, in a spare of its parent's */
+#define HS_SPOOL_PIDNS_OTHER UINT64_MAX
 
 _Static_assert(sizeof(hs_spool_header_t) <= HS_SPOOL_HEADER_SIZE, "spool header too big");
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RS_MAX_STACK_ID (1 << 24) /* HEAPSIFT_MAX_STACKS' bound */
 
@@ -55,13 +56,30 @@ bool hs_spool_detect(const uint8_t *d, size_t len)
     return len >= 8 && memcmp(d, HS_SPOOL_MAGIC, 8) == 0;
 }
 
-/* Whether process pid of the spool still runs: it exists and started before the spool
- * was made (a pid reused later started after). */
-static bool rs_alive(const hs_spool_header_t *h)
+/* The inode of the reader's PID namespace; 0 when it cannot be read. */
+static uint64_t rs_pid_ns(void)
+{
+    char link[64];
+    ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+    if (n <= 0)
+        return 0;
+    link[n] = '\0';
+    const char *p = strchr(link, '[');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+bool hs_spool_pid_foreign(const hs_spool_header_t *h)
+{
+    return h->pid_ns == HS_SPOOL_PIDNS_OTHER || (h->pid_ns && h->pid_ns != rs_pid_ns());
+}
+
+bool hs_spool_alive(const hs_spool_header_t *h)
 {
     char path[64];
     if (h->pid == 0 || h->pid > INT32_MAX)
         return false;
+    if (hs_spool_pid_foreign(h))
+        return false; /* another namespace's pid: cannot be looked up from here */
     snprintf(path, sizeof(path), "/proc/%" PRIu64 "/stat", h->pid);
     FILE *f = fopen(path, "r");
     char buf[1024];
@@ -115,7 +133,7 @@ static int rs_header(rs_ctx_t *c)
         (h->maps_off | h->stacks_off | h->stacks_cap | h->live_off) % 8 ||
         h->maps_used > h->maps_cap || h->stacks_used > h->stacks_cap)
         return rs_fail(c, "corrupted: the header's regions or counts are out of bounds");
-    c->alive = !h->exit_ns && !h->filtered_ns && rs_alive(h);
+    c->alive = !h->exit_ns && !h->filtered_ns && hs_spool_alive(h);
     return 0;
 }
 
@@ -304,7 +322,16 @@ static void rs_comments(rs_ctx_t *c, int64_t mtime_ns)
     struct tm tm;
     strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&sec, &tm));
     c->p->time_nanos = t;
-    if (c->h.filtered_ns > 0)
+    if (c->h.filtered_ns > 0 && c->h.sandbox_assumed)
+        snprintf(line, sizeof(line),
+                 "recovered from the spool of process %" PRIu64 ", which exited at %s %s: it "
+                 "could not tell whether a sandbox refuses the calls that write a profile, so it "
+                 "made none",
+                 c->h.pid, when,
+                 c->h.forked == HS_SPOOL_FORKED_CLONE
+                     ? "(its parent made it by a raw clone, which runs no fork handler)"
+                     : "(it could not open its own status, as in a chroot)");
+    else if (c->h.filtered_ns > 0)
         snprintf(line, sizeof(line),
                  "recovered from the spool of process %" PRIu64 ", which exited at %s under a "
                  "seccomp filter installed after it started (a sandbox): the filter refuses the "

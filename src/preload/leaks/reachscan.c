@@ -506,10 +506,8 @@ static int rs_prepare(rs_ctx_t *c)
     rs_exclude(c, (uintptr_t)r->blocks, (uintptr_t)r->blocks + r->map_len);
     rs_exclude(c, (uintptr_t)c->filter, (uintptr_t)c->filter + c->filter_len);
     hs_thread_stacks(rs_exclude_table, c); /* heapsift's threads: no program pointers */
-    uintptr_t slo, shi;
-    if (hs_spool_range(&slo, &shi)) /* its live slots name every sampled block */
-        rs_exclude(c, slo, shi);
-    if (c->sw) /* the registers are read from the slots, once */
+    hs_spool_ranges(rs_exclude_table, c);  /* their live slots name every sampled block */
+    if (c->sw)                             /* the registers are read from the slots, once */
         rs_exclude(c, (uintptr_t)c->sw->slots, (uintptr_t)c->sw->slots + c->sw->map_len);
     return 0;
 }

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "spool.h"
+#include "spool_int.h"
 #include "runtime/core.h"
 #include "runtime/debugcheck.h"
 #include "runtime/log.h"
@@ -32,6 +33,7 @@
 #include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,40 +41,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HS_SPOOL_MAPS 512u              /* mapping records */
-#define HS_SPOOL_COVER 1024u            /* executable ranges known (file-backed or not) */
 #define HS_SPOOL_REREADS 64             /* maps re-reads for addresses no mapping covers */
 #define HS_SPOOL_RESCUE_SIZE (4u << 20) /* a rescue spool: ~75,000 live slots */
 
-static struct {
-    int on;     /* read with acquire on every call: 0 = no spool */
-    int rescue; /* heapsift run's spool, not HEAPSIFT_SPOOL's: says nothing unless verbose */
-    pid_t owner;
-    hs_spool_header_t *h;
-    hs_spool_map_t *maps;
-    uint8_t *stacks;
-    hs_spool_live_t *live;
-    uint32_t *next; /* free list links, in anonymous memory */
-    uint64_t head;  /* (tag << 32) | (index + 1) of the first free slot; 0 = empty */
-    uint64_t cover[HS_SPOOL_COVER][2];
-    uint32_t ncover;
-    int rereads;
-    char path[4096], tmp[4200], pattern[1100];
-    int forked_rescue; /* a forked child whose parent had a rescue spool: copies it */
-} sp;
+hs_spool_state_t hs_sp;
+pthread_mutex_t hs_spool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static pthread_mutex_t spool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int spool_full_log, spool_stacks_log, spool_maps_log;
 
 /* A rescue spool's troubles are said only when verbose: they lose data only if the process
  * then cannot write its profile, which is said then. */
 #define spool_log_once(flag, ...)                                                                  \
     do {                                                                                           \
-        if (!sp.rescue || hs_opt.verbose)                                                          \
+        if (!hs_sp.rescue || hs_opt.verbose)                                                       \
             hs_log_once(flag, __VA_ARGS__);                                                        \
     } while (0)
 
-static int64_t spool_now_ns(void)
+int64_t hs_spool_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -84,53 +69,72 @@ static int64_t spool_now_ns(void)
 /* Index of a free slot, or -1 when the spool is full. */
 static int64_t spool_pop(void)
 {
-    uint64_t h = __atomic_load_n(&sp.head, __ATOMIC_ACQUIRE);
+    uint64_t h = __atomic_load_n(&hs_sp.head, __ATOMIC_ACQUIRE);
     while ((uint32_t)h != 0) {
         uint32_t i = (uint32_t)h - 1;
-        uint64_t n = ((h >> 32) + 1) << 32 | __atomic_load_n(&sp.next[i], __ATOMIC_RELAXED);
-        if (__atomic_compare_exchange_n(&sp.head, &h, n, true, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        uint64_t n = ((h >> 32) + 1) << 32 | __atomic_load_n(&hs_sp.next[i], __ATOMIC_RELAXED);
+        if (__atomic_compare_exchange_n(&hs_sp.head, &h, n, true, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
             return i;
     }
-    uint64_t i = __atomic_fetch_add(&sp.h->live_used, 1, __ATOMIC_RELAXED);
-    if (i < sp.h->live_cap)
+    uint64_t i = __atomic_fetch_add(&hs_sp.h->live_used, 1, __ATOMIC_RELAXED);
+    if (i < hs_sp.h->live_cap)
         return (int64_t)i;
-    __atomic_store_n(&sp.h->live_used, sp.h->live_cap, __ATOMIC_RELAXED);
+    __atomic_store_n(&hs_sp.h->live_used, hs_sp.h->live_cap, __ATOMIC_RELAXED);
     return -1;
 }
 
 static void spool_push(uint32_t i)
 {
-    uint64_t h = __atomic_load_n(&sp.head, __ATOMIC_ACQUIRE), n;
+    uint64_t h = __atomic_load_n(&hs_sp.head, __ATOMIC_ACQUIRE), n;
     do {
-        __atomic_store_n(&sp.next[i], (uint32_t)h, __ATOMIC_RELAXED);
+        __atomic_store_n(&hs_sp.next[i], (uint32_t)h, __ATOMIC_RELAXED);
         n = ((h >> 32) + 1) << 32 | (i + 1);
     } while (
-        !__atomic_compare_exchange_n(&sp.head, &h, n, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
+        !__atomic_compare_exchange_n(&hs_sp.head, &h, n, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
 }
 
-/* Whether this process owns the spool: a child made by a raw clone (no fork handler ran)
- * must not write into its parent's file. A getpid on the sampled path, ~0.1 us. */
+/* Whether this process owns the spool. A child made by a raw clone (no fork handler ran)
+ * must not write into its parent's file, even where its pid is its parent's (each the init
+ * of a PID namespace of its own, as Chromium's zygote and renderers are): its owner token,
+ * a MADV_WIPEONFORK page, reads 0 there. A getpid on the sampled path, ~0.1 us; while
+ * another thread takes a spare for this process (spool_child.c), waits for it. */
 static bool spool_mine(void)
 {
-    return __atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) && sp.owner == getpid();
+    if (!__atomic_load_n(&hs_sp.on, __ATOMIC_ACQUIRE))
+        return false;
+    if (hs_sp.token) {
+        int t;
+        while ((t = __atomic_load_n(hs_sp.token, __ATOMIC_ACQUIRE)) == HS_SPOOL_TOKEN_TAKING)
+            sched_yield();
+        if (t != HS_SPOOL_TOKEN_MINE)
+            return false;
+    }
+    return hs_sp.owner == getpid();
+}
+
+/* spool_mine, or else, in a raw clone's child of a process with spares, takes one. */
+static bool spool_mine_or_take(void)
+{
+    return spool_mine() || hs_spool_take_spare(HS_SPOOL_FORKED_CLONE);
 }
 
 uint32_t hs_spool_put(const hs_live_t *e)
 {
-    if (!spool_mine())
+    if (!spool_mine_or_take())
         return 0;
     int64_t i = spool_pop();
     if (i < 0) {
-        __atomic_fetch_add(&sp.h->live_dropped, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&hs_sp.h->live_dropped, 1, __ATOMIC_RELAXED);
         spool_log_once(spool_full_log,
                        "spool %s is full (HEAPSIFT_SPOOL_SIZE): live samples from "
                        "now on are kept in memory only",
-                       sp.path);
+                       hs_sp.path);
         return 0;
     }
     hs_spool_live_t r = {
         .addr = e->addr, .size = e->size, .weight = e->weight, .stack_id = e->stack_id};
-    hs_spool_live_t *s = &sp.live[i];
+    hs_spool_live_t *s = &hs_sp.live[i];
     s->addr = r.addr;
     s->size = r.size;
     s->weight = r.weight;
@@ -144,7 +148,7 @@ void hs_spool_drop(uint32_t slot)
 {
     if (slot == 0 || !spool_mine())
         return;
-    __atomic_store_n(&sp.live[slot - 1].commit, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&hs_sp.live[slot - 1].commit, 0, __ATOMIC_RELEASE);
     spool_push(slot - 1);
 }
 
@@ -152,8 +156,8 @@ void hs_spool_drop(uint32_t slot)
 
 static bool spool_covered(uint64_t pc)
 {
-    for (uint32_t k = 0; k < sp.ncover; k++)
-        if (pc >= sp.cover[k][0] && pc < sp.cover[k][1])
+    for (uint32_t k = 0; k < hs_sp.ncover; k++)
+        if (pc >= hs_sp.cover[k][0] && pc < hs_sp.cover[k][1])
             return true;
     return false;
 }
@@ -161,17 +165,17 @@ static bool spool_covered(uint64_t pc)
 /* Appends the record r (its commit word computed here) unless its range is known. */
 static void spool_put_map(hs_spool_map_t *r)
 {
-    uint64_t k = sp.h->maps_used;
-    if (k >= sp.h->maps_cap) {
+    uint64_t k = hs_sp.h->maps_used;
+    if (k >= hs_sp.h->maps_cap) {
         spool_log_once(spool_maps_log, "spool %s: more than %u mappings; later ones are not listed",
-                       sp.path, HS_SPOOL_MAPS);
+                       hs_sp.path, HS_SPOOL_MAPS);
         return;
     }
     r->commit = hs_spool_map_sum(r);
-    hs_spool_map_t *d = &sp.maps[k];
+    hs_spool_map_t *d = &hs_sp.maps[k];
     memcpy((char *)d + 8, (char *)r + 8, sizeof(*r) - 8);
     __atomic_store_n(&d->commit, r->commit, __ATOMIC_RELEASE);
-    __atomic_store_n(&sp.h->maps_used, k + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hs_sp.h->maps_used, k + 1, __ATOMIC_RELEASE);
 }
 
 /* Notes [start, limit) as known; false when it was already. */
@@ -179,9 +183,9 @@ static bool spool_cover(uint64_t start, uint64_t limit)
 {
     if (spool_covered(start))
         return false;
-    if (sp.ncover < HS_SPOOL_COVER) {
-        sp.cover[sp.ncover][0] = start;
-        sp.cover[sp.ncover++][1] = limit;
+    if (hs_sp.ncover < HS_SPOOL_COVER) {
+        hs_sp.cover[hs_sp.ncover][0] = start;
+        hs_sp.cover[hs_sp.ncover++][1] = limit;
     }
     return true;
 }
@@ -267,11 +271,11 @@ static void spool_read_maps(void)
     hs_maps_t maps = {NULL, 0};
     hs_guard_enter(t); /* the maps and build ids allocate: not samples of the program's */
     if (hs_maps_read_lazy(0, &maps) == 0) {
-        hs_lock(&spool_lock, HS_RANK_SPOOL);
+        hs_lock(&hs_spool_lock, HS_RANK_SPOOL);
         for (size_t i = 0; i < maps.n; i++)
             spool_add_map(&maps, &maps.maps[i]);
-        __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
-        hs_unlock(&spool_lock, HS_RANK_SPOOL);
+        __atomic_store_n(&hs_sp.h->last_ns, hs_spool_now_ns(), __ATOMIC_RELAXED);
+        hs_unlock(&hs_spool_lock, HS_RANK_SPOOL);
         hs_maps_free(&maps);
     }
     hs_guard_exit(t);
@@ -281,50 +285,61 @@ static void spool_append_stack(int32_t id, const uintptr_t *pcs, size_t depth)
 {
     hs_spool_stack_t s = {
         .id = id, .depth = (uint32_t)(depth < HS_SPOOL_STACK_MAX ? depth : HS_SPOOL_STACK_MAX)};
-    uint64_t off = sp.h->stacks_used, bytes = sizeof(s) + 8 * (uint64_t)s.depth;
-    if (off + bytes > sp.h->stacks_cap) {
-        __atomic_fetch_add(&sp.h->stacks_dropped, 1, __ATOMIC_RELAXED);
+    uint64_t off = hs_sp.h->stacks_used, bytes = sizeof(s) + 8 * (uint64_t)s.depth;
+    if (off + bytes > hs_sp.h->stacks_cap) {
+        __atomic_fetch_add(&hs_sp.h->stacks_dropped, 1, __ATOMIC_RELAXED);
         spool_log_once(spool_stacks_log,
                        "spool %s: no room for more stacks (HEAPSIFT_SPOOL_SIZE): samples of new "
                        "stacks will be recovered without their stack",
-                       sp.path);
+                       hs_sp.path);
         return;
     }
-    hs_spool_stack_t *d = (hs_spool_stack_t *)(sp.stacks + off);
+    hs_spool_stack_t *d = (hs_spool_stack_t *)(hs_sp.stacks + off);
     uint64_t *w = (uint64_t *)(d + 1);
     for (uint32_t k = 0; k < s.depth; k++)
         w[k] = pcs[k];
     d->id = s.id;
     d->depth = s.depth;
     __atomic_store_n(&d->commit, hs_spool_stack_sum(&s, w), __ATOMIC_RELEASE);
-    __atomic_store_n(&sp.h->stacks_used, off + bytes, __ATOMIC_RELEASE);
+    __atomic_store_n(&hs_sp.h->stacks_used, off + bytes, __ATOMIC_RELEASE);
 }
 
 void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth)
 {
     if (id < 0 || !spool_mine())
         return;
-    hs_lock(&spool_lock, HS_RANK_SPOOL);
+    hs_lock(&hs_spool_lock, HS_RANK_SPOOL);
     spool_append_stack(id, pcs, depth);
-    __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
-    hs_unlock(&spool_lock, HS_RANK_SPOOL);
+    __atomic_store_n(&hs_sp.h->last_ns, hs_spool_now_ns(), __ATOMIC_RELAXED);
+    hs_unlock(&hs_spool_lock, HS_RANK_SPOOL);
+}
+
+void hs_spool_all_stacks_locked(void)
+{
+    for (uint32_t id = 0, n = hs_stacktab_count(); id < n; id++) {
+        uint32_t depth = 0;
+        const uintptr_t *pcs = hs_stacktab_pcs((int32_t)id, &depth);
+        if (pcs)
+            spool_append_stack((int32_t)id, pcs, depth);
+    }
+    __atomic_store_n(&hs_sp.h->last_ns, hs_spool_now_ns(), __ATOMIC_RELAXED);
 }
 
 void hs_spool_maps(const uintptr_t *pcs, size_t depth)
 {
-    if (!spool_mine())
+    if (!spool_mine_or_take())
         return;
-    hs_lock(&spool_lock, HS_RANK_SPOOL);
+    hs_lock(&hs_spool_lock, HS_RANK_SPOOL);
     bool missing = false;
     for (size_t k = 0; k < depth && !missing; k++)
         missing = pcs[k] > 1 && !spool_covered(pcs[k] - 1);
-    bool reread = missing && sp.rereads < HS_SPOOL_REREADS;
-    sp.rereads += reread;
+    bool reread = missing && hs_sp.rereads < HS_SPOOL_REREADS;
+    hs_sp.rereads += reread;
     if (reread) { /* a library loaded since: the loader's list, no file read */
         dl_iterate_phdr(spool_object, NULL);
-        __atomic_store_n(&sp.h->last_ns, spool_now_ns(), __ATOMIC_RELAXED);
+        __atomic_store_n(&hs_sp.h->last_ns, hs_spool_now_ns(), __ATOMIC_RELAXED);
     }
-    hs_unlock(&spool_lock, HS_RANK_SPOOL);
+    hs_unlock(&hs_spool_lock, HS_RANK_SPOOL);
 }
 
 /* --- opening and closing ---------------------------------------------------------- */
@@ -340,7 +355,7 @@ static void spool_cmdline(hs_spool_header_t *h)
 
 /* The regions of a file of size bytes: header, mappings, then a quarter of the rest for
  * stacks and three quarters for live slots. */
-static void spool_layout(hs_spool_header_t *h, uint64_t size)
+void hs_spool_layout(hs_spool_header_t *h, uint64_t size)
 {
     uint64_t rest = size - HS_SPOOL_HEADER_SIZE - HS_SPOOL_MAPS * sizeof(hs_spool_map_t);
     h->file_size = size;
@@ -359,10 +374,10 @@ static void spool_layout(hs_spool_header_t *h, uint64_t size)
 /* With direct, the calls are made in the caller's descriptor table, not through the I/O
  * thread: only in a forked child's fork handler, where no other thread of the program runs
  * to see the descriptor (starting the I/O thread there cost about 15 ms a fork). */
-static void *spool_map_file(uint64_t size, const char **what, int *err, bool direct)
+void *hs_spool_map_file(uint64_t size, const char **what, int *err, bool direct)
 {
-    int fd = direct ? open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
-                    : hs_fd_open(sp.tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    int fd = direct ? open(hs_sp.tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+                    : hs_fd_open(hs_sp.tmp, O_RDWR | O_CREAT | O_TRUNC, 0600);
     void *p = MAP_FAILED;
     *err = errno;
     if (fd < 0) {
@@ -384,20 +399,20 @@ static void *spool_map_file(uint64_t size, const char **what, int *err, bool dir
     else
         hs_fd_close(fd);
     if (p == MAP_FAILED) {
-        unlink(sp.tmp);
+        unlink(hs_sp.tmp);
         return NULL;
     }
     return p;
 }
 
 /* Says once why there is no spool, and undoes what was done. */
-static void spool_give_up(void *base, uint64_t size, const char *what, int err)
+void hs_spool_give_up(void *base, uint64_t size, const char *what, int err)
 {
-    if (!sp.rescue || hs_opt.verbose)
-        hs_log("spool %s: %s (%s); profiles stay in memory only", sp.path, what, strerror(err));
+    if (!hs_sp.rescue || hs_opt.verbose)
+        hs_log("spool %s: %s (%s); profiles stay in memory only", hs_sp.path, what, strerror(err));
     if (base) {
         munmap(base, size);
-        unlink(sp.tmp);
+        unlink(hs_sp.tmp);
     }
 }
 
@@ -406,21 +421,72 @@ static void spool_write_header(uint8_t *base, uint64_t size)
 {
     hs_spool_header_t h;
     memset(&h, 0, sizeof(h));
-    spool_layout(&h, size);
+    hs_spool_layout(&h, size);
     memcpy(h.magic, HS_SPOOL_MAGIC, 8);
     h.version = HS_SPOOL_VERSION;
     h.header_size = HS_SPOOL_HEADER_SIZE;
     h.pid = (uint64_t)getpid();
-    h.start_ns = h.last_ns = spool_now_ns();
+    h.start_ns = h.last_ns = hs_spool_now_ns();
     h.rate = hs_opt.rate;
     h.check = hs_spool_header_sum(&h);
     spool_cmdline(&h);
     hs_outpath_expand(hs_opt.out, "heap", 0, true, false, h.out_path, sizeof(h.out_path));
+    h.pid_ns = hs_sp.pid_ns;
     memcpy(base + 8, (char *)&h + 8, sizeof(h) - 8);
-    sp.h = (hs_spool_header_t *)base;
-    sp.maps = (hs_spool_map_t *)(base + h.maps_off);
-    sp.stacks = base + h.stacks_off;
-    sp.live = (hs_spool_live_t *)(base + h.live_off);
+    hs_spool_adopt_regions(base);
+}
+
+void hs_spool_adopt_regions(uint8_t *base)
+{
+    hs_spool_header_t *h = (hs_spool_header_t *)base;
+    hs_sp.h = h;
+    hs_sp.maps = (hs_spool_map_t *)(base + h->maps_off);
+    hs_sp.stacks = base + h->stacks_off;
+    hs_sp.live = (hs_spool_live_t *)(base + h->live_off);
+}
+
+/* The inode of this process's PID namespace, from /proc/self/ns/pid ("pid:[N]"); 0 when
+ * it cannot be read. */
+static uint64_t spool_pid_ns(void)
+{
+    char link[64];
+    ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+    if (n <= 0)
+        return 0;
+    link[n] = '\0';
+    const char *p = strchr(link, '[');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* Where the kernel laid out the program's arguments and environment (spool_child.c reads
+ * the command line from there: a sandboxed child cannot open /proc/self/cmdline). The
+ * argument strings end where the environment's begin; program_invocation_name is argv[0]. */
+static void spool_args_area(void)
+{
+    const char *lo = program_invocation_name, *hi = lo ? lo + strlen(lo) + 1 : NULL;
+    if (!lo || !environ || !environ[0])
+        return;
+    if (environ[0] > lo && environ[0] - lo < (1 << 20))
+        hi = environ[0];
+    const char *env = environ[0];
+    for (size_t i = 0; environ[i] == env; i++)
+        env += strlen(env) + 1;
+    hs_sp.arg_lo = lo;
+    hs_sp.arg_hi = hi;
+    hs_sp.env_hi = env > hi ? env : hi;
+}
+
+/* The owner token (spool_int.h): a page that every child, however made, finds zeroed. */
+static void spool_token(void)
+{
+    void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED && madvise(page, 4096, MADV_WIPEONFORK) != 0) {
+        munmap(page, 4096); /* before Linux 4.14: the pid alone tells a child */
+        page = MAP_FAILED;
+    }
+    hs_sp.token = page == MAP_FAILED ? NULL : page;
+    if (hs_sp.token)
+        *hs_sp.token = HS_SPOOL_TOKEN_MINE;
 }
 
 /* The pattern of this process's spool and its size: HEAPSIFT_SPOOL's; else, under `heapsift
@@ -436,8 +502,8 @@ static const char *spool_pattern(char *buf, size_t cap, uint64_t *size)
     if (!report || report[0] != '/' || strchr(report, '%'))
         return NULL;
     snprintf(buf, cap, "%s.%%p.spool", report);
-    snprintf(sp.pattern, sizeof(sp.pattern), "%s", buf);
-    sp.rescue = 1;
+    snprintf(hs_sp.pattern, sizeof(hs_sp.pattern), "%s", buf);
+    hs_sp.rescue = 1;
     if (!getenv("HEAPSIFT_SPOOL_SIZE"))
         *size = HS_SPOOL_RESCUE_SIZE;
     return buf;
@@ -452,124 +518,74 @@ void hs_spool_open(void)
     const char *pat = spool_pattern(pattern, sizeof(pattern), &size);
     if (!pat)
         return;
-    hs_outpath_expand(pat, "heap", 0, true, false, sp.path, sizeof(sp.path));
-    snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
-    uint8_t *base = spool_map_file(size, &what, &err, false);
+    hs_sp.pid_ns = spool_pid_ns();
+    spool_args_area();
+    hs_outpath_expand(pat, "heap", 0, true, false, hs_sp.path, sizeof(hs_sp.path));
+    snprintf(hs_sp.tmp, sizeof(hs_sp.tmp), "%s.tmp.%ld", hs_sp.path, (long)getpid());
+    uint8_t *base = hs_spool_map_file(size, &what, &err, false);
     if (!base)
-        return spool_give_up(NULL, 0, what, err);
+        return hs_spool_give_up(NULL, 0, what, err);
     spool_write_header(base, size);
-    sp.next = mmap(NULL, sp.h->live_cap * 4, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (sp.next == MAP_FAILED)
-        return spool_give_up(base, size, "no memory for its free list", errno);
-    sp.owner = getpid();
+    hs_sp.next = mmap(NULL, hs_sp.h->live_cap * 4, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (hs_sp.next == MAP_FAILED)
+        return hs_spool_give_up(base, size, "no memory for its free list", errno);
+    hs_sp.owner = getpid();
+    spool_token();
     spool_read_maps();
-    __atomic_store_n((uint64_t *)sp.h->magic, *(const uint64_t *)HS_SPOOL_MAGIC, __ATOMIC_RELEASE);
-    if (rename(sp.tmp, sp.path) != 0)
-        return spool_give_up(base, size, "cannot give it its name", errno);
-    __atomic_store_n(&sp.on, 1, __ATOMIC_RELEASE);
+    __atomic_store_n((uint64_t *)hs_sp.h->magic, *(const uint64_t *)HS_SPOOL_MAGIC,
+                     __ATOMIC_RELEASE);
+    if (rename(hs_sp.tmp, hs_sp.path) != 0)
+        return hs_spool_give_up(base, size, "cannot give it its name", errno);
+    __atomic_store_n(&hs_sp.on, 1, __ATOMIC_RELEASE);
     /* The stacks interned before now (the program's constructors' samples); one interned
      * meanwhile may be appended twice, which the reader ignores. */
-    for (uint32_t id = 0, n = hs_stacktab_count(); id < n; id++) {
-        uint32_t depth = 0;
-        const uintptr_t *pcs = hs_stacktab_pcs((int32_t)id, &depth);
-        if (pcs)
-            hs_spool_stack((int32_t)id, pcs, depth);
-    }
+    hs_lock(&hs_spool_lock, HS_RANK_SPOOL);
+    hs_spool_all_stacks_locked();
+    hs_unlock(&hs_spool_lock, HS_RANK_SPOOL);
+    hs_spool_spares_make(size);
     if (hs_opt.verbose)
-        hs_log("spool: %s (%llu live slots)", sp.path, (unsigned long long)sp.h->live_cap);
+        hs_log("spool: %s (%llu live slots)", hs_sp.path, (unsigned long long)hs_sp.h->live_cap);
 }
 
 void hs_spool_exit(void)
 {
-    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) || sp.owner != getpid())
+    if (!spool_mine())
         return;
     if (hs_opt.keep_spool)
-        __atomic_store_n(&sp.h->exit_ns, spool_now_ns(), __ATOMIC_RELEASE);
+        __atomic_store_n(&hs_sp.h->exit_ns, hs_spool_now_ns(), __ATOMIC_RELEASE);
     else
-        unlink(sp.path);
+        unlink(hs_sp.path);
 }
 
-bool hs_spool_range(uintptr_t *lo, uintptr_t *hi)
+void hs_spool_ranges(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
-    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE))
-        return false;
-    *lo = (uintptr_t)sp.h;
-    *hi = *lo + sp.h->file_size;
-    return true;
+    if (!__atomic_load_n(&hs_sp.on, __ATOMIC_ACQUIRE))
+        return;
+    uint64_t size = hs_sp.h->file_size; /* the spares and the parent's: the same size */
+    fn((uintptr_t)hs_sp.h, (uintptr_t)hs_sp.h + size, arg);
+    for (uint32_t k = 0; k < hs_sp.nspares; k++)
+        if ((uint8_t *)hs_sp.spare[k] != (uint8_t *)hs_sp.h)
+            fn((uintptr_t)hs_sp.spare[k], (uintptr_t)hs_sp.spare[k] + size, arg);
+    if (hs_sp.inherited)
+        fn((uintptr_t)hs_sp.inherited, (uintptr_t)hs_sp.inherited + size, arg);
 }
 
 bool hs_spool_sandboxed(void)
 {
-    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) || sp.owner != getpid())
+    if (!spool_mine_or_take())
         return false;
-    __atomic_store_n(&sp.h->filtered_ns, spool_now_ns(), __ATOMIC_RELEASE);
+    hs_sp.h->sandbox_assumed = !hs_sandbox_seen();
+    __atomic_store_n(&hs_sp.h->filtered_ns, hs_spool_now_ns(), __ATOMIC_RELEASE);
     return true;
 }
 
 void hs_spool_discard(void)
 {
-    if (!__atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) || sp.owner != getpid())
+    if (!spool_mine())
         return;
     if (hs_sandbox_entered())
-        __atomic_store_n(&sp.h->filtered_ns, -1, __ATOMIC_RELEASE); /* unlink: refused */
+        __atomic_store_n(&hs_sp.h->filtered_ns, -1, __ATOMIC_RELEASE); /* unlink: refused */
     else
-        unlink(sp.path);
-}
-
-void hs_spool_after_fork_child(void)
-{
-    sp.forked_rescue = __atomic_load_n(&sp.on, __ATOMIC_ACQUIRE) && sp.rescue;
-    __atomic_store_n(&sp.on, 0, __ATOMIC_RELEASE);
-    pthread_mutex_init(&spool_lock, NULL);
-}
-
-/* Copies the used parts of the parent's spool at old into the child's new one at base. */
-static void spool_copy(const uint8_t *old, uint8_t *base)
-{
-    const hs_spool_header_t *o = (const hs_spool_header_t *)old;
-    uint64_t maps = __atomic_load_n(&o->maps_used, __ATOMIC_ACQUIRE);
-    uint64_t stacks = __atomic_load_n(&o->stacks_used, __ATOMIC_ACQUIRE);
-    uint64_t live = __atomic_load_n(&o->live_used, __ATOMIC_ACQUIRE);
-    maps = maps < o->maps_cap ? maps : o->maps_cap;
-    stacks = stacks < o->stacks_cap ? stacks : o->stacks_cap;
-    live = live < o->live_cap ? live : o->live_cap;
-    memcpy(base, old, HS_SPOOL_HEADER_SIZE);
-    memcpy(base + o->maps_off, old + o->maps_off, maps * sizeof(hs_spool_map_t));
-    memcpy(base + o->stacks_off, old + o->stacks_off, stacks);
-    memcpy(base + o->live_off, old + o->live_off, live * sizeof(hs_spool_live_t));
-}
-
-void hs_spool_fork_copy(void)
-{
-    const char *what = "";
-    int err = 0;
-    if (!sp.forked_rescue || hs_sandbox_entered())
-        return;
-    sp.forked_rescue = 0;
-    uint8_t *old = (uint8_t *)sp.h;
-    uint64_t size = sp.h->file_size;
-    hs_outpath_expand(sp.pattern, "heap", 0, true, false, sp.path, sizeof(sp.path));
-    snprintf(sp.tmp, sizeof(sp.tmp), "%s.tmp.%ld", sp.path, (long)getpid());
-    uint8_t *base = spool_map_file(size, &what, &err, true);
-    if (base)
-        spool_copy(old, base);
-    munmap(old, size); /* the parent's file: never written from here */
-    if (!base)
-        return spool_give_up(NULL, 0, what, err);
-    hs_spool_header_t *h = (hs_spool_header_t *)base;
-    h->pid = (uint64_t)getpid();
-    h->start_ns = h->last_ns = spool_now_ns();
-    h->check = hs_spool_header_sum(h);
-    h->exit_ns = h->filtered_ns = 0;
-    h->forked = 1;
-    hs_outpath_expand(hs_opt.out, "heap", 0, true, true, h->out_path, sizeof(h->out_path));
-    sp.h = h;
-    sp.maps = (hs_spool_map_t *)(base + h->maps_off);
-    sp.stacks = base + h->stacks_off;
-    sp.live = (hs_spool_live_t *)(base + h->live_off);
-    sp.owner = getpid();
-    if (rename(sp.tmp, sp.path) != 0)
-        return spool_give_up(base, size, "cannot give it its name", errno);
-    __atomic_store_n(&sp.on, 1, __ATOMIC_RELEASE);
+        unlink(hs_sp.path);
 }

@@ -35,9 +35,10 @@ void hs_spool_stack(int32_t id, const uintptr_t *pcs, size_t depth);
  * nor a sandbox's refusal is in the way. Sampled path, guard held, no lock held. */
 void hs_spool_maps(const uintptr_t *pcs, size_t depth);
 
-/* The spool's mapping, [*lo, *hi): true when there is one. Its live slots hold the address
- * of every sampled block, so the leak check's scan must not count them as roots. */
-bool hs_spool_range(uintptr_t *lo, uintptr_t *hi);
+/* Calls fn with each spool mapping of the process, [lo, hi): its own, its spares, and the
+ * parent's that a raw clone's child took a spare in place of. Their live slots hold the
+ * address of every sampled block, so the leak check's scan must not count them as roots. */
+void hs_spool_ranges(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 
 /* Normal exit, after the exit profiles: removes the file unless HEAPSIFT_KEEP_SPOOL=1. The
  * mapping stays (other threads may still free sampled blocks). */

@@ -312,6 +312,8 @@ int hs_options_load(void)
         {"HEAPSIFT_SPOOL_SIZE", HS_OPT_BYTES, "16M", 1u << 20, 1ull << 36, OPT_DST(spool_size),
          "bytes, 1M to 64G, e.g. 16M", NULL},
         {"HEAPSIFT_KEEP_SPOOL", HS_OPT_BOOL, "0", 0, 0, OPT_DST(keep_spool), "0 or 1", NULL},
+        {"HEAPSIFT_SPOOL_SPARES", HS_OPT_UINT, "0", 0, 64, OPT_DST(spool_spares),
+         "a number of spares, 0 to 64; 0 = 8 for a PID namespace's init under heapsift run", NULL},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {

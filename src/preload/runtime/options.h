@@ -42,9 +42,10 @@ typedef struct {
     const char *http_portfile; /* file that gets the port */
     const char *http_token;    /* token the control paths require */
     /* The post-mortem spool (spool.c); NULL = none. */
-    const char *spool;   /* path pattern (%p) */
-    uint64_t spool_size; /* bytes of the file */
-    bool keep_spool;     /* keep it at a normal exit */
+    const char *spool;     /* path pattern (%p) */
+    uint64_t spool_size;   /* bytes of the file */
+    bool keep_spool;       /* keep it at a normal exit */
+    uint32_t spool_spares; /* spares for raw clones' children (spool_child.c); 0 = default */
 } hs_options_t;
 
 extern hs_options_t hs_opt HS_HIDDEN;

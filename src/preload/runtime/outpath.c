@@ -51,6 +51,12 @@ static void outpath_insert(char *out, size_t cap, size_t *n, const char *text)
     outpath_append(out, cap, n, tail);
 }
 
+void hs_outpath_mark(char *out, size_t cap, const char *text)
+{
+    size_t n = strlen(out);
+    outpath_insert(out, cap, &n, text);
+}
+
 /* Expands %p, %n, %k and %% of the pattern into out (any other %X is kept). A pattern without them
  * still names every file apart: ".<pid>" in a child, ".<kind>" unless the kind is heap, and
  * ".<n>" unless this is an exit dump (final). */

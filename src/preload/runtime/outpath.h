@@ -17,4 +17,8 @@ bool hs_outpath_needs_pid(bool forked);
 void hs_outpath_expand(const char *pat, const char *kind, unsigned seq, bool final, bool forked,
                        char *out, size_t cap);
 
+/* Inserts text into a path out made by hs_outpath_expand, before its ".pb.gz" (or at
+ * its end). */
+void hs_outpath_mark(char *out, size_t cap, const char *text);
+
 #endif

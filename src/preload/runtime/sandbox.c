@@ -34,8 +34,9 @@ static struct {
     ino_t ino;
     long at_start; /* filters at start; -1 unknown */
     int *token;    /* a MADV_WIPEONFORK page: 1 in the process that opened fd */
-    int entered;   /* 1 once a filter installed since start was seen */
-} sb = {-1, 0, 0, -1, NULL, 0};
+    int entered;   /* 1 once a filter installed since start was seen, or is assumed */
+    int seen;      /* 1 when that filter was read in the status, not assumed */
+} sb = {-1, 0, 0, -1, NULL, 0, 0};
 
 /* The decimal number after p's blanks (strtol reads the locale through the thread
  * pointer, which a clone with a TLS of its own does not have). -1 when there is none. */
@@ -136,9 +137,10 @@ void hs_sandbox_after_fork_child(void)
         close(sb.fd);
     sb.fd = -1;
     sb_open();
-    if (parent_start >= 0 && sb.at_start > parent_start)
-        __atomic_store_n(&sb.entered, 1, __ATOMIC_RELEASE); /* installed in between */
-    else if (sb.at_start >= 0)
+    if (parent_start >= 0 && sb.at_start > parent_start) { /* installed in between */
+        sb.seen = sb.at_start != LONG_MAX;                 /* else its status could not be opened */
+        __atomic_store_n(&sb.entered, 1, __ATOMIC_RELEASE);
+    } else if (sb.at_start >= 0)
         sb.at_start = parent_start; /* the parent's baseline: a container's filters */
 }
 
@@ -153,6 +155,12 @@ bool hs_sandbox_entered(void)
         return false;
     if (now == LONG_MAX)
         return true; /* not kept: a vfork child shares its parent's memory */
+    sb.seen = 1;
     __atomic_store_n(&sb.entered, 1, __ATOMIC_RELEASE);
     return true;
+}
+
+bool hs_sandbox_seen(void)
+{
+    return hs_sandbox_entered() && __atomic_load_n(&sb.entered, __ATOMIC_ACQUIRE) && sb.seen;
 }

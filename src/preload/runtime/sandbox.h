@@ -20,6 +20,10 @@ void hs_sandbox_after_fork_child(void);
 /* Whether a filter was installed since start. Two system calls (fstat, pread) that every
  * sandbox allows, until the answer is yes; then none. Any thread, no lock, no allocation. */
 bool hs_sandbox_entered(void);
+/* Whether hs_sandbox_entered's yes was read in the status (a filter's count grew), not
+ * assumed: a raw clone's child, or a forked child that could not open its own status (in
+ * a chroot), is taken for sandboxed without knowing. */
+bool hs_sandbox_seen(void);
 /* The process's threads (Threads: of the status), or -1 when it cannot be read. Same
  * calls and context as hs_sandbox_entered. */
 int hs_sandbox_threads(void);

@@ -64,10 +64,23 @@ static void lifecycle_exit_sandboxed(void)
     }
     if (hs_spool_sandboxed())
         return;
-    hs_log("the profile of process %ld is lost: a seccomp filter installed after it started "
-           "(a sandbox) refuses the calls that write files; under `heapsift run`, or with "
-           "HEAPSIFT_SPOOL set, its spool keeps it",
-           (long)getpid());
+    if (hs_sandbox_seen())
+        hs_log("the profile of process %ld is lost: a seccomp filter installed after it started "
+               "(a sandbox) refuses the calls that write files; under `heapsift run`, or with "
+               "HEAPSIFT_SPOOL set, its spool keeps it",
+               (long)getpid());
+    else
+        hs_log("the profile of process %ld is lost: made by a raw clone, or unable to open its "
+               "own status, it cannot tell whether a sandbox refuses the calls that write files, "
+               "and it has no spool of its own (under `heapsift run`, the init of a PID "
+               "namespace keeps spares for its children: HEAPSIFT_SPOOL_SPARES)",
+               (long)getpid());
+}
+
+void hs_exit_uncounted(void)
+{
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
+        lifecycle_exit_sandboxed();
 }
 
 /* A second thread ending the process waits at most this long for the first one's exit

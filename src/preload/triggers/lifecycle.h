@@ -19,5 +19,10 @@ void hs_exit_call(int threads);
 /* _exit of a process that writes no exit profile (procexit.c): its rescue spool is
  * discarded. Touches no memory in a vfork child. */
 void hs_exit_unprofiled(void);
+/* _exit under a sandbox where the threads cannot be counted (sandbox.h: a raw clone's
+ * child, a process that could not open its status): what the exit under a sandbox does,
+ * with no system call, the spool kept as the profile of a process that sampled. A
+ * single-threaded one (a shell) is not told apart: it leaves an extra profile. */
+void hs_exit_uncounted(void);
 
 #endif

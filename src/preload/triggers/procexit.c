@@ -30,9 +30,14 @@ static __attribute__((noreturn)) void procexit_now(int status)
     struct stat st;
     int threads = -1;
     hs_termsig_exiting();
-    if (hs_sandbox_entered()) /* stat is refused there (Firefox's broker: ENOENT) */
+    if (hs_sandbox_entered()) { /* stat is refused there (Firefox's broker: ENOENT) */
         threads = hs_sandbox_threads();
-    else if (stat("/proc/self/task", &st) == 0)
+        if (threads < 0) {
+            hs_exit_uncounted();
+            for (;;)
+                syscall(SYS_exit_group, status);
+        }
+    } else if (stat("/proc/self/task", &st) == 0)
         threads = (int)st.st_nlink - 2;
     if (threads > 1)
         hs_exit_call(threads);
