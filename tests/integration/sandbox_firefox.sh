@@ -6,10 +6,10 @@
 # builds a DOM with JavaScript. Checks:
 #  - every process of the tree leaves a profile: the processes are counted independently
 #    by a preloaded library of the test's own (tests/programs/lib/pidlog.c: each exec and
-#    each forked child notes itself), the profiles are DIR/PID.pb.gz. The one process
-#    allowed none is crashhelper's parent, which forks its daemon and ends with _exit while
-#    single-threaded: heapsift writes no exit profile for such a process (procexit.c), as
-#    for a shell; its daemon child has one;
+#    each forked child notes itself), the profiles are DIR/PID.pb.gz. crashhelper's parent
+#    among them, which forks its daemon and ends with _exit while single-threaded: the
+#    process the library started in writes its profile then (procexit.c), a forked
+#    child (a shell's subshell) does not;
 #  - the sandboxed processes' profiles are recovered from their spools, and run says so
 #    (at least one content process);
 #  - Firefox logs no "Sandbox: seccomp sandbox violation" line for a system call it does
@@ -86,8 +86,6 @@ while read -r pid ppid how cmd; do
         profiles=$((profiles + 1))
         go tool pprof -top "$T/prof/$pid.pb.gz" >/dev/null 2>"$T/gotop.err" ||
             { fail "go tool pprof cannot read $pid.pb.gz"; show "$T/gotop.err" 5; }
-    elif [ "$how" = exec ] && [ "${cmd%% *}" = /usr/lib/firefox-esr/crashhelper ]; then
-        : # crashhelper's parent: _exit while single-threaded (see above)
     else
         missing="$missing $pid($(echo "$cmd" | cut -c1-60))"
     fi

@@ -59,6 +59,13 @@ static void spool_copy(const uint8_t *old, uint8_t *base)
     memcpy(base + o->maps_off, old + o->maps_off, maps * sizeof(hs_spool_map_t));
     memcpy(base + o->stacks_off, old + o->stacks_off, stacks);
     memcpy(base + o->live_off, old + o->live_off, live * sizeof(hs_spool_live_t));
+    /* The parent's other threads go on appending to its spool: the header copied may count
+     * records appended after the counts above were read, which were not copied (a run of
+     * zeros the reader refused as a corrupted stack record, 1 Firefox run in 4). */
+    hs_spool_header_t *h = (hs_spool_header_t *)base;
+    h->maps_used = maps;
+    h->stacks_used = stacks;
+    h->live_used = live;
 }
 
 void hs_spool_fork_copy(void)

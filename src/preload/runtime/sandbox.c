@@ -33,7 +33,8 @@ static struct {
     dev_t dev;
     ino_t ino;
     long at_start; /* filters at start; -1 unknown */
-    int *token;    /* a MADV_WIPEONFORK page: 1 in the process that opened fd */
+    int *token;    /* a MADV_WIPEONFORK page: [0] 1 in the process that opened fd, [1] 1
+                    * once this process took a sample of its own */
     int entered;   /* 1 once a filter installed since start was seen, or is assumed */
     int seen;      /* 1 when that filter was read in the status, not assumed */
 } sb = {-1, 0, 0, -1, NULL, 0, 0};
@@ -158,6 +159,17 @@ bool hs_sandbox_entered(void)
     sb.seen = 1;
     __atomic_store_n(&sb.entered, 1, __ATOMIC_RELEASE);
     return true;
+}
+
+void hs_sandbox_note_sample(void)
+{
+    if (sb.token && !__atomic_load_n(&sb.token[1], __ATOMIC_RELAXED))
+        __atomic_store_n(&sb.token[1], 1, __ATOMIC_RELAXED);
+}
+
+bool hs_sandbox_sampled(void)
+{
+    return !sb.token || __atomic_load_n(&sb.token[1], __ATOMIC_RELAXED);
 }
 
 bool hs_sandbox_seen(void)

@@ -24,6 +24,12 @@ bool hs_sandbox_entered(void);
  * assumed: a raw clone's child, or a forked child that could not open its own status (in
  * a chroot), is taken for sandboxed without knowing. */
 bool hs_sandbox_seen(void);
+/* The sampled path: notes that this process took a sample of its own (one store to a
+ * page that reads 0 again in any child, however made). */
+void hs_sandbox_note_sample(void);
+/* Whether it did since it began (true when that cannot be known): a raw clone's child
+ * that took none (a browser's chroot helper) has nothing of its own to lose. */
+bool hs_sandbox_sampled(void);
 /* The process's threads (Threads: of the status), or -1 when it cannot be read. Same
  * calls and context as hs_sandbox_entered. */
 int hs_sandbox_threads(void);

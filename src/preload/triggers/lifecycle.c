@@ -12,6 +12,7 @@
 #include "leaks/leaks.h"
 #include "output/dump.h"
 #include "reach/reach.h"
+#include "record/fork.h"
 #include "record/recorder.h"
 #include "record/spool.h"
 #include "record/stacktab.h"
@@ -32,8 +33,11 @@
 /* The trigger thread, when a trigger needs one, starts here rather than in hs_init
  * (record/recorder.c), which may run inside the first malloc call: creating a thread
  * there is best avoided. */
+static pid_t lifecycle_pid; /* the process the library started in (its constructor's) */
+
 HS_CTOR(HS_CTOR_START) static void lifecycle_ctor(void)
 {
+    lifecycle_pid = getpid();
     hs_init();
     /* heapsift run's check before it starts the program (run.c): the options as the
      * library reads them, and the library loaded at all. Nothing else is started. */
@@ -58,8 +62,11 @@ HS_CTOR(HS_CTOR_START) static void lifecycle_ctor(void)
  * one the profile is lost, and that (only that) is said, in one line. */
 static void lifecycle_exit_sandboxed(void)
 {
-    if (!(hs_dump_is_root() || hs_stacktab_count() > 1)) {
-        hs_spool_discard(); /* no sample: no profile, as outside a sandbox */
+    if (!(hs_dump_is_root() || hs_stacktab_count() > 1) ||
+        (!hs_sandbox_seen() && !hs_sandbox_sampled())) {
+        /* no sample: no profile, as outside a sandbox; nor for a raw clone's child (a
+         * chroot helper) that took no sample of its own: its heap is its parent's */
+        hs_spool_discard();
         return;
     }
     if (hs_spool_sandboxed())
@@ -80,7 +87,7 @@ static void lifecycle_exit_sandboxed(void)
 void hs_exit_uncounted(void)
 {
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
-        lifecycle_exit_sandboxed();
+        hs_exit_dumps(false); /* under a sandbox: the spool marked, on this thread */
 }
 
 /* A second thread ending the process waits at most this long for the first one's exit
@@ -134,9 +141,24 @@ void hs_exit_dumps(bool interrupted)
     syscall(SYS_futex, &finished, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
-void hs_exit_unprofiled(void)
+/* The exit profiles of a process that ends by _exit: written by the trigger thread
+ * (termsig.c), the caller waiting; under a sandbox, which may refuse the thread's clone,
+ * on the caller's thread, where only the spool is marked. */
+static void lifecycle_exit_call(void)
 {
-    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON)
+    if (hs_sandbox_entered())
+        hs_exit_dumps(false);
+    else
+        hs_termsig_exit_call();
+}
+
+void hs_exit_single(void)
+{
+    if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
+        return;
+    if (!hs_forked() && getpid() == lifecycle_pid)
+        lifecycle_exit_call(); /* the exit profiles, as at exit */
+    else
         hs_spool_discard();
 }
 
@@ -146,7 +168,7 @@ void hs_exit_call(int threads)
         return;
     /* The program's own threads: heapsift's may be among those /proc/self/task lists. */
     if (threads - hs_orphan_own_alive() > 1)
-        hs_termsig_exit_call();
+        lifecycle_exit_call();
 }
 
 /* The exit dumps: the live heap, then the kept peak. Trigger dumps are refused from the

@@ -16,9 +16,12 @@ void hs_exit_dumps(bool interrupted);
  * than one): the exit profiles when more than one of them is the program's, written by
  * the trigger thread (termsig.c), the caller waiting for them. */
 void hs_exit_call(int threads);
-/* _exit of a process that writes no exit profile (procexit.c): its rescue spool is
- * discarded. Touches no memory in a vfork child. */
-void hs_exit_unprofiled(void);
+/* _exit in a single-threaded process (procexit.c). The process the library started in,
+ * an exec'd image (Firefox's crashhelper forks its daemon and ends so), writes its exit
+ * profiles as at exit (none without a sample). A forked child (a shell's subshell, the
+ * child of a fork whose exec failed), a vfork child or a raw clone's child writes none,
+ * and its rescue spool is discarded: it touches no memory in a vfork child. */
+void hs_exit_single(void);
 /* _exit under a sandbox where the threads cannot be counted (sandbox.h: a raw clone's
  * child, a process that could not open its status): what the exit under a sandbox does,
  * with no system call, the spool kept as the profile of a process that sampled. A

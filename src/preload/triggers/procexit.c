@@ -5,9 +5,11 @@
  *     heapsift (termsig.c says when);
  *   - a process of several threads of the program's writes its exit profile, as at exit:
  *     Chromium's renderers and GPU process end so (_exit(0) once the browser has gone),
- *     and would otherwise leave none. A single-threaded one does not: a shell (dash ends
- *     with _exit), the child of a fork whose exec failed, and a vfork child, which shares
- *     its parent's memory and must touch none of it.
+ *     and would otherwise leave none. So does a single-threaded one that is the process
+ *     the library started in (Firefox's crashhelper, once it has forked its daemon), but
+ *     not a forked child (a shell's subshell, the child of a fork whose exec failed), a
+ *     vfork child, which shares its parent's memory and must touch none of it, nor a raw
+ *     clone's (lifecycle.h).
  * Under a sandbox (sandbox.h) the count comes from the status descriptor instead, since
  * the sandbox refuses the stat. Such a process's rescue spool (heapsift run's) goes too: no
  * profile, as without one. Otherwise they are glibc's: exit_group. The single-threaded case costs
@@ -42,7 +44,7 @@ static __attribute__((noreturn)) void procexit_now(int status)
     if (threads > 1)
         hs_exit_call(threads);
     else
-        hs_exit_unprofiled();
+        hs_exit_single();
     for (;;)
         syscall(SYS_exit_group, status);
 }
