@@ -71,7 +71,9 @@ reach-via-never-judged|src/preload/reach/reach_via.c|s/return via_visit\(&v, fn,
 reach-uncalled-said-bypass|src/preload/reach/reach.c|s/if \(!reach_in_exe\(addr\) && !hs_reach_called\(name, reach_self\)\)/if (0)/|integration/reach_true
 life-pair-single-read|src/preload/record/lifetimes.c|s/i < 8 && best > LIFE_PAIR_TIGHT/i < 1/|unit/test_lifetimes
 spool-owner-by-pid-only|src/preload/record/spool.c|s/        if \(t != HS_SPOOL_TOKEN_MINE\)\n            return false;/        (void)t;/|integration/sandbox_spool
-spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \|\| hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool'
+spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \S\S hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool
+later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
+later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -167,6 +167,38 @@ grep -qF "reach: loaded later: calls bypass heapsift: je_* (libprefixed2.so's ow
     "$T/dl_prefixed2.err" || { fail "dl_prefixed2: the second object is not said not hooked"; show "$T/dl_prefixed2.err"; }
 exactly dl_prefixed2 alloc_objects site_je_malloc flat 1000
 
+# an object loaded later whose je_malloc and je_free call malloc and free: not hooked (the
+# je_* API of another object is), and said to reach heapsift through what they call, not
+# to bypass it: its 7 blocks of 3333 bytes are in the profile under wrap_main
+cat >"$T/wrap.c" <<'EOF2'
+#include <stdlib.h>
+#define API __attribute__((visibility("default"), noinline))
+API void *je_malloc(size_t n) { return malloc(n); }
+API void je_free(void *p) { free(p); }
+static void *wrap_keep[7];
+int wrap_main(void)
+{
+    for (int i = 0; i < 7; i++)
+        wrap_keep[i] = je_malloc(3333);
+    je_free(je_malloc(100));
+    return wrap_keep[6] == NULL;
+}
+EOF2
+cc -O2 -g -shared -fPIC -o "$T/libwrap.so" "$T/wrap.c"
+run dl_wrap "$BUILD/programs/dlopen_call" "$T/libprefixed.so@prefixed_main" "$T/libwrap.so@wrap_main"
+grep -qF "heapsift: reach: loaded later: je_free of libwrap.so, je_malloc of libwrap.so reach heapsift through the free, malloc they call" \
+    "$T/dl_wrap.err" || { fail "dl_wrap: libwrap.so's API is not said to reach heapsift"; show "$T/dl_wrap.err"; }
+! grep -q "bypass heapsift: .*libwrap.so" "$T/dl_wrap.err" || fail "dl_wrap: libwrap.so said to bypass heapsift"
+v=$(gotop "$T/dl_wrap.pb.gz" inuse_space | table | awk -F '\t' '$1 == "wrap_main" { print $3 }')
+[ "$v" = 23331 ] || { fail "dl_wrap: wrap_main holds $v B, want 23331"; show "$T/dl_wrap.go" 20; }
+
+# the look at an object loaded later asks the loader nothing while it holds the other
+# threads stopped (one may hold the loader's lock): tests/programs/later_stop.c counts
+run later_stop "$BUILD/programs/later_stop" "$T/libprefixed.so@prefixed_main"
+grep -qx 'later_stop: 0 loader calls while the other thread was stopped' "$T/later_stop.out" ||
+    { fail "later_stop: $(cat "$T/later_stop.out")"; show "$T/later_stop.err"; }
+says later_stop "reach: loaded later: hooked in place: je_* (libprefixed.so's own allocator API)"
+
 # --- Rust ----------------------------------------------------------------------------------
 
 # Rust cdylibs loaded with dlopen after start (as Python loads a PyO3 extension): one with

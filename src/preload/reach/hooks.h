@@ -178,8 +178,11 @@ const char *hs_hooks_api_name(int k);
  * rallocx, xallocx, sdallocx and dallocx; malloc and free are the family's). */
 int hs_hooks_api_index(const char *prefix, const char *rest);
 /* The instance of prefix's API in the object loaded at base (found or made), or -ENOSYS
- * (hooks off), -EBUSY (another object has prefix's API hooked), -ENOSPC; why[] says why. */
-int hs_hooks_api_instance(const char *prefix, const void *base, char *why, size_t whylen);
+ * (hooks off), -EBUSY (another object has prefix's API hooked), -ENOSPC; why[] says why.
+ * release: hs_hooks_frees_into(base), asked by the caller (a loader call: not with the
+ * other threads stopped, one of which may hold the loader's lock). */
+int hs_hooks_api_instance(const char *prefix, const void *base, bool release, char *why,
+                          size_t whylen);
 /* Hooks function k of instance inst, at addr (size bytes, 0 unknown). 0 when hooked in
  * place; HS_HOOKS_NOOP for a release function that does nothing; HS_HOOKS_ALIAS when addr
  * is hooked already (a family member, or another function of the instance: its hook
@@ -190,6 +193,8 @@ int hs_hooks_api(int inst, int k, void *addr, size_t size, char *why, size_t why
 /* After instance inst's functions are hooked: hs_real's slots that lead into its object
  * (the family interposed in front of it) are called inside the guard from then on, so
  * that one of them coming back through a hooked API function counts nothing twice. */
-void hs_hooks_api_done(int inst);
+/* [lo, hi): the object's extent, read before the other threads were stopped; hi 0: asked
+ * of the loader (dladdr), at start only. */
+void hs_hooks_api_done(int inst, uintptr_t lo, uintptr_t hi);
 
 #endif

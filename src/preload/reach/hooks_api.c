@@ -414,15 +414,24 @@ static void api_published(void *arg)
 #endif
 }
 
-void hs_hooks_api_done(int inst)
+/* Whether v lies in the object of instance inst: within [lo, hi), or, with hi 0, as the
+ * loader says. */
+static bool api_in_object(int inst, const void *v, uintptr_t lo, uintptr_t hi)
+{
+    Dl_info di;
+    if (hi)
+        return (uintptr_t)v >= lo && (uintptr_t)v < hi;
+    return dladdr(v, &di) && di.dli_fbase == api_inst[inst].base;
+}
+
+void hs_hooks_api_done(int inst, uintptr_t lo, uintptr_t hi)
 {
     if (inst < 0 || inst >= api_ninst)
         return;
     for (size_t s = 2; s < API_REAL_SLOTS; s++) {
         void *v = *api_real_slot(s);
-        Dl_info di;
-        if (api_real_wrappers[s] && v != (void *)api_real_wrappers[s] && dladdr(v, &di) &&
-            di.dli_fbase == api_inst[inst].base)
+        if (api_real_wrappers[s] && v != (void *)api_real_wrappers[s] &&
+            api_in_object(inst, v, lo, hi))
             api_real_set(s, v);
     }
 }
@@ -450,7 +459,8 @@ int hs_hooks_api_index(const char *prefix, const char *rest)
     return -1;
 }
 
-int hs_hooks_api_instance(const char *prefix, const void *base, char *why, size_t whylen)
+int hs_hooks_api_instance(const char *prefix, const void *base, bool release, char *why,
+                          size_t whylen)
 {
     if (!hs_hooks_enabled())
         return -ENOSYS;
@@ -471,7 +481,7 @@ int hs_hooks_api_instance(const char *prefix, const void *base, char *why, size_
     api_inst_t *in = &api_inst[api_ninst];
     snprintf(in->prefix, sizeof(in->prefix), "%s", prefix);
     in->base = base;
-    in->release = hs_hooks_frees_into(base);
+    in->release = release;
     return api_ninst++;
 }
 

@@ -420,11 +420,13 @@ void hs_reach_rust_hook(reach_t *r, const reach_rust_t *rs, const char *owner)
     }
     char through[32];
     if (rc != 0 && r->via.buf && rs->fn[HS_RUST_ALLOC] &&
-        hs_reach_via(rs->fn[HS_RUST_ALLOC], rs->size[HS_RUST_ALLOC], reach_self, through,
-                     sizeof(through))) { /* a #[global_allocator] over System: its malloc */
+        (r->planned ? r->rust_via
+                    : hs_reach_via(rs->fn[HS_RUST_ALLOC], rs->size[HS_RUST_ALLOC], reach_self,
+                                   through, sizeof(through)))) {
+        /* a #[global_allocator] over System: its malloc */
         snprintf(msg, sizeof(msg), "__rust_alloc (a Rust #[global_allocator] of %s)", owner);
         reach_add(&r->via, msg);
-        reach_add(&r->via_through, through);
+        reach_add(&r->via_through, r->planned ? r->rust_through : through);
         return;
     }
     r->off |= rc == -ENOSYS;
@@ -465,6 +467,24 @@ bool hs_reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t size
     return true;
 }
 
+/* Whether API function i (named name), not hooked, reaches heapsift through what its code
+ * calls (planned, or asked now), said so in r's lists. */
+static bool reach_api_via(reach_t *r, int i, const char *name)
+{
+    char through[24], what[300];
+    if (!r->via.buf)
+        return false;
+    if (r->planned
+            ? !r->api[i].via
+            : !hs_reach_via(r->api[i].addr, r->api[i].size, reach_self, through, sizeof(through)))
+        return false;
+    snprintf(what, sizeof(what), "%s of %s", name,
+             r->api[i].owner ? hs_reach_base(r->api[i].owner) : "the program");
+    reach_add(&r->via, what);
+    reach_add(&r->via_through, r->planned ? r->api[i].through : through);
+    return true;
+}
+
 /* Hooks the functions of r->api[first]'s API (its prefix, its object) noted from first on,
  * releases first (hs_hooks_api), marking them done; which were hooked goes into *h, which
  * not into *m, with the first refusal's reason into refused. Returns whether the hooks
@@ -476,7 +496,8 @@ static bool reach_api_hook(reach_t *r, int first, bool *done, reach_list_t *h, r
     uint8_t pi = r->api[first].prefix;
     const char *prefix = reach_api_prefix(pi);
     char why[160] = "";
-    int inst = hs_hooks_api_instance(prefix, base, why, sizeof(why));
+    bool release = r->planned ? r->api_release : hs_hooks_frees_into(base);
+    int inst = hs_hooks_api_instance(prefix, base, release, why, sizeof(why));
     for (int k = 0; k < hs_hooks_api_count(); k++)
         for (int i = first; i < r->napi; i++) {
             if (r->api[i].k != k || r->api[i].prefix != pi || r->api[i].base != base)
@@ -493,13 +514,15 @@ static bool reach_api_hook(reach_t *r, int first, bool *done, reach_list_t *h, r
                 reach_add(h, name);
                 continue;
             }
+            if (reach_api_via(r, i, name))
+                continue;
             reach_add(m, name);
             if (!refused[0] && rc != -ENOSYS)
                 snprintf(refused, rlen, "%s%s%.150s", rc == -EPERM || inst < 0 ? "" : name,
                          rc == -EPERM || inst < 0 ? "" : ": ", why[0] ? why : "not hooked");
         }
     if (inst >= 0)
-        hs_hooks_api_done(inst);
+        hs_hooks_api_done(inst, r->obj_lo, r->obj_hi);
     return inst == -ENOSYS;
 }
 
@@ -660,6 +683,28 @@ bool hs_reach_loud(void)
     return hs_opt.verbose && !run && !__atomic_load_n(&reach_quiet, __ATOMIC_RELAXED);
 }
 
+void hs_reach_plan(reach_t *r, const reach_rust_t *rs, uintptr_t lo, uintptr_t hi)
+{
+    r->obj_lo = lo;
+    r->obj_hi = hi;
+    r->api_release = r->napi > 0 && hs_hooks_frees_into(r->api[0].base);
+    for (int i = 0; i < r->napi; i++)
+        r->api[i].via = hs_reach_via(r->api[i].addr, r->api[i].size, reach_self, r->api[i].through,
+                                     sizeof(r->api[i].through));
+    r->rust_via =
+        rs->fn[HS_RUST_ALLOC] && hs_reach_via(rs->fn[HS_RUST_ALLOC], rs->size[HS_RUST_ALLOC],
+                                              reach_self, r->rust_through, sizeof(r->rust_through));
+    r->planned = true;
+}
+
+void hs_reach_via_text(const reach_t *r, const char *sep, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (r->via.n)
+        snprintf(out, cap, "%s%s reach heapsift through the %s they call", sep, r->via.buf,
+                 r->via_through.buf);
+}
+
 /* The one line: what is hooked, then what still bypasses heapsift and why. */
 static void reach_say(reach_t *r)
 {
@@ -681,10 +726,11 @@ static void reach_say(reach_t *r)
                               "%shooked through %zu import slots: %s (defined by %s; %s)",
                               k ? "; " : "reach: ", hs_got_count(), r->got.buf,
                               hs_reach_base(r->hooked_owner), r->got_why);
-    if (r->via.n && k < sizeof(hs_reach_line))
-        k += (size_t)snprintf(hs_reach_line + k, sizeof(hs_reach_line) - k,
-                              "%s%s reach heapsift through the %s they call",
-                              k ? "; " : "reach: ", r->via.buf, r->via_through.buf);
+    if (r->via.n && k < sizeof(hs_reach_line)) {
+        char via[REACH_MAX];
+        hs_reach_via_text(r, k ? "; " : "reach: ", via, sizeof(via));
+        k += (size_t)snprintf(hs_reach_line + k, sizeof(hs_reach_line) - k, "%s", via);
+    }
     if (r->uncalled.n && k < sizeof(hs_reach_line))
         k += (size_t)snprintf(hs_reach_line + k, sizeof(hs_reach_line) - k,
                               "%snot hooked, but bound by no call of any object loaded: %s of %s",

@@ -52,8 +52,17 @@ typedef struct {
         size_t size;
         const void *base;  /* the object defining it */
         const char *owner; /* its name; NULL: the executable */
+        bool via;          /* planned: its code calls what reaches heapsift */
+        char through[24];  /* planned: what, when via */
     } api[64];             /* an allocator's own API functions found, to hook (hs_reach_api_all) */
     int napi;
+    /* Planned (hs_reach_plan), for a look made with the other threads stopped, when no
+     * loader call may be made: whether the API's object frees into the malloc heapsift
+     * interposes, the object's extent, and whether the Rust allocator's code reaches
+     * heapsift. */
+    bool planned, api_release, rust_via;
+    uintptr_t obj_lo, obj_hi;
+    char rust_through[24];
     reach_list_t nohook; /* the executable's API functions heapsift has no hook for */
     reach_rust_t rust;   /* the executable's */
     bool off;            /* HEAPSIFT_HOOKS=off or no hooks in this build */
@@ -74,6 +83,13 @@ void hs_reach_rust_hook(reach_t *r, const reach_rust_t *rs, const char *owner);
 bool hs_reach_api_note(reach_t *r, const char *name, uintptr_t addr, size_t size, const void *base,
                        const char *owner);
 void hs_reach_api_all(reach_t *r);
+/* Asks the loader, before the other threads are stopped, what hooking r's Rust allocator
+ * rs and APIs would (hs_hooks_frees_into, whether each reaches heapsift through what it
+ * calls), for the object at [lo, hi); the hooking then makes no loader call. */
+void hs_reach_plan(reach_t *r, const reach_rust_t *rs, uintptr_t lo, uintptr_t hi);
+/* The "X reach heapsift through the malloc they call" part of a line, from r's lists,
+ * after sep; "" when none. */
+void hs_reach_via_text(const reach_t *r, const char *sep, char *out, size_t cap);
 /* At the end of the look at start (one thread): the objects loaded now are the start's;
  * later ones are looked at from the sampled path when later (an object imports dlopen)
  * and the decoder loads, or when import slots were rewritten. */

@@ -20,11 +20,14 @@
 #include "gotslot.h"
 #include "hooks.h"
 #include "patch.h"
+#include "reach_via.h"
 #include "record/fork.h"
 #include "record/recorder.h"
 #include "runtime/core.h"
 #include "runtime/log.h"
 #include "runtime/stopworld.h"
+
+#include "base/runtime_libs.h"
 
 #include <link.h>
 #include <sched.h>
@@ -54,6 +57,7 @@ static unsigned reach_calls;
 typedef struct {
     size_t n;
     uintptr_t base[REACH_NEW_MAX];
+    uintptr_t lo[REACH_NEW_MAX], hi[REACH_NEW_MAX]; /* its loaded segments' extent */
     char name[REACH_NEW_MAX][256];
 } reach_new_t;
 
@@ -86,7 +90,18 @@ static int reach_collect(struct dl_phdr_info *info, size_t size, void *arg)
     (void)size;
     if (reach_seen_has(info->dlpi_addr) || nw->n == REACH_NEW_MAX)
         return 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        lo = a < lo ? a : lo;
+        hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
+    }
     nw->base[nw->n] = info->dlpi_addr;
+    nw->lo[nw->n] = hi ? lo : 0;
+    nw->hi[nw->n] = hi;
     snprintf(nw->name[nw->n++], sizeof(nw->name[0]), "%s", info->dlpi_name ? info->dlpi_name : "");
     return 0;
 }
@@ -176,16 +191,38 @@ static void reach_later_got(uintptr_t base, const char *path)
         hs_log("reach: %s", strstr(line, "loaded later: "));
 }
 
-/* One object loaded after start: its Rust allocator hooked, and said. */
-static void reach_later_object(uintptr_t base, const char *path)
+/* The line's part for what was not hooked: "calls bypass heapsift: ..." (or, with no
+ * decoder to read their code, "calls may bypass heapsift: ...; whether ... is not known"). */
+static void reach_later_bypass(const reach_t *r, const char *sep, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (!r->bypass.n)
+        return;
+    if (hs_reach_via_blind())
+        snprintf(out, cap,
+                 "%scalls may bypass heapsift: %s; whether their code calls what reaches heapsift "
+                 "is not known (no decoder here: " HS_DECODER_SONAME ", x86-64)",
+                 sep, r->bypass.buf);
+    else
+        snprintf(out, cap, "%scalls bypass heapsift: %s", sep, r->bypass.buf);
+}
+
+/* One object loaded after start, [lo, hi): its Rust allocator and its allocator's API
+ * hooked, and said. What the hooking asks of the loader is asked first (hs_reach_plan):
+ * not with the other threads stopped, one of which may hold the loader's lock (a dlopen
+ * running its library's constructors), which dladdr then waits for for ever. */
+static void reach_later_object(uintptr_t base, uintptr_t lo, uintptr_t hi, const char *path)
 {
     char hooked[REACH_MAX] = "", bypass[REACH_MAX] = "", fam[8] = "", line[REACH_MAX];
+    char via[REACH_MAX] = "", through[REACH_MAX] = "", vtext[REACH_MAX], btext[REACH_MAX];
     reach_t r;
     memset(&r, 0, sizeof(r));
     r.hooked.buf = hooked;
     r.got.buf = fam;
     r.bypass.buf = bypass;
     r.fam.buf = fam;
+    r.via.buf = via;
+    r.via_through.buf = through;
     reach_later_got(base, path);
     size_t size;
     void *p = path[0] ? hs_elf_map_file(path, &size) : MAP_FAILED;
@@ -200,6 +237,8 @@ static void reach_later_object(uintptr_t base, const char *path)
     munmap(p, size);
     bool any = r.napi > 0 || ((o.rust.fn[HS_RUST_ALLOC] || o.rust.fn[HS_RUST_ALLOC_ZEROED]) &&
                               !hs_reach_rust_default(&o.rust));
+    if (any)
+        hs_reach_plan(&r, &o.rust, lo, hi);
     hs_sw_t w;
     bool stopped = any && hs_hooks_enabled() && hs_sw_prepare(&w) == 0;
     if (stopped)
@@ -208,12 +247,13 @@ static void reach_later_object(uintptr_t base, const char *path)
     hs_reach_api_all(&r);
     if (stopped)
         reach_later_release(&w);
-    if (!r.hooked.n && !r.bypass.n)
+    if (!r.hooked.n && !r.bypass.n && !r.via.n)
         return;
-    int k = snprintf(line, sizeof(line), "%sloaded later: %s%s%s%s%s",
+    hs_reach_via_text(&r, r.hooked.n ? "; " : "", vtext, sizeof(vtext));
+    reach_later_bypass(&r, r.hooked.n || r.via.n ? "; " : "", btext, sizeof(btext));
+    int k = snprintf(line, sizeof(line), "%sloaded later: %s%s%s%s",
                      hs_reach_line[0] ? "; " : "reach: ", r.hooked.n ? "hooked in place: " : "",
-                     hooked, r.hooked.n && r.bypass.n ? "; " : "",
-                     r.bypass.n ? "calls bypass heapsift: " : "", bypass);
+                     hooked, vtext, btext);
     reach_append(line);
     if (k > 0 && hs_reach_loud())
         hs_log("reach: %s", strstr(line, "loaded later: "));
@@ -240,7 +280,7 @@ void hs_reach_recheck(void)
         for (size_t i = 0; i < nw.n && reach_nseen < REACH_SEEN_MAX; i++) {
             reach_seen[reach_nseen++] = nw.base[i];
             if ((const void *)nw.base[i] != reach_self_base)
-                reach_later_object(nw.base[i], nw.name[i]);
+                reach_later_object(nw.base[i], nw.lo[i], nw.hi[i], nw.name[i]);
         }
         if (nw.n < REACH_NEW_MAX) /* else the rest next time */
             reach_adds = adds;
