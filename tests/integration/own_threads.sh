@@ -7,7 +7,9 @@
 #    the call returns: iothread.c, fdtable.c); with HEAPSIFT_INTERVAL_SECONDS, which needs
 #    the trigger thread, 2;
 #  - _exit in a process of two threads writes the exit profile (lonely_site's 32 MiB) and
-#    keeps its status; in a single-threaded one it writes none (procexit.c);
+#    keeps its status; so does a single-threaded one that is the process the library
+#    started in (Firefox's crashhelper ends so); a forked child's single-threaded _exit (a
+#    shell's subshell) writes none (procexit.c);
 #  - a vfork child's _exit: the child's status is the parent's to see, the parent's exit
 #    profile is its own.
 # usage: own_threads.sh BUILD_DIR SOURCE_DIR
@@ -39,23 +41,31 @@ env HEAPSIFT_INTERVAL_SECONDS=60 HEAPSIFT_OUT="$T/p.%p.pb.gz" LD_PRELOAD="$LIB" 
     >"$T/out" 2>"$T/err" || fail "interval trigger: status $?"
 [ "$(head -n 1 "$T/out")" = "threads 2" ] || { fail "interval trigger: want its thread"; show "$T/out"; }
 
+# one_profile LABEL: exactly one profile, lonely_site's 32 MiB in it
+one_profile() {
+    n=$(ls "$T"/p.*.pb.gz 2>/dev/null | wc -l)
+    if [ "$n" -eq 1 ]; then
+        b=$(site "$T"/p.*.pb.gz)
+        # 32 MiB at the default rate: 64 samples expected; 5 sigma is about 60%
+        awk -v b="${b:-0}" 'BEGIN { exit !(b > 0.4 * 33554432 && b < 1.6 * 33554432) }' ||
+            fail "$1: lonely_site holds ${b:-nothing}, want about 33554432"
+    else
+        fail "$1: $n profiles, want 1"
+        show "$T/err"
+    fi
+}
+
 run exit_mt 5
 [ "$ST" -eq 5 ] || fail "_exit(5) with two threads: status $ST"
-n=$(ls "$T"/p.*.pb.gz 2>/dev/null | wc -l)
-if [ "$n" -eq 1 ]; then
-    b=$(site "$T"/p.*.pb.gz)
-    # 32 MiB at the default rate: 64 samples expected; 5 sigma is about 60%
-    awk -v b="${b:-0}" 'BEGIN { exit !(b > 0.4 * 33554432 && b < 1.6 * 33554432) }' ||
-        fail "_exit with two threads: lonely_site holds ${b:-nothing}, want about 33554432"
-else
-    fail "_exit with two threads: $n profiles, want 1"
-    show "$T/err"
-fi
+one_profile "_exit with two threads"
 
 run exit_st 6
 [ "$ST" -eq 6 ] || fail "_exit(6) single-threaded: status $ST"
-n=$(ls "$T"/p.*.pb.gz 2>/dev/null | wc -l)
-[ "$n" -eq 0 ] || fail "_exit single-threaded: $n profiles, want none"
+one_profile "_exit single-threaded"
+
+run exit_fork 9
+[ "$ST" -eq 0 ] || fail "a forked child's _exit(9): the parent saw another status ($ST)"
+one_profile "a forked child's single-threaded _exit (the parent's profile only)"
 
 run vfork
 [ "$ST" -eq 0 ] || { fail "vfork: status $ST"; show "$T/err"; }

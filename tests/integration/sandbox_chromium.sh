@@ -18,9 +18,9 @@
 #    one profile of a --type=renderer process, named PID.spareK.pb.gz, with samples;
 #    every spare profile is said by run ("of another PID namespace"); no "is lost" line,
 #    no spool or spare left behind.
-# The one process of the tree with no profile is the zygote the init forks (pid 4 of its
-# namespace), which makes the renderers and is killed at the end: a forked child's spool
-# is recovered only when it ended under a sandbox (run_rescue.c).
+#  - at --rate 1 every kind of process leaves its profile: the browser, the zygote's init
+#    and the zygote it forks (in its chroot: it cannot create a file, and takes a spare),
+#    the GPU process, the network and storage services, the renderers, crashpad's handler.
 # Skips (77) when Chromium or runuser is missing, when there is no user nobody, or
 # off x86-64; under CI a missing Chromium fails.
 # usage: sandbox_chromium.sh BUILD_DIR SOURCE_DIR
@@ -80,7 +80,7 @@ if grep -q 'No usable sandbox\|--no-sandbox' "$T/plain.err"; then
     exit 77
 fi
 
-browse heapsift "$CLI" run -o "$T/prof-heapsift/%p.pb.gz" --
+browse heapsift "$CLI" run --rate 1 -o "$T/prof-heapsift/%p.pb.gz" --
 [ "$ST" -eq 0 ] || { fail "Chromium under heapsift: status $ST"; show "$T/heapsift.err"; }
 cmp -s "$T/plain.out" "$T/heapsift.out" || {
     fail "the page's DOM differs under heapsift ($(wc -c <"$T/heapsift.out") bytes, $(wc -c <"$T/plain.out") without)"
@@ -90,7 +90,7 @@ if grep -E 'seccomp-bpf failure|CRASHING|Zygote process exited|FATAL' "$T/heapsi
     fail "Chromium's sandbox or zygote complained under heapsift:"
     show "$T/bad"
 fi
-browser="" n=0 renderers=0
+browser="" n=0 renderers=0 kinds=""
 for f in "$T/prof-heapsift"/*.pb.gz; do
     [ -e "$f" ] || continue
     n=$((n + 1))
@@ -100,6 +100,16 @@ for f in "$T/prof-heapsift"/*.pb.gz; do
         continue
     fi
     cmd=$(sed -n 's/^process: pid=[0-9]* cmdline=//p' "$T/gotop")
+    case "$cmd" in
+    */chromium\ *--type=zygote*) [ "${f%.spare[0-9]*.pb.gz}" = "$f" ] || kinds="$kinds forked-zygote" ;;
+    esac
+    case "$cmd" in
+    */chromium\ *--type=zygote*) kinds="$kinds zygote" ;;
+    */chromium\ *--type=gpu-process*) kinds="$kinds gpu" ;;
+    */chromium\ *--utility-sub-type=network.mojom.NetworkService*) kinds="$kinds network" ;;
+    */chromium\ *--utility-sub-type=storage.mojom.StorageService*) kinds="$kinds storage" ;;
+    */chrome_crashpad_handler\ *) kinds="$kinds crashpad" ;;
+    esac
     case "$cmd" in
     */chromium\ *--type=renderer*)
         renderers=$((renderers + 1))
@@ -119,6 +129,12 @@ spares=$(ls "$T/prof-heapsift" | grep -c '\.spare[0-9]*\.pb\.gz$' || true)
 said=$(grep -c '^heapsift: process [0-9]* of another PID namespace (chromium) .* went to .*\.spare[0-9]*\.pb\.gz$' "$T/heapsift.err" || true)
 echo "sandbox_chromium: $n profiles, $renderers of renderers, $spares from spares, $lost lost"
 [ -n "$browser" ] || fail "no profile of the browser process"
+for k in zygote forked-zygote gpu network storage crashpad; do
+    case " $kinds " in
+    *" $k "*) ;;
+    *) fail "no profile of Chromium's $k process (profiles of:$kinds)" ;;
+    esac
+done
 [ "$renderers" -ge 1 ] || { fail "no profile of a renderer"; show "$T/heapsift.err" 20; }
 [ "$lost" = 0 ] || { fail "$lost profiles said lost"; grep 'is lost' "$T/heapsift.err" >&2; }
 [ "$said" = "$spares" ] || fail "run said $said spare profiles recovered, $spares written"

@@ -8,6 +8,9 @@
  *   lonely exit_mt N    starts a thread that waits, allocates 32 MiB at lonely_site (kept),
  *                       then calls _exit(N) from main
  *   lonely exit_st N    the same without the thread
+ *   lonely exit_fork N  allocates 32 MiB at lonely_site, forks; the child calls _exit(N)
+ *                       (single-threaded, as a shell's subshell does); the parent checks
+ *                       its status and returns 0
  *   lonely vfork        a vfork child calls _exit(7); the parent checks its status, then
  *                       allocates at lonely_site and returns 0
  */
@@ -78,6 +81,15 @@ int main(int argc, char **argv)
             return 2;
         lonely_site(32);
         _exit(code);
+    }
+    if (strcmp(mode, "exit_fork") == 0) {
+        lonely_site(32);
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(code);
+        int st = 0;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) && WEXITSTATUS(st) == code ? 0 : 3;
     }
     if (strcmp(mode, "vfork") == 0) {
         pid_t pid = vfork();

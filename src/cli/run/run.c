@@ -61,6 +61,8 @@ static const run_opt_t run_opts[] = {
     {"spool", 0, "HEAPSIFT_SPOOL", NULL, "keep the live set in this file (%p) for recover"},
     {"spool-size", 0, "HEAPSIFT_SPOOL_SIZE", NULL, "bound on the spool file (default 16M)"},
     {"keep-spool", 0, "HEAPSIFT_KEEP_SPOOL", "1", "keep the spool at a normal exit"},
+    {"spool-spares", 0, "HEAPSIFT_SPOOL_SPARES", NULL,
+     "spare spools a process makes for its raw clones (default 8 for a PID namespace's init)"},
 };
 #define RUN_NOPTS (sizeof(run_opts) / sizeof(run_opts[0]))
 

@@ -123,6 +123,8 @@ uint32_t hs_spool_put(const hs_live_t *e)
 {
     if (!spool_mine_or_take())
         return 0;
+    if (hs_sp.spare_taken && (__atomic_add_fetch(&hs_sp.puts, 1, __ATOMIC_RELAXED) & 1023) == 0)
+        hs_spool_spare_cmdline(); /* a title written since (Chromium's renderers) */
     int64_t i = spool_pop();
     if (i < 0) {
         __atomic_fetch_add(&hs_sp.h->live_dropped, 1, __ATOMIC_RELAXED);
@@ -575,6 +577,8 @@ bool hs_spool_sandboxed(void)
 {
     if (!spool_mine_or_take())
         return false;
+    if (hs_sp.spare_taken)
+        hs_spool_spare_cmdline();
     hs_sp.h->sandbox_assumed = !hs_sandbox_seen();
     __atomic_store_n(&hs_sp.h->filtered_ns, hs_spool_now_ns(), __ATOMIC_RELEASE);
     return true;

@@ -42,6 +42,7 @@ void hs_spool_after_fork_child(void)
 {
     hs_sp.forked_rescue = __atomic_load_n(&hs_sp.on, __ATOMIC_ACQUIRE) && hs_sp.rescue;
     __atomic_store_n(&hs_sp.on, 0, __ATOMIC_RELEASE);
+    hs_sp.spare_taken = 0; /* a spare of the child's own sets it again */
     pthread_mutex_init(&hs_spool_lock, NULL);
 }
 
@@ -168,6 +169,13 @@ static uint64_t spare_cmdline(char *out, size_t cap)
     return n;
 }
 
+void hs_spool_spare_cmdline(void)
+{
+    hs_spool_header_t *h = hs_sp.h;
+    uint64_t n = spare_cmdline(h->cmdline, sizeof(h->cmdline));
+    __atomic_store_n(&h->cmdline_len, n, __ATOMIC_RELEASE);
+}
+
 /* The header of spare k at base, for this process, but for its magic. */
 static void spare_header(uint8_t *base, uint32_t k, uint64_t forked)
 {
@@ -263,6 +271,7 @@ bool hs_spool_take_spare(uint64_t forked)
     hs_livetab_lock_all();
     hs_livetab_each_locked(spare_live, spare_table, NULL);
     hs_sp.owner = getpid();
+    hs_sp.spare_taken = 1;
     __atomic_store_n(hs_sp.token, HS_SPOOL_TOKEN_MINE, __ATOMIC_RELEASE);
     hs_livetab_unlock_all();
     hs_lock(&hs_spool_lock, HS_RANK_SPOOL);

@@ -45,6 +45,8 @@ typedef struct {
     uint8_t *spare[HS_SPOOL_SPARES_MAX];
     uint32_t nspares;
     uint8_t *inherited; /* a raw clone's child: its parent's spool, still mapped */
+    int spare_taken;    /* the spool is a spare: its command line is read from memory */
+    uint32_t puts;      /* samples spooled, to read that command line again now and then */
     uint64_t pid_ns;    /* this process's PID namespace (spool_fmt.h) */
     /* The program's arguments as the kernel laid them out: [arg_lo, arg_hi) held argv's
      * strings at start, env_hi ends the environment's, which follow them. */
@@ -72,6 +74,9 @@ void hs_spool_give_up(void *base, uint64_t size, const char *what, int err) HS_H
  * (HS_SPOOL_FORKED_CLONE) at its first sample, a forked child that cannot create a file
  * (HS_SPOOL_FORKED_COPY) in its fork handler. */
 void hs_spool_spares_make(uint64_t size) HS_HIDDEN;
+/* A spare's command line read again from memory: the program may have written its title
+ * since it took the spare (Chromium's renderers do, after their first allocations). */
+void hs_spool_spare_cmdline(void) HS_HIDDEN;
 bool hs_spool_take_spare(uint64_t forked) HS_HIDDEN;
 
 #endif
