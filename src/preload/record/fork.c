@@ -96,6 +96,7 @@ static void fork_child(void)
     fork_release_at(HS_FORK_INNER, true);
     hs_modules_unlock();
     hs_labels_unlock();
+    hs_peak_unlock(); /* before the spool's copy, which may take the live table's locks */
     hs_threads_after_fork_child();
     hs_livetab_unlock_all();
     hs_stacktab_unlock();
@@ -107,7 +108,6 @@ static void fork_child(void)
     hs_orphan_after_fork();
     hs_iothread_after_fork();
     hs_spool_fork_copy();
-    hs_peak_unlock();
     for (int i = 0; i < fork_nhooks; i++)
         if (fork_hooks[i].where == HS_FORK_RESTART && fork_hooks[i].child)
             fork_hooks[i].child();
