@@ -5,13 +5,14 @@
  * constructors), and dladdr, dlsym and dl_iterate_phdr take it. heapsift stops the other
  * threads while it hooks an allocator in a library loaded later.
  *
- * A thread of its own spins (state R in /proc) for the whole run; the only thing that
- * puts it to sleep (state S) is heapsift's stop. This program defines dladdr, dladdr1 and
- * dl_iterate_phdr (exported: -rdynamic), which heapsift's calls reach first: each counts
- * the calls made while the spinner sleeps, then calls glibc's. It loads LIB with dlopen,
- * allocates once (heapsift's sampled path looks at the new library and hooks its
- * allocator API, the spinner stopped), calls FUNCTION, and prints
- * "later_stop: N loader calls while the other thread was stopped".
+ * A thread of its own spins for the whole run, no signal blocked; the only thing that
+ * runs a signal handler in it is heapsift's stop, which holds it there (its SigBlk in
+ * /proc then shows the signal) from before it reports itself stopped to its release. This program
+ * defines dladdr, dladdr1 and dl_iterate_phdr (exported: -rdynamic), which heapsift's calls reach
+ * first: each counts the calls made while the spinner is in that handler, then calls glibc's. It
+ * loads LIB with dlopen, allocates once (heapsift's sampled path looks at the new library and hooks
+ * its allocator API, the spinner stopped), calls FUNCTION, and prints "later_stop: N loader calls
+ * while the other thread was stopped".
  *
  * usage: later_stop LIB@FUNCTION
  */
@@ -30,27 +31,38 @@ static volatile int spinning = 1;
 static int spinner_tid;
 static int stopped_calls;
 
-/* The spinner's state letter from /proc/self/task/TID/stat; '?' when unreadable. No
+/* Whether the spinner runs a signal handler now: its blocked set (SigBlk in
+ * /proc/self/task/TID/status) is empty while it spins, and holds the signal being handled
+ * from the handler's entry to its return. heapsift's stop holds each stopped thread in its
+ * handler from before it reports itself stopped until after it is released, so a call
+ * made while the spinner is stopped always sees the bit. 0, 1, or -1 when unreadable. No
  * allocation: heapsift may call in with its guard held. */
-static char spinner_state(void)
+static int spinner_in_handler(void)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", spinner_tid);
+    char path[64], buf[2048];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/status", spinner_tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
     if (fd >= 0)
         close(fd);
     if (n <= 0)
-        return '?';
+        return -1;
     buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    return p && p[1] == ' ' ? p[2] : '?';
+    const char *p = strstr(buf, "\nSigBlk:");
+    if (!p)
+        return -1;
+    for (p += 8; *p == ' ' || *p == '\t'; p++)
+        ;
+    for (; *p && *p != '\n'; p++)
+        if (*p != '0')
+            return 1;
+    return 0;
 }
 
 static void note_call(void)
 {
     int tid = __atomic_load_n(&spinner_tid, __ATOMIC_ACQUIRE);
-    if (tid && tid != (int)syscall(SYS_gettid) && spinner_state() != 'R')
+    if (tid && tid != (int)syscall(SYS_gettid) && spinner_in_handler() != 0)
         __atomic_add_fetch(&stopped_calls, 1, __ATOMIC_RELAXED);
 }
 
@@ -104,8 +116,12 @@ int main(int argc, char **argv)
     *fn++ = '\0';
     if (pthread_create(&th, NULL, spin, NULL) != 0)
         return 1;
-    while (!__atomic_load_n(&spinner_tid, __ATOMIC_ACQUIRE) || spinner_state() != 'R')
+    while (!__atomic_load_n(&spinner_tid, __ATOMIC_ACQUIRE))
         sched_yield();
+    if (spinner_in_handler() != 0) {
+        fprintf(stderr, "later_stop: cannot read the spinner's blocked signals\n");
+        return 1;
+    }
     void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     void *f = h ? dlsym(h, fn) : NULL;
     if (!f) {
