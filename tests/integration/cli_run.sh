@@ -152,7 +152,10 @@ for sig in TERM KILL OFF; do
     "$CLI" run --rate $rate -o "$T/k$sig/p.%p.pb.gz" -- sh -c 'echo started; exec sleep 300' >"$T/k$sig.out" 2>"$T/k$sig.err" &
     runpid=$!
     hs_until 30 "run -- sleep: the program's start" "grep -q '^started\$' '$T/k$sig.out'" || true
-    kpid=$(pgrep -f '^sleep 300$' | head -n 1)
+    # the shell says "started" before its exec: wait for the exec'd sleep, run's child (not
+    # another test's: the suite may run twice at once)
+    hs_until 30 "run -- sleep: sleep exec'd" "pgrep -P $runpid -f '^sleep 300\$' >/dev/null" || true
+    kpid=$(pgrep -P "$runpid" -f '^sleep 300$' | head -n 1)
     # the exec'd sleep, with heapsift's SIGTERM handler in place (SigCgt bit 15); at rate
     # 0 heapsift is off and sets none: the library's start is waited for by its maps
     if [ "$sig" = OFF ]; then
