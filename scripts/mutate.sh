@@ -73,6 +73,7 @@ life-pair-single-read|src/preload/record/lifetimes.c|s/i < 8 && best > LIFE_PAIR
 spool-owner-by-pid-only|src/preload/record/spool.c|s/        if \(t != HS_SPOOL_TOKEN_MINE\)\n            return false;/        (void)t;/|integration/sandbox_spool
 spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \S\S hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool
 later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
+safe-search-restops-unmoved|src/cli/inject/inject_thread.c|s/return q->tid\[i\] == tid && /return false \&\& q->tid[i] == tid \&\& /|integration/attach_refuse
 later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
