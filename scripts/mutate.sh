@@ -32,6 +32,8 @@ thread-stack-from-glibc-cache|src/preload/runtime/threads.c|s/\n    pthread_attr
 term-signal-no-dump|src/preload/triggers/termsig.c|s/\n        hs_exit_dumps\(__atomic_load_n\(&term_requested, __ATOMIC_ACQUIRE\) > 0\);\n/\n        (void)0;\n/|integration/term_signals
 hook-free-clobbers-rax|src/preload/reach/hooks_api.c|s/(API_FAST\(i, \d, free, )HS_KEEPALL_THUNK/$1HS_KEEPREGS_THUNK/g|integration/reach_hooks
 hook-stack-unaligned|src/preload/reach/hooks.h|s/\\nand \$-16, %rsp//|integration/reach_hooks
+near-free-clobbers-rcx|src/preload/reach/hooks_near.c|s/"\\x50\\x51\\x48\\xa1", 4\)/"\\x50\\x48\\xa1", 3)/; s/"\\x59\\x58", 2\)/"\\x58", 1)/|integration/reach_hooks
+near-malloc-skips-countdown|src/preload/reach/hooks_near.c|s/\n    near_put\(&c, "\\x64\\x48\\x29\\x3c\\x25", 5\);[^\n]*\n    near_put32\(&c, countdown\);//|integration/reach_hooks
 rust-default-allocator-hooked|src/preload/reach/reach.c|s/return c\[0\] == 0xe9 && /return 0 \&\& c[0] == 0xe9 \&\& /|integration/reach_hooks
 reach-later-never-looks|src/preload/record/recorder.c|s/\n    recorder_recheck\(\);[^\n]*\n/\n/|integration/reach_hooks
 new-judge-always-own|src/preload/reach/hooks.c|s/bool own = t->allocs == before;/bool own = (t->allocs == before) + 1;/|integration/reach_hooks

@@ -111,6 +111,26 @@ says own "reach: hooked in place: free, malloc, calloc, realloc (defined by own_
 exactly own alloc_objects main flat 3000
 exactly own inuse_space main flat 3000000
 
+# --- malloc and free in assembly, and a caller that keeps values in every caller-saved
+# register across them (-DOWN_ASM_FREE): the code written beside the trampolines
+# (hooks_near.c) and the slow thunks keep them, on the fast path (2^40: nothing sampled),
+# the slow one (rate 1: every call) and both (4096); each pair counted exactly at rate 1 ---
+cc -O2 -g -DOWN_ASM_FREE -o "$T/ownasm" "$P/own_malloc.c"
+for r in 1099511627776 4096 1; do
+    st=0
+    HEAPSIFT_VERBOSE=1 HEAPSIFT_RATE=$r HEAPSIFT_OUT="$T/ownasm$r.pb.gz" LD_PRELOAD="$LIB" "$T/ownasm" 20000 \
+        >"$T/ownasm$r.out" 2>"$T/ownasm$r.err" || st=$?
+    { [ $st -eq 0 ] && grep -qx 'done 20000' "$T/ownasm$r.out"; } ||
+        { fail "ownasm at rate $r: status $st, $(cat "$T/ownasm$r.out")"; show "$T/ownasm$r.err"; }
+    grep -qF "reach: hooked in place: free, malloc, calloc, realloc (defined by ownasm)" "$T/ownasm$r.err" ||
+        { fail "ownasm at rate $r: not hooked in place"; show "$T/ownasm$r.err"; }
+done
+gotop "$T/ownasm1.pb.gz" alloc_objects >"$T/ownasm1.go" 2>&1 || fail "ownasm: go tool pprof"
+exactly ownasm1 alloc_objects own_check flat 20000
+exactly ownasm1 alloc_space own_check flat 1280000
+v=$(value ownasm1 inuse_objects own_check flat) # every block freed: no row, or 0
+[ "${v:-0}" = 0 ] || fail "ownasm: own_check's blocks in use at exit: $v, want none"
+
 # --- an executable's own malloc and operator new/delete: new over that malloc is counted
 # once (judged at its first call, then called inside the guard); new that takes its memory
 # itself, as tcmalloc's, runs the fast path -------------------------------------------------

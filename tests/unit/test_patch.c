@@ -4,7 +4,9 @@
  * original through the trampoline; each is called before, while and after patched with
  * the same results, and the original bytes are back after hs_patch_remove. Refusals are
  * checked by their reason. Four threads call a function while it is patched and
- * unpatched 1,000 times each. `test_patch --bench N P` runs N calls unpatched (P=0) or
+ * unpatched 1,000 times each. hs_patch_install_code's own code beside the trampoline runs
+ * and goes on into it, is kept across remove and reinstall, and is not asked for where it
+ * declines or the jump is the far form. `test_patch --bench N P` runs N calls unpatched (P=0) or
  * patched with a pass-through hook (P=1), for callgrind (see patch.c's opening comment).
  */
 #define _GNU_SOURCE
@@ -78,6 +80,12 @@ __asm__(
     /* one 6-byte instruction after endbr64: no thread can be between two replaced
        instructions. Returns a + 0x12345. */
     PT_FN(pt_mt, "    endbr64\n    lea 0x12345(%rdi), %eax\n    ret")
+    /* for hs_patch_install_code: return a + 0x1055 (a + 0x1066); a 14-byte one for the
+       far form */
+    PT_FN(pt_code, "    endbr64\n    lea 0x1055(%rdi), %eax\n    ret")
+    PT_FN(pt_code2, "    endbr64\n    lea 0x1066(%rdi), %eax\n    ret")
+    PT_FN(pt_codefar, "    mov %edi, %eax\n    add $1, %eax\n    add $2, %eax\n"
+                      "    add $3, %eax\n    add $4, %eax\n    ret")
     /* the pass-through hook of the benchmark: jmp *pt_bench_orig(%rip) */
     PT_FN(pt_bench_hook, "    jmp *pt_bench_orig(%rip)")
     /* the benchmark's callee: returns a + 1 */
@@ -249,6 +257,95 @@ static void pt_test_fixup(void)
     CHECK(hs_patch_fixup_pc(fn + 5) == 0, "no fixup once removed");
 }
 
+/* hs_patch_install_code: the entry jumps to code of the hook's own beside the trampoline,
+   which counts a call with a >= 0 and goes on into the relocated prologue, and sends a < 0
+   to the hook through the stub's route; kept across remove and reinstall; an emitter that
+   declines, and the far form, leave the entry jumping to the stub. */
+PT_DECL(pt_code)
+PT_DECL(pt_code2)
+PT_DECL(pt_codefar)
+static pt_fn_t *pt_code_orig;
+static long pt_code_hooks, pt_code_runs, pt_code_emits;
+static int pt_code_hook(int a, int b, int c, long d)
+{
+    pt_code_hooks++;
+    return pt_code_orig(a, b, c, d);
+}
+
+static void pt_code_put(uint8_t *buf, size_t *n, const void *b, size_t len)
+{
+    memcpy(buf + *n, b, len);
+    *n += len;
+}
+
+static int pt_code_emit(void *arg, uintptr_t at, uintptr_t body, uint8_t *buf, size_t cap)
+{
+    size_t n = 0;
+    uintptr_t runs = (uintptr_t)&pt_code_runs, hook = (uintptr_t)pt_code_hook;
+    pt_code_emits++;
+    if (arg == NULL || cap < 64)
+        return 0;
+    /* cmp $0, %edi; jl slow; push %rax; movabs $runs, %rax; lock incq (%rax); pop %rax */
+    pt_code_put(buf, &n, "\x83\xff\x00\x7c\x15\x50\x48\xb8", 8);
+    pt_code_put(buf, &n, &runs, 8);
+    pt_code_put(buf, &n, "\xf0\x48\xff\x00\x58\xe9", 6);
+    int32_t rel = (int32_t)(int64_t)(body - (at + n + 4)); /* jmp body */
+    pt_code_put(buf, &n, &rel, 4);
+    pt_code_put(buf, &n, "\xff\x25\x00\x00\x00\x00", 6); /* slow: jmp *hook */
+    pt_code_put(buf, &n, &hook, 8);
+    return (int)n;
+}
+
+/* Where the jmp rel32 at fn + 4 (after its endbr64) goes. */
+static uintptr_t pt_code_dest(pt_fn_t *fn)
+{
+    const uint8_t *c = (const uint8_t *)fn + 4;
+    int32_t rel;
+    memcpy(&rel, c + 1, 4);
+    return c[0] == 0xe9 ? (uintptr_t)(c + 5) + (intptr_t)rel : 0;
+}
+
+static void pt_test_code(void)
+{
+    void *orig = NULL;
+    char why[160];
+    int rc = hs_patch_install_code((void *)pt_code, PT_SIZE(pt_code), 0, pt_code_emit, "yes",
+                                   (void *)pt_code_hook, &orig, NULL, NULL, why, sizeof(why));
+    CHECK(rc == 0, "code: install %d (%s)", rc, why);
+    pt_code_orig = (pt_fn_t *)orig;
+    pt_fn_t *volatile fn = pt_code;
+    uintptr_t dest = pt_code_dest(pt_code);
+    CHECK(dest != 0 && dest != (uintptr_t)orig - 16, "code: the entry jumps to the code");
+    CHECK(fn(5, 0, 0, 0) == 0x105a && fn(7, 0, 0, 0) == 0x105c, "code: results");
+    CHECK(pt_code_runs == 2 && pt_code_hooks == 0, "code: ran %ld, hook %ld", pt_code_runs,
+          pt_code_hooks);
+    CHECK(fn(-1, 0, 0, 0) == 0x1054 && pt_code_runs == 2 && pt_code_hooks == 1,
+          "code: a < 0 through the hook");
+    CHECK(hs_patch_remove((void *)pt_code) == 0 && fn(1, 0, 0, 0) == 0x1056 && pt_code_runs == 2,
+          "code: removed");
+    rc = hs_patch_install_code((void *)pt_code, PT_SIZE(pt_code), 0, pt_code_emit, "yes",
+                               (void *)pt_code_hook, &orig, NULL, NULL, why, sizeof(why));
+    CHECK(rc == 0 && pt_code_dest(pt_code) == dest && fn(1, 0, 0, 0) == 0x1056 && pt_code_runs == 3,
+          "code: reinstalled, the same code (%d: %s)", rc, why);
+    hs_patch_remove((void *)pt_code);
+
+    /* declined: the stub, as hs_patch_install */
+    rc = hs_patch_install_code((void *)pt_code2, PT_SIZE(pt_code2), 0, pt_code_emit, NULL,
+                               (void *)pt_code_hook, &orig, NULL, NULL, why, sizeof(why));
+    pt_code_orig = (pt_fn_t *)orig;
+    fn = pt_code2;
+    CHECK(rc == 0 && pt_code_dest(pt_code2) == (uintptr_t)orig - 16, "code declined: the stub");
+    CHECK(fn(1, 0, 0, 0) == 0x1067 && pt_code_hooks == 2 && pt_code_runs == 3,
+          "code declined: the hook ran");
+    hs_patch_remove((void *)pt_code2);
+    long emits = pt_code_emits;
+    rc = hs_patch_install_code((void *)pt_codefar, PT_SIZE(pt_codefar), HS_PATCH_FORCE_ABS,
+                               pt_code_emit, "yes", (void *)pt_code_hook, &orig, NULL, NULL, why,
+                               sizeof(why));
+    CHECK(rc == 0 && pt_code_emits == emits, "code far: not asked (%d: %s)", rc, why);
+    hs_patch_remove((void *)pt_codefar);
+}
+
 /* libc's own code: the trampoline must be near libc (0x7f...), not near this executable.
    labs through hs_patch_install (its size from the dynamic symbol), then malloc, whose
    prologue is four instructions, called by everything while patched. */
@@ -387,6 +484,7 @@ int main(int argc, char **argv)
         return pt_bench_run(atol(argv[2]), atoi(argv[3]));
     pt_test_shapes();
     pt_test_fixup();
+    pt_test_code();
     pt_test_libc();
     pt_test_threads();
     return hs_check_done("test_patch");

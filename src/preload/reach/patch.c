@@ -15,6 +15,9 @@
  *   slot (one 128-byte slot of a trampoline page mapped within +-2 GB of target):
  *     +0     jmp [rip+2]; int3 int3; .quad hook           the stub: reaches any hook
  *     +16    endbr64; <relocated prologue>; jmp at+span   the trampoline = *original
+ * With hs_patch_install_code, the jump at `at` goes instead to code of the hook's own in
+ * another slot nearby, which goes on at the trampoline's +20 (after its endbr64) or leaves
+ * for wherever the hook sends it: hooks_near.c's malloc and free fast paths.
  * A PIE executable sits near 0x55..., libheapsift.so near 0x7f...: a rel32 from one
  * cannot reach the other, hence the stub. Only when no page within +-2 GB can be mapped
  * is a 14-byte `jmp [rip+0]; .quad hook` written at `at` instead (the prologue must then
@@ -145,6 +148,7 @@ typedef struct {
 
 typedef struct {
     uint8_t *target, *at, *slot;
+    uint8_t *code; /* the hook's own code beside the trampoline (hs_patch_install_code), or NULL */
     void *hook;
     uint8_t len;  /* bytes of the jump written at `at` */
     uint8_t span; /* == plan.span */
@@ -608,7 +612,8 @@ static patch_rec_t *patch_find(const void *target)
 static void patch_jump_bytes(const patch_rec_t *rec, uint8_t out[PATCH_JMP_ABS])
 {
     if (rec->len == PATCH_JMP_NEAR) {
-        int32_t rel = (int32_t)(int64_t)((uintptr_t)rec->slot - ((uintptr_t)rec->at + 5));
+        uintptr_t to = (uintptr_t)(rec->code ? rec->code : rec->slot);
+        int32_t rel = (int32_t)(int64_t)(to - ((uintptr_t)rec->at + 5));
         out[0] = 0xe9;
         memcpy(out + 1, &rel, 4);
     } else {
@@ -713,6 +718,28 @@ static int patch_prepare(patch_rec_t *rec, uint8_t *fn, size_t size, unsigned fl
     return 0;
 }
 
+/* The hook's own code for rec (near patches only), in a slot of its own near the entry
+   and within rel32 reach of the trampoline; where emit declines or no such slot is free,
+   the entry jumps to the stub as without it. */
+static void patch_prepare_code(patch_rec_t *rec, hs_patch_emit_fn *emit, void *emit_arg)
+{
+    int pg = -1;
+    uint8_t img[PATCH_SLOT];
+    if (!emit || rec->len != PATCH_JMP_NEAR)
+        return;
+    uint8_t *code = hs_patch_slot_find((uintptr_t)rec->at, SLOT_NEAR, &pg);
+    uintptr_t body = (uintptr_t)rec->slot + PATCH_STUB + 4; /* after the endbr64 */
+    if (!code || !patch_fits32((uintptr_t)code + PATCH_SLOT, body) ||
+        !patch_fits32((uintptr_t)code, body))
+        return;
+    memset(img, 0xcc, sizeof(img));
+    int n = emit(emit_arg, (uintptr_t)code, body, img, sizeof(img));
+    if (n <= 0 || n > (int)sizeof(img) || hs_patch_slot_write(pg, code, img, sizeof(img)) < 0)
+        return;
+    hs_patch_slot_taken(pg);
+    rec->code = code;
+}
+
 /* The size of the dynamic symbol starting at target, 0 if none. */
 static size_t patch_symbol_size(void *target)
 {
@@ -725,6 +752,14 @@ static size_t patch_symbol_size(void *target)
 
 int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, void **original,
                         hs_patch_published_fn *published, void *arg, char *why, size_t whylen)
+{
+    return hs_patch_install_code(target, size, flags, NULL, NULL, hook, original, published, arg,
+                                 why, whylen);
+}
+
+int hs_patch_install_code(void *target, size_t size, unsigned flags, hs_patch_emit_fn *emit,
+                          void *emit_arg, void *hook, void **original,
+                          hs_patch_published_fn *published, void *arg, char *why, size_t whylen)
 {
     int rc;
     PATCH_WHY("%s", "");
@@ -751,6 +786,7 @@ int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, v
         rc = patch_prepare(rec, target, size, flags, hook, why, whylen);
         if (rc == 0) {
             uint8_t jmp[PATCH_JMP_ABS];
+            patch_prepare_code(rec, emit, emit_arg);
             patch_nrecs++; /* the slot is taken even if the write below fails */
             patch_publish(rec, original);
             if (published)
@@ -887,6 +923,14 @@ int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, v
                         hs_patch_published_fn *published, void *arg, char *why, size_t whylen)
 {
     (void)published, (void)arg;
+    return hs_patch_install_ex(target, size, flags, hook, original, why, whylen);
+}
+
+int hs_patch_install_code(void *target, size_t size, unsigned flags, hs_patch_emit_fn *emit,
+                          void *emit_arg, void *hook, void **original,
+                          hs_patch_published_fn *published, void *arg, char *why, size_t whylen)
+{
+    (void)emit, (void)emit_arg, (void)published, (void)arg;
     return hs_patch_install_ex(target, size, flags, hook, original, why, whylen);
 }
 

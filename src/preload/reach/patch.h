@@ -50,6 +50,21 @@ typedef void hs_patch_published_fn(void *arg);
 int hs_patch_install_cb(void *target, size_t size, unsigned flags, void *hook, void **original,
                         hs_patch_published_fn *published, void *arg, char *why, size_t whylen);
 
+/*
+ * As hs_patch_install_cb, with code of the hook's own placed beside the trampoline: emit
+ * writes up to cap bytes into buf, code that will run at address at and whose usual path
+ * goes on at body (the trampoline's relocated prologue, after its endbr64: a jmp rel32
+ * reaches it); it returns their length, or 0 to decline. The entry's jump then goes to
+ * that code instead of the stub (which still jumps to hook, for any other caller of the
+ * stub). Near patches only: where the jump must be the 14-byte absolute one, or no slot
+ * near both is free, emit is not called and the entry jumps to hook as without it.
+ * Saves the stub's jmp and the trampoline's endbr64, and the hook's jmp through its slot.
+ */
+typedef int hs_patch_emit_fn(void *arg, uintptr_t at, uintptr_t body, uint8_t *buf, size_t cap);
+int hs_patch_install_code(void *target, size_t size, unsigned flags, hs_patch_emit_fn *emit,
+                          void *emit_arg, void *hook, void **original,
+                          hs_patch_published_fn *published, void *arg, char *why, size_t whylen);
+
 /* Whether the decoder is loaded; with load, loads it first if it was not tried yet (a
    dlopen: inside the guard, never on an allocation path). Objects loaded after start are
    patched from the sampled path, which must not dlopen: reach.c loads it at start. */
