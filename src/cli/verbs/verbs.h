@@ -36,6 +36,7 @@ int hs_cmd_recover(int argc, char **argv);
 int hs_recover_read(const char *path, bool quiet, hs_profile_t **out);
 int hs_cmd_stats(int argc, char **argv);
 int hs_cmd_suspects(int argc, char **argv);
+int hs_cmd_diagnose(int argc, char **argv);
 int hs_cmd_check(int argc, char **argv);
 int hs_cmd_lifetimes(int argc, char **argv);
 
