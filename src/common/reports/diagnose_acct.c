@@ -200,8 +200,8 @@ static int diag_not_heap(hs_diagnosis_t *d, const hs_diag_acct_t *a, double rss)
     hs_diag_mb(b, sizeof(b), stacks);
     snprintf(ev, sizeof(ev),
              "%s resident in thread stacks (anonymous mappings above a guard page, and "
-             "[stack]); %.0f threads started since start%s",
-             b, threads, threads > 0 ? "" : " (not counted)");
+             "[stack]); %.0f live threads have allocated (the profile counts no others)",
+             b, threads);
     if ((rc = diag_part(d, stacks, rss, 0, "thread stacks", ev,
                         "fewer threads, or smaller stacks (pthread_attr_setstacksize, ulimit -s); "
                         "a stack keeps the pages its deepest call touched")))

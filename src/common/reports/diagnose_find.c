@@ -62,7 +62,7 @@ static int diag_growth(hs_diagnosis_t *d, const hs_suspects_t *s)
         char g[32], when[64];
         hs_diag_mb(g, sizeof(g), (double)x->growth);
         if (s->timed)
-            snprintf(when, sizeof(when), "over %.0f s", span);
+            snprintf(when, sizeof(when), "over %.2f s", span);
         else
             snprintf(when, sizeof(when), "(untimed: in the order given)");
         snprintf(ev, sizeof(ev),
@@ -81,72 +81,93 @@ static int diag_growth(hs_diagnosis_t *d, const hs_suspects_t *s)
     return rc;
 }
 
-/* Leak: per stack of the last profile, the bytes labelled reachable=no. */
-static int diag_leak(hs_diagnosis_t *d, const hs_report_t *r, const hs_profile_t *last)
+/* Per stack of the last profile's report: its bytes and their variance, all of them or
+ * (unreach) those labelled reachable=no; *labels tells whether any sample had the label. */
+typedef struct {
+    double bytes, var;
+    const hs_rsample_t *s; /* one of its samples, for the frames */
+} diag_stack_t;
+
+static long diag_stacks(const hs_report_t *r, const hs_profile_t *last, bool unreach,
+                        diag_stack_t **out, bool *labels)
 {
     uint32_t *ids = malloc((r->nsamples + 1) * sizeof(uint32_t));
     long ns = ids ? hs_report_stack_ids(r, false, ids) : -ENOMEM;
-    double *un = ns >= 0 ? calloc((size_t)ns + 1, 2 * sizeof(double)) : NULL;
-    const hs_rsample_t **rep = ns >= 0 ? calloc((size_t)ns + 1, sizeof(*rep)) : NULL;
-    int rc = un && rep ? 0 : -ENOMEM;
-    bool labels = false;
-    for (size_t i = 0; !rc && i < r->nsamples; i++) {
+    diag_stack_t *v = ns >= 0 ? calloc((size_t)ns + 1, sizeof(*v)) : NULL;
+    *labels = false;
+    for (size_t i = 0; v && i < r->nsamples; i++) {
         const hs_rsample_t *s = &r->samples[i];
         int reach = s->prof == last ? hs_suspects_reachable(s->prof, s->src) : -1;
-        labels |= reach >= 0;
-        if (reach != 0 || s->value <= 0)
+        *labels |= reach >= 0;
+        if ((unreach && reach != 0) || s->value <= 0)
             continue;
-        un[2 * ids[i]] += (double)s->value;
-        un[2 * ids[i] + 1] += s->var;
-        rep[ids[i]] = s;
+        v[ids[i]].bytes += (double)s->value;
+        v[ids[i]].var += s->var;
+        v[ids[i]].s = s;
     }
-    for (size_t k = 0; !rc && k < DIAG_LEAK_SITES; k++) {
-        long best = -1;
-        for (long j = 0; j < ns; j++)
-            if (un[2 * j] > 0 && (best < 0 || un[2 * j] > un[2 * best]))
-                best = j;
-        if (best < 0)
-            break;
+    free(ids);
+    *out = v;
+    return v ? ns : -ENOMEM;
+}
+
+/* The index of the largest stack left (bytes > 0), or -1; it is then taken out. */
+static long diag_take_largest(diag_stack_t *v, long n, diag_stack_t *taken)
+{
+    long best = -1;
+    for (long j = 0; j < n; j++)
+        if (v[j].bytes > 0 && (best < 0 || v[j].bytes > v[best].bytes))
+            best = j;
+    if (best >= 0) {
+        *taken = v[best];
+        v[best].bytes = 0;
+    }
+    return best;
+}
+
+/* Leak: the stacks of the last profile with bytes labelled reachable=no, largest first. */
+static int diag_leak(hs_diagnosis_t *d, const hs_report_t *r, const hs_profile_t *last)
+{
+    diag_stack_t *v, x;
+    bool labels;
+    long ns = diag_stacks(r, last, true, &v, &labels);
+    int rc = ns < 0 ? (int)ns : 0;
+    for (size_t k = 0; !rc && k < DIAG_LEAK_SITES && diag_take_largest(v, ns, &x) >= 0; k++) {
         char site[512], ev[512], iv[96];
-        diag_site(r, rep[best]->frames, rep[best]->nframes, site, sizeof(site));
-        diag_interval(un[2 * best], un[2 * best + 1], iv, sizeof(iv));
+        diag_site(r, x.s->frames, x.s->nframes, site, sizeof(site));
+        diag_interval(x.bytes, x.var, iv, sizeof(iv));
         snprintf(ev, sizeof(ev),
                  "objects of this site labelled reachable=no by heapsift's reachability scan "
                  "(no pointer to them found in the stacks, registers, data or live heap), %s",
                  iv);
-        rc = hs_diagnosis_add(d, HS_DIAG_LEAK, (int64_t)un[2 * best], site, ev,
+        rc = hs_diagnosis_add(d, HS_DIAG_LEAK, (int64_t)x.bytes, site, ev,
                               "free them where their last pointer is dropped; docs/leaks.md "
                               "says how the scan decides");
-        un[2 * best] = 0;
     }
     if (!rc && !labels && r->nsamples)
         rc = hs_diagnosis_note(d, "leak: not answered: the last profile has no reachable=yes|no "
                                   "labels (HEAPSIFT_LEAKS=1 writes them at exit, or a leak check)");
-    free(ids);
-    free(un);
-    free(rep);
+    free(v);
     return rc;
 }
 
-/* The largest live sites (functions, flat), with their 95% intervals. */
-static int diag_top(hs_diagnosis_t *d, hs_report_t *r)
+/* The largest live stacks of the last profile, with their 95% intervals. */
+static int diag_top(hs_diagnosis_t *d, const hs_report_t *r, const hs_profile_t *last)
 {
-    size_t nshown = 0, orig = 0, dropped = 0;
-    uint32_t *sel = hs_report_select(r, false, 0, DIAG_TOP_SITES, &nshown, &orig, &dropped);
-    int rc = sel ? 0 : -ENOMEM;
-    for (size_t i = 0; !rc && i < nshown; i++) {
-        const hs_rnode_t *x = &r->nodes[sel[i]];
-        char ev[256], iv[96];
-        if (x->flat <= 0)
-            continue;
-        diag_interval((double)x->flat, x->flat_var, iv, sizeof(iv));
-        snprintf(ev, sizeof(ev), "live bytes allocated here (flat, %s), %.1f%% of the live heap",
-                 iv, r->total > 0 ? 100.0 * (double)x->flat / (double)r->total : 0);
-        rc = hs_diagnosis_add(d, HS_DIAG_TOP_SITE, x->flat, x->name, ev,
+    diag_stack_t *v, x;
+    bool labels;
+    long ns = diag_stacks(r, last, false, &v, &labels);
+    int rc = ns < 0 ? (int)ns : 0;
+    for (size_t k = 0; !rc && k < DIAG_TOP_SITES && diag_take_largest(v, ns, &x) >= 0; k++) {
+        char site[512], ev[256], iv[96];
+        diag_site(r, x.s->frames, x.s->nframes, site, sizeof(site));
+        diag_interval(x.bytes, x.var, iv, sizeof(iv));
+        snprintf(ev, sizeof(ev), "live bytes allocated by this stack (%s), %.1f%% of the live heap",
+                 iv, r->total > 0 ? 100.0 * x.bytes / (double)r->total : 0);
+        rc = hs_diagnosis_add(d, HS_DIAG_TOP_SITE, (int64_t)x.bytes, site, ev,
                               "the largest holder of live memory: `heapsift top` and "
                               "`heapsift tree` show who calls it");
     }
-    free(sel);
+    free(v);
     return rc;
 }
 
@@ -200,7 +221,7 @@ static int diag_samples(hs_diagnosis_t *d, const hs_profile_t **v, size_t n, cha
     if ((rc = hs_report_build(&r, &last, &sign, 1, &o, err, errlen)))
         return rc;
     if (!(rc = diag_leak(d, &r, last)))
-        rc = diag_top(d, &r);
+        rc = diag_top(d, &r, last);
     hs_report_free(&r);
     if (rc || n < 2)
         return rc;
