@@ -73,7 +73,10 @@ life-pair-single-read|src/preload/record/lifetimes.c|s/i < 8 && best > LIFE_PAIR
 spool-owner-by-pid-only|src/preload/record/spool.c|s/        if \(t != HS_SPOOL_TOKEN_MINE\)\n            return false;/        (void)t;/|integration/sandbox_spool
 spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \S\S hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool
 later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
-later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks'
+later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks
+diagnose-growth-ignores-noise|src/common/reports/diagnose_find.c|s/if \(!x->growing\)\n/if (x->growth <= 0)\n/|unit/test_diagnose
+diagnose-findings-unsorted|src/common/reports/diagnose_find.c|s/\n    hs_diagnosis_sort\(d\);\n/\n/|unit/test_diagnose|integration/diagnose
+diagnose-trusts-bad-accounting|src/common/reports/diagnose_acct.c|s/if \(!diag_acct_consistent\(a, rss, &sum\)\)/if (!diag_acct_consistent(a, rss, \&sum) \&\& 0)/|unit/test_diagnose'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"
