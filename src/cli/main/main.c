@@ -38,6 +38,7 @@ static const hs_verb_t verbs[] = {
     {"recover", hs_cmd_recover, "the profile a killed process left in its spool"},
     {"stats", hs_cmd_stats, "where the RSS went: heap, allocator, profiler, the rest"},
     {"suspects", hs_cmd_suspects, "leak suspects: stacks whose live bytes keep growing"},
+    {"diagnose", hs_cmd_diagnose, "what is wrong with the memory, in one page, largest first"},
     {"check", hs_cmd_check, "CI assertions on a profile (budgets, growth)"},
     {"lifetimes", hs_cmd_lifetimes, "which sites churn short-lived memory"},
     {"web", hs_cmd_web, "a live web UI over profiles and processes"},

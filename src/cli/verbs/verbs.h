@@ -1,8 +1,8 @@
 /*
  * The verbs that read profiles and print or write them (one file each in src/cli/verbs):
  * the views (top, traces, peek, list, tree, collapsed, flamegraph, graph, diff), the
- * files (convert, merge, symbolize, recover) and the checks (stats, suspects, check,
- * lifetimes). argv[0] is the verb name; each returns the process exit status. Also the
+ * files (convert, merge, symbolize, recover) and the checks (stats, suspects, diagnose,
+ * check, lifetimes). argv[0] is the verb name; each returns the process exit status. Also the
  * printers other folders reuse: web/ prints top, list and peek listings, run/ reads a
  * rescue spool. Nothing here knows web/, run/ or inject/.
  */
@@ -36,6 +36,7 @@ int hs_cmd_recover(int argc, char **argv);
 int hs_recover_read(const char *path, bool quiet, hs_profile_t **out);
 int hs_cmd_stats(int argc, char **argv);
 int hs_cmd_suspects(int argc, char **argv);
+int hs_cmd_diagnose(int argc, char **argv);
 int hs_cmd_check(int argc, char **argv);
 int hs_cmd_lifetimes(int argc, char **argv);
 

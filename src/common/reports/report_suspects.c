@@ -86,8 +86,7 @@ static size_t sus_profile_index(const hs_profile_t *const *profs, size_t n, cons
     return 0;
 }
 
-/* A sample's reachable label: 1 yes, 0 no, -1 none. */
-static int sus_reachable(const hs_profile_t *p, const hs_sample_t *s)
+int hs_suspects_reachable(const hs_profile_t *p, const hs_sample_t *s)
 {
     for (size_t i = 0; s && i < s->nlabels; i++) {
         if (strcmp(hs_profile_get_str(p, s->labels[i].key), "reachable") != 0)
@@ -125,7 +124,7 @@ static int sus_group(hs_suspects_t *out, const hs_profile_t *const *profs, size_
             k = c->rank[sus_profile_index(profs, n, s->prof)];
         }
         x->values[k] += s->value;
-        int reach = k == out->nprofiles - 1 ? sus_reachable(s->prof, s->src) : -1;
+        int reach = k == out->nprofiles - 1 ? hs_suspects_reachable(s->prof, s->src) : -1;
         out->reach |= reach >= 0;
         x->unreach += reach == 0 ? s->value : 0;
         sus_acc_t *a = &(*acc)[ids[i]];

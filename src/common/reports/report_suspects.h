@@ -54,6 +54,10 @@ int hs_suspects_find(hs_suspects_t *out, const hs_profile_t *const *profs, size_
                      const hs_report_opts_t *o, char *err, size_t errlen);
 void hs_suspects_free(hs_suspects_t *s);
 
+/* A sample's reachable label (heapsift's reachability scan): 1 yes, 0 no, -1 none. The
+ * diagnosis' leak finding reads it too. */
+int hs_suspects_reachable(const hs_profile_t *p, const hs_sample_t *s);
+
 /* The start of the process a profile came from, as far as it tells: heapsift's profiles
  * count their duration from the process's (or forked child's) start, so every dump of
  * one process has the same time_nanos - duration_nanos. 0 when unknown (no duration:

@@ -1,0 +1,172 @@
+/*
+ * `heapsift diagnose TARGET [--json]`: the one-page answer to "what is wrong with this
+ * program's memory" from a profile, several files of one process, or a directory of its
+ * dumps (docs/diagnose.md). The engine is src/common/reports/diagnose*.c; this file turns
+ * the target into the list of files, oldest first by the sequence number in their names
+ * (the engine puts them in the profiles' own time order when every one has a time), and
+ * refuses the targets it cannot read yet (a PID, an endpoint URL). Exit codes: 0, 1 usage,
+ * 2 bad input (unreadable profile, empty directory, a target of another kind), 3 I/O.
+ */
+#define _GNU_SOURCE
+#include "kit/cli.h"
+#include "kit/viewopts.h"
+#include "verbs.h"
+#include "base/sort.h"
+#include "reports/diagnose.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void diag_usage(FILE *f)
+{
+    fprintf(f, "usage: heapsift diagnose [--json] TARGET...\n"
+               "\n"
+               "What is wrong with a program's memory, in one page, largest finding first.\n"
+               "TARGET is a profile, several profiles of one process, or a directory of its\n"
+               "dumps (HEAPSIFT_INTERVAL_SECONDS makes them; put in time order). Findings:\n"
+               "  fragmentation  free memory the allocator keeps (free chunks, dirty pages)\n"
+               "  growth         sites whose live bytes grow beyond sampling noise (a series)\n"
+               "  leak           objects no pointer reaches (reachable=no labels, HEAPSIFT_LEAKS)\n"
+               "  not_heap       resident memory outside the heap: thread stacks, file and\n"
+               "                 other mappings, the profiler's own tables\n"
+               "  blind_spot     allocations heapsift cannot see (HEAPSIFT's reach line)\n"
+               "  top_site       the largest live sites, with their 95%% intervals\n"
+               "Each names its bytes, the evidence it rests on and advice for the allocator in\n"
+               "use; nothing is claimed where the evidence does not hold.\n"
+               "\n"
+               "  --json   the JSON contract of docs/diagnose.md\n"
+               "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
+}
+
+static int diag_cmp_name(const void *a, const void *b)
+{
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every non-empty profile of dir (hs_view_profile_name), in the order of the numbers in
+ * their names (strverscmp: dump.9 before dump.10), in *out. Count, or -1 after an error. */
+static long diag_dir(const char *dir, char ***out)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        hs_cli_error("%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    size_t n = 0, cap = 16;
+    char **v = malloc(cap * sizeof(char *));
+    struct dirent *e;
+    while (v && (e = readdir(d))) {
+        struct stat st;
+        char *path = NULL;
+        if (!hs_view_profile_name(e->d_name) || asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+            continue;
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+            free(path);
+            continue;
+        }
+        if (n == cap) {
+            char **a = realloc(v, (cap *= 2) * sizeof(char *));
+            if (!a) {
+                free(path);
+                break;
+            }
+            v = a;
+        }
+        v[n++] = path;
+    }
+    closedir(d);
+    if (!v) {
+        hs_cli_error("%s: %s", dir, strerror(ENOMEM));
+        return -1;
+    }
+    hs_sort(v, n, sizeof(char *), diag_cmp_name);
+    *out = v;
+    return (long)n;
+}
+
+/* A target heapsift diagnose reads elsewhere: a PID (digits) or an endpoint URL. */
+static bool diag_live_target(const char *t)
+{
+    size_t i = 0;
+    while (isdigit((unsigned char)t[i]))
+        i++;
+    return (i > 0 && t[i] == '\0') || strncmp(t, "http://", 7) == 0 ||
+           strncmp(t, "https://", 8) == 0;
+}
+
+static int diag_run(const char **args, int nargs, bool json)
+{
+    struct stat st;
+    char **dirfiles = NULL;
+    long n = nargs;
+    int rc = 0;
+    for (int i = 0; i < nargs; i++)
+        if (diag_live_target(args[i]) && stat(args[i], &st) != 0) {
+            hs_cli_error("diagnose: %s: a process or endpoint target is not supported yet; "
+                         "give profile files or a directory of dumps",
+                         args[i]);
+            return 2;
+        }
+    if (nargs == 1 && stat(args[0], &st) == 0 && S_ISDIR(st.st_mode)) {
+        if ((n = diag_dir(args[0], &dirfiles)) < 0)
+            return 3;
+        if (n == 0) {
+            hs_cli_error("%s: no profiles in this directory", args[0]);
+            free(dirfiles);
+            return 2;
+        }
+    }
+    const char *const *paths = dirfiles ? (const char *const *)dirfiles : args;
+    char *many = NULL; /* several files: "FIRST and N more" */
+    if (nargs > 1 && asprintf(&many, "%s and %d more", args[0], nargs - 1) < 0)
+        many = NULL;
+    if (hs_diagnose_files(paths, (size_t)n, many ? many : args[0], json, stdout) != 0)
+        rc = 2;
+    free(many);
+    for (long i = 0; dirfiles && i < n; i++)
+        free(dirfiles[i]);
+    free(dirfiles);
+    if (rc == 0 && fflush(stdout) != 0) {
+        hs_cli_error("diagnose: %s", strerror(errno));
+        rc = 3;
+    }
+    return rc;
+}
+
+int hs_cmd_diagnose(int argc, char **argv)
+{
+    bool json = false;
+    const char **args = calloc((size_t)argc + 1, sizeof(char *));
+    int nargs = 0, rc;
+    if (!args) {
+        hs_cli_error("diagnose: %s", strerror(ENOMEM));
+        return 3;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            diag_usage(stdout);
+            free(args);
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            hs_cli_error("diagnose: unknown option '%s'", argv[i]);
+            free(args);
+            return 1;
+        } else {
+            args[nargs++] = argv[i];
+        }
+    }
+    if (nargs == 0) {
+        diag_usage(stderr);
+        free(args);
+        return 1;
+    }
+    rc = diag_run(args, nargs, json);
+    free(args);
+    return rc;
+}
