@@ -76,7 +76,6 @@ spool-owner-by-pid-only|src/preload/record/spool.c|s/        if \(t != HS_SPOOL_
 spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \S\S hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool
 later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
 safe-search-restops-unmoved|src/cli/inject/inject_thread.c|s/return q->tid\[i\] == tid && /return false \&\& q->tid[i] == tid \&\& /|integration/attach_refuse
-later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks'
 later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks
 diagnose-growth-ignores-noise|src/common/reports/diagnose_find.c|s/if \(!x->growing\)\n/if (x->growth <= 0)\n/|unit/test_diagnose
 diagnose-findings-unsorted|src/common/reports/diagnose_find.c|s/\n    hs_diagnosis_sort\(d\);\n/\n/|unit/test_diagnose|integration/diagnose
