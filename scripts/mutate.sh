@@ -73,7 +73,10 @@ life-pair-single-read|src/preload/record/lifetimes.c|s/i < 8 && best > LIFE_PAIR
 spool-owner-by-pid-only|src/preload/record/spool.c|s/        if \(t != HS_SPOOL_TOKEN_MINE\)\n            return false;/        (void)t;/|integration/sandbox_spool
 spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \S\S hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool
 later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
-later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks'
+later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks
+gzip-stored-nlen-wrong|src/common/base/gzip.c|s/p\[2\] = \(uint8_t\)~n;/p[2] = (uint8_t)n;/|integration/gzip_stored
+libdw-linked-by-tracker|src/preload/record/tracker_resolve.c|s/#include "base\/dwload.h"\n//|integration/start_libdw
+libdw-missing-not-checked|src/common/base/dwload.c|s/return hs_dw_load\(\) \? hs_dw_fn.dwfl_begin\(cb\) : NULL;/hs_dw_load();\n    return hs_dw_fn.dwfl_begin(cb);/|integration/start_libdw'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"
