@@ -79,7 +79,10 @@ safe-search-restops-unmoved|src/cli/inject/inject_thread.c|s/return q->tid\[i\] 
 later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks
 diagnose-growth-ignores-noise|src/common/reports/diagnose_find.c|s/if \(!x->growing\)\n/if (x->growth <= 0)\n/|unit/test_diagnose
 diagnose-findings-unsorted|src/common/reports/diagnose_find.c|s/\n    hs_diagnosis_sort\(d\);\n/\n/|unit/test_diagnose|integration/diagnose
-diagnose-trusts-bad-accounting|src/common/reports/diagnose_acct.c|s/if \(!diag_acct_consistent\(a, rss, &sum\)\)/if (!diag_acct_consistent(a, rss, \&sum) \&\& 0)/|unit/test_diagnose'
+diagnose-trusts-bad-accounting|src/common/reports/diagnose_acct.c|s/if \(!diag_acct_consistent\(a, rss, &sum\)\)/if (!diag_acct_consistent(a, rss, \&sum) \&\& 0)/|unit/test_diagnose
+gzip-stored-nlen-wrong|src/common/base/gzip.c|s/p\[2\] = \(uint8_t\)~n;/p[2] = (uint8_t)n;/|integration/gzip_stored
+libdw-linked-by-tracker|src/preload/record/tracker_resolve.c|s/#include "base\/dwload.h"\n//|integration/start_libdw
+libdw-missing-not-checked|src/common/base/dwload.c|s/return hs_dw_load\(\) \? hs_dw_fn.dwfl_begin\(cb\) : NULL;/hs_dw_load();\n    return hs_dw_fn.dwfl_begin(cb);/|integration/start_libdw'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -4,9 +4,10 @@
  * libbz2 or libgcc_s, and the target's dlopen of the library then fails. The library is
  * linked with DT_RPATH $ORIGIN/heapsift-deps (CMakeLists.txt): DT_RPATH, unlike
  * DT_RUNPATH, is searched for the dependencies of its dependencies too, and for its own
- * dlopen of the x86 decoder, and a directory that does not exist (beside an installed
- * library) costs one failed lookup. So each library of the closure of its DT_NEEDED and
- * the decoder (runtime_libs.h), but glibc's own (which must be the target's),
+ * dlopen of the x86 decoder and of libdw, and a directory that does not exist (beside an
+ * installed library) costs one failed lookup. So each library of the closure of its
+ * DT_NEEDED, the decoder and libdw (runtime_libs.h), but glibc's own (which must be the
+ * target's),
  * that the target neither maps nor has in its standard directories is copied from where
  * this command's loader finds it into heapsift-deps beside the library the target
  * dlopens. The loader matches an already loaded library by its soname first, so a copy
@@ -119,6 +120,7 @@ static void deps_closure(const char *lib, deps_t *d)
     d->n = 0;
     deps_needed(lib, deps_add, d);
     deps_add(HS_DECODER_SONAME, d);
+    deps_add(HS_DW_SONAME, d); /* dlopened on the first symbolization (base/dwload.c) */
     for (size_t i = 0; i < d->n; i++)
         deps_needed(d->lib[i].path, deps_add, d);
 }

@@ -1,7 +1,8 @@
 /*
  * gzip (zlib) for profiles: compression at the level the caller picks, with a window
  * sized to the input, and decompression of gzip data (concatenated members too) when the
- * data starts with the gzip magic, refusing to inflate beyond 2 GiB. Owns no state; called
+ * data starts with the gzip magic, refusing to inflate beyond 2 GiB; small profiles are
+ * stored in a gzip member without deflate's set-up (hs_gzip_stored). Owns no state; called
  * by the dump path inside the profiled process (guard held) and by the CLI.
  */
 #include "gzip.h"
@@ -23,8 +24,53 @@ static int gzip_window_bits(size_t len)
     return bits;
 }
 
+static void gzip_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* RFC 1952 header (no name, no time, OS unix), stored blocks (RFC 1951 3.2.4: BFINAL and
+ * BTYPE 00 in the first bits, the rest of that byte padding, LEN and its complement
+ * little-endian, the bytes), then CRC-32 and the length mod 2^32. */
+int hs_gzip_stored(const uint8_t *data, size_t len, hs_buf_t *out)
+{
+    static const uint8_t head[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    size_t blocks = len / 65535 + 1;
+    int rc = hs_buf_reserve(out, sizeof(head) + blocks * 5 + len + 8);
+    if (rc)
+        return rc;
+    uint8_t *p = out->data + out->len;
+    memcpy(p, head, sizeof(head));
+    p += sizeof(head);
+    size_t off = 0;
+    do {
+        size_t n = len - off > 65535 ? 65535 : len - off;
+        *p++ = off + n == len ? 1 : 0;
+        p[0] = (uint8_t)n;
+        p[1] = (uint8_t)(n >> 8);
+        p[2] = (uint8_t)~n;
+        p[3] = (uint8_t)(~n >> 8);
+        p += 4;
+        if (n)
+            memcpy(p, data + off, n);
+        p += n;
+        off += n;
+    } while (off < len);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (size_t o = 0; o < len; o += 1u << 30) /* zlib counts in uInt */
+        crc = crc32(crc, data + o, (uInt)(len - o > (1u << 30) ? 1u << 30 : len - o));
+    gzip_le32(p, (uint32_t)crc);
+    gzip_le32(p + 4, (uint32_t)len);
+    p += 8;
+    out->len = (size_t)(p - out->data);
+    return 0;
+}
+
 int hs_gzip(const uint8_t *data, size_t len, int level, hs_buf_t *out)
 {
+    if (level == 0 || (level == HS_GZIP_PROCESS_LEVEL && len < HS_GZIP_STORED_BELOW))
+        return hs_gzip_stored(data, len, out);
     z_stream z;
     memset(&z, 0, sizeof(z));
     int bits = gzip_window_bits(len);

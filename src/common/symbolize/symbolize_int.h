@@ -13,6 +13,8 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "base/dwload.h" /* libdw through dlopen: after the elfutils headers */
+
 /* One interned string; demangled is filled lazily for mangled names (the string itself
  * when it does not demangle). */
 typedef struct {

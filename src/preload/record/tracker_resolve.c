@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include "model/demangle.h"
 #include "runtime/fdtable.h"
+#include "base/dwload.h"
 #include "base/fdio.h"
 #include "base/sort.h"
 #include "trackers.h"
