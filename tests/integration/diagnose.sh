@@ -108,7 +108,8 @@ HEAPSIFT_RATE=64K HEAPSIFT_OUT="$T/thr.pb.gz" LD_PRELOAD="$LIB" "$P/diag_prog" t
     fail "threads: status $?"
 diag thr "$T/thr.pb.gz"
 check "$T/thr.json" 'f[0]["kind"] == "not_heap" and f[0]["site"] == "thread stacks"' \
-    'near(f[0]["bytes"], 32 * 1048576, 0.25)' || fail "threads"
+    'near(f[0]["bytes"], 32 * 1048576, 0.25)' \
+    '65 <= int(__import__("re").search(r" of (\d+) threads", f[0]["evidence"]).group(1)) <= 70' || fail "threads"
 
 # 6. a steady program: no growth, no leak
 mkdir "$T/steady"

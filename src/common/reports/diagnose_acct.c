@@ -199,10 +199,17 @@ static int diag_not_heap(hs_diagnosis_t *d, const hs_diag_acct_t *a, double rss)
     double prof = hs_diag_num(a, "profiler.maps") + hs_diag_num(a, "profiler.heap");
     int rc;
     hs_diag_mb(b, sizeof(b), stacks);
-    snprintf(ev, sizeof(ev),
-             "%s resident in thread stacks (anonymous mappings above a guard page, and "
-             "[stack]); %.0f live threads have allocated (the profile counts no others)",
-             b, threads);
+    double all = hs_diag_num(a, "maps.threads");
+    if (all > 0)
+        snprintf(ev, sizeof(ev),
+                 "%s resident in thread stacks (anonymous mappings above a guard page, and "
+                 "[stack]) of %.0f threads (heapsift's own included)",
+                 b, all);
+    else
+        snprintf(ev, sizeof(ev),
+                 "%s resident in thread stacks (anonymous mappings above a guard page, and "
+                 "[stack]); %.0f live threads have allocated (the profile counts no others)",
+                 b, threads);
     if ((rc = diag_part(d, stacks, rss, 0, "thread stacks", ev,
                         "fewer threads, or smaller stacks (pthread_attr_setstacksize, ulimit -s); "
                         "a stack keeps the pages its deepest call touched")))

@@ -249,6 +249,8 @@ static bool acct_status(hs_acct_t *a)
         acct_kb(line, "RssFile", &file);
         acct_kb(line, "RssShmem", &shmem);
         acct_kb(line, "VmSwap", &a->swap);
+        if (acct_kb(line, "Threads", &a->threads))
+            a->threads /= 1024; /* a count, not kB */
     }
     hs_fd_close(r.fd);
     a->file = file + shmem;
@@ -437,6 +439,11 @@ void hs_acct_read_maps_ex(hs_acct_t *a, const char *maps, size_t len, uint64_t o
         if (!acct_smaps(a))
             acct_rollup(a);
     }
+    if (!a->threads) { /* the smaps route did not read /proc/self/status */
+        hs_acct_t t = {0};
+        acct_status(&t);
+        a->threads = t.threads;
+    }
     if (!stats)
         a->unread = true;
     else if (a->allocator == HS_ALLOC_GLIBC)
@@ -459,9 +466,10 @@ int hs_acct_format(const hs_acct_t *a, char lines[][200], int max)
     snprintf(lines[n++], 200, "rss: rss=%llu anon=%llu file=%llu swap=%llu",
              (unsigned long long)a->rss, (unsigned long long)a->anon, (unsigned long long)a->file,
              (unsigned long long)a->swap);
-    snprintf(lines[n++], 200, "maps: heap=%llu stacks=%llu code=%llu other_anon=%llu",
+    snprintf(lines[n++], 200, "maps: heap=%llu stacks=%llu code=%llu other_anon=%llu threads=%llu",
              (unsigned long long)a->heap, (unsigned long long)a->stacks,
-             (unsigned long long)a->code, (unsigned long long)a->other_anon);
+             (unsigned long long)a->code, (unsigned long long)a->other_anon,
+             (unsigned long long)a->threads);
     snprintf(lines[n++], 200, "profiler: maps=%llu heap=%llu", (unsigned long long)a->prof_maps,
              (unsigned long long)a->prof_heap);
     const unsigned long long *v = (const unsigned long long *)a->a;

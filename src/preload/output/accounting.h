@@ -23,8 +23,9 @@ typedef struct {
     uint64_t other_anon; /* every other anonymous mapping: the program's own mmaps, data */
     /* the profiler: its mmap'd tables (inside other_anon) and what it keeps on the heap */
     uint64_t prof_maps, prof_heap;
-    int allocator; /* HS_ALLOC_* */
-    bool unread;   /* the allocator's statistics were not read (hs_acct_read_maps_ex) */
+    uint64_t threads; /* the process's threads (/proc/self/status), 0 if unread */
+    int allocator;    /* HS_ALLOC_* */
+    bool unread;      /* the allocator's statistics were not read (hs_acct_read_maps_ex) */
     /* glibc (mallinfo2): arena, mmap, mmap_chunks, in_use, free, releasable;
      * jemalloc (mallctl stats.*): allocated, active, metadata, resident, retained, mapped */
     uint64_t a[6];
