@@ -26,6 +26,10 @@ objects-types-swapped|src/preload/output/dump.c|s/\{\{"alloc_objects", "count"\}
 diff-ignores-base|src/cli/verbs/diff.c|s/int signs\[2\] = \{1, -1\};/int signs[2] = {1, 0};/|integration/diff_noise|integration/diff_power
 leak-report-skips-largest|src/common/reports/leakreport.c|s/for \(size_t i = 0; rc == 0 && i < n; i\+\+\)/for (size_t i = 1; rc == 0 && i < n; i++)/|integration/leaks
 http-token-any|src/preload/serve/http_routes.c|s/    return diff == 0;\n/    return diff == 0 ? true : m > 0;\n/|integration/http_control
+metrics-counter-no-total|src/preload/serve/http_metrics.c|s/"heapsift_frees_total", "counter"/"heapsift_frees", "counter"/|integration/http_metrics
+metrics-sites-by-cum|src/preload/serve/http_metrics.c|s/hs_report_select\(&r, false,/hs_report_select(&r, true,/|integration/http_metrics
+metrics-site-interval-none|src/preload/serve/http_metrics.c|s/hs_report_interval\(v, var,/hs_report_interval(v, 0,/|integration/http_metrics
+metrics-alert-inverted|docs/prometheus/rules.yml|s/\n            > 1048576/\n            < 1048576/|integration/prometheus
 flame-click-zooms-root|src/common/reports/report_flame.c|s/\{zoom\(g\);e\.stopPropagation/{zoom(frames[0]);e.stopPropagation/|integration/flamegraph_browser
 fd-route-ignored|src/common/base/fdio.c|s/if \(route == NULL\)\n(\s*)return syscall/if (1)\n$1return syscall/|stress/descriptors
 thread-stack-from-glibc-cache|src/preload/runtime/threads.c|s/\n    pthread_attr_setstack\(&attr, t->stack, t->size\);\n/\n/|stress/fork_stdio

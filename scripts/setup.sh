@@ -8,7 +8,7 @@ set -eu
 need="cmake make gcc g++ pkg-config binutils zlib1g-dev libdw-dev libelf-dev \
 golang-go libjemalloc2 libtcmalloc-minimal4 libjemalloc-dev google-perftools \
 libgoogle-perftools-dev libzydis-dev clang-14 libclang-rt-14-dev python3 perl sqlite3 git redis-server \
-redis-tools clang-format libmicrohttpd-dev libmicrohttpd12 wrk curl libcurl4-openssl-dev \
+redis-tools clang-format libmicrohttpd-dev libmicrohttpd12 prometheus wrk curl libcurl4-openssl-dev \
 chromium graphviz"
 # The browser tests (tests/web) need node and npm; a machine whose nodejs comes from
 # elsewhere (with its own npm) keeps it.

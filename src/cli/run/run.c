@@ -58,6 +58,7 @@ static const run_opt_t run_opts[] = {
     {"http", 0, "HEAPSIFT_HTTP", NULL, "serve /debug/pprof/ on HOST:PORT (:0 any port)"},
     {"http-portfile", 0, "HEAPSIFT_HTTP_PORTFILE", NULL, "write the endpoint's port here (%p)"},
     {"http-token", 0, "HEAPSIFT_HTTP_TOKEN", NULL, "token the control POSTs require"},
+    {"metrics-sites", 0, "HEAPSIFT_METRICS_SITES", NULL, "top sites /metrics lists (10)"},
     {"spool", 0, "HEAPSIFT_SPOOL", NULL, "keep the live set in this file (%p) for recover"},
     {"spool-size", 0, "HEAPSIFT_SPOOL_SIZE", NULL, "bound on the spool file (default 16M)"},
     {"keep-spool", 0, "HEAPSIFT_KEEP_SPOOL", "1", "keep the spool at a normal exit"},

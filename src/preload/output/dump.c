@@ -553,7 +553,19 @@ static int dump_make(dump_ctx_t *c, const char *kind, const hs_dump_base_t *base
 }
 
 static uint64_t dump_written, dump_failed;
+static uint64_t dump_written_kind[HS_DUMP_KINDS]; /* by hs_dump_kind_name's index */
 static bool dump_failing, dump_closed;
+
+const char *hs_dump_kind_name(int k)
+{
+    return k == 1 ? "peak" : "heap";
+}
+
+static void dump_count_kind(const char *kind)
+{
+    int k = strcmp(kind, "peak") == 0;
+    __atomic_add_fetch(&dump_written_kind[k], 1, __ATOMIC_RELAXED);
+}
 
 /* A failure is reported once, until a dump succeeds again (the exit profile's always: no
  * dump comes after it). */
@@ -634,6 +646,8 @@ static int dump_locked(const char *path, const char *kind, unsigned flags)
     if (rc == 0)
         rc = hs_pprof_write_file(c.prof, path);
     dump_report(rc, path, samples, stacks, flags & HS_DUMP_FINAL);
+    if (rc == 0)
+        dump_count_kind(kind);
     /* The leak report reads the exit profile, written or not. */
     if (made && (flags & HS_DUMP_FINAL) && strcmp(kind, "heap") == 0)
         dump_leaks(&c, kind);
@@ -739,6 +753,41 @@ void hs_dump_counts(uint64_t *written, uint64_t *failed)
     *failed = __atomic_load_n(&dump_failed, __ATOMIC_RELAXED);
 }
 
+void hs_dump_counts_by_kind(uint64_t written[HS_DUMP_KINDS])
+{
+    for (int k = 0; k < HS_DUMP_KINDS; k++)
+        written[k] = __atomic_load_n(&dump_written_kind[k], __ATOMIC_RELAXED);
+}
+
+/* The unreached bytes of the last leak check (dump lock; read racily as one double). */
+static double dump_leak_bytes;
+static bool dump_leak_done;
+
+bool hs_dump_last_leakcheck(double *bytes)
+{
+    if (!__atomic_load_n(&dump_leak_done, __ATOMIC_ACQUIRE))
+        return false;
+    __atomic_load(&dump_leak_bytes, bytes, __ATOMIC_RELAXED);
+    return true;
+}
+
+/* The scan's unreached bytes, summed over the stacks, kept for /metrics. */
+static void dump_leak_note(void)
+{
+    uint32_t n = hs_stacktab_count();
+    double *obj = calloc(n ? n : 1, sizeof(double));
+    double *bytes = calloc(n ? n : 1, sizeof(double));
+    if (obj && bytes && hs_leaks_unreached(obj, bytes, n)) {
+        double sum = 0;
+        for (uint32_t i = 0; i < n; i++)
+            sum += bytes[i];
+        __atomic_store(&dump_leak_bytes, &sum, __ATOMIC_RELAXED);
+        __atomic_store_n(&dump_leak_done, true, __ATOMIC_RELEASE);
+    }
+    free(obj);
+    free(bytes);
+}
+
 /* ---- leak checks: a reachability scan, then a labelled profile ----------------------- */
 
 typedef struct {
@@ -756,6 +805,7 @@ static void dump_lc_job(void *p)
     j->rc = hs_leaks_check_begin(&r);
     if (j->rc != 0)
         return;
+    dump_leak_note();
     if (j->out) {
         uint64_t samples;
         uint32_t stacks;

@@ -35,6 +35,13 @@ int hs_dump_fd(int fd, int format);
 void hs_dump_last_path(char *out, size_t cap);
 /* Profiles written and dumps failed since start. */
 void hs_dump_counts(uint64_t *written, uint64_t *failed);
+/* Profiles written to files by kind: index 0 "heap" (leak checks' included), 1 "peak"
+ * (hs_dump_kind_name). */
+#define HS_DUMP_KINDS 2
+void hs_dump_counts_by_kind(uint64_t written[HS_DUMP_KINDS]);
+const char *hs_dump_kind_name(int k);
+/* The unreachable bytes (estimate) the last leak check found; false when none ran. */
+bool hs_dump_last_leakcheck(double *bytes);
 /* In-memory profiles (the HTTP endpoint). A base is a copy of every stack's four values
  * now; hs_dump_profile builds the profile of kind "heap" or "peak", or with a base the
  * difference between now and it (Go's delta profile: all four values subtracted). The

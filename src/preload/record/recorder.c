@@ -234,6 +234,7 @@ void hs_sample_end(hs_tls_t *t, void *p, uint64_t n)
     uintptr_t pcs[HS_MAX_DEPTH];
     uint32_t trackers;
     hs_guard_enter(t);
+    __atomic_store_n(&t->samples, t->samples + 1, __ATOMIC_RELAXED); /* one writer */
     hs_sandbox_note_sample();
     size_t depth = hs_unwind_capture(pcs, hs_opt.depth);
     double w = hs_sampler_weight(n, t->sample_rate ? t->sample_rate : recorder_rate());

@@ -87,6 +87,7 @@ struct hs_tls {
     uint32_t labels;                    /* label set of the samples it takes (labels.h) */
     int32_t err_pin;                    /* log.c: its reference to the program's 2, plus 1 */
     int64_t err_pin_ms;                 /* when it was taken (CLOCK_MONOTONIC) */
+    uint64_t samples; /* allocations sampled (the sampled path; summed by threads.c) */
 #ifdef HS_DEBUG_CHECKS
 #define HS_HELD_MAX 96
     uint32_t nheld; /* locks held (debugcheck.h), after every field the hot path reads */

@@ -307,6 +307,8 @@ int hs_options_load(void)
          NULL},
         {"HEAPSIFT_HTTP_PORTFILE", HS_OPT_STR, NULL, 0, 0, OPT_DST(http_portfile), "a path", NULL},
         {"HEAPSIFT_HTTP_TOKEN", HS_OPT_STR, NULL, 0, 0, OPT_DST(http_token), "a token", NULL},
+        {"HEAPSIFT_METRICS_SITES", HS_OPT_UINT, "10", 0, 1000, OPT_DST(metrics_sites),
+         "a number of sites, 0 to 1000; 0 = none", NULL},
         {"HEAPSIFT_SPOOL", HS_OPT_STR, NULL, 0, 0, OPT_DST(spool), "a path pattern (%p: the pid)",
          NULL},
         {"HEAPSIFT_SPOOL_SIZE", HS_OPT_BYTES, "16M", 1u << 20, 1ull << 36, OPT_DST(spool_size),

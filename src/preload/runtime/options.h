@@ -41,6 +41,7 @@ typedef struct {
     const char *http;          /* HOST:PORT to serve on */
     const char *http_portfile; /* file that gets the port */
     const char *http_token;    /* token the control paths require */
+    uint32_t metrics_sites;    /* top sites /metrics lists (http_metrics.c) */
     /* The post-mortem spool (spool.c); NULL = none. */
     const char *spool;     /* path pattern (%p) */
     uint64_t spool_size;   /* bytes of the file */

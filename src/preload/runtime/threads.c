@@ -46,6 +46,7 @@ static void threads_add(hs_counters_t *out, hs_tls_t *t)
     out->allocs += allocs;
     out->frees += frees;
     out->bytes += threads_load(&t->bytes);
+    out->samples += threads_load(&t->samples);
     if (drawn > left)
         out->bytes += (uint64_t)(drawn - left);
 }

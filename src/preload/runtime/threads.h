@@ -16,6 +16,7 @@
 typedef struct {
     uint64_t allocs, frees, bytes; /* calls and requested bytes, all threads */
     uint64_t threads;              /* threads registered now */
+    uint64_t samples;              /* allocations sampled, all threads */
 } hs_counters_t;
 
 /* Registers t (its counters are then summed by hs_counters_read; its exit folds them

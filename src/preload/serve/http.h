@@ -110,6 +110,15 @@ int hs_http_symbols(const char *body, size_t len, hs_buf_t *out);
 int hs_http_display(const hs_profile_t *p, const char *display, const char *st, hs_buf_t *out,
                     const char **type);
 
+/* ---- http_metrics.c -------------------------------------------------------------------- */
+
+/* GET /metrics in Prometheus' text format: counters and estimate from heapsift_stats, the
+ * RSS parts, and the top sites of heap (the cached profile, NULL: none) whose build
+ * number is build (the sites are formatted once per build). 0 or -errno. */
+int hs_http_metrics(hs_buf_t *out, const hs_profile_t *heap, uint64_t build);
+/* In a forked child: forget the parent's formatted sites (leaked, never touched). */
+void hs_http_metrics_forget(void);
+
 /* Counters of the endpoint, for the statistics. */
 typedef struct {
     uint64_t requests, rejected, builds, deltas, throttled_ms;

@@ -431,6 +431,21 @@ static enum MHD_Result http_symbol_get(struct MHD_Connection *c, http_req_t *q)
     return hs_http_reply_buf(c, 200, "text/plain; charset=utf-8", &b);
 }
 
+/* ---- Prometheus ------------------------------------------------------------------- */
+
+/* The sites come from the cached heap profile (no profile: the other series alone). */
+static enum MHD_Result http_metrics(struct MHD_Connection *c)
+{
+    hs_buf_t b = HS_BUF_INIT;
+    hs_profile_t *p = hs_opt.metrics_sites > 0 ? http_profile(HTTP_HEAP) : NULL;
+    int rc = hs_http_metrics(&b, p, hs_http_count.builds);
+    if (rc != 0) {
+        hs_buf_free(&b);
+        return http_error(c, 500, "cannot build the metrics");
+    }
+    return hs_http_reply_buf(c, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
+}
+
 /* ---- dispatch ---------------------------------------------------------------------- */
 
 static enum MHD_Result http_body_reply(struct MHD_Connection *c, int rc, hs_buf_t *b,
@@ -467,6 +482,8 @@ static enum MHD_Result http_route(struct MHD_Connection *c, http_req_t *q, const
         return http_body_reply(c, hs_http_stats_json(&b), &b, "application/json");
     if (strcmp(url, "/debug/pprof/symbol") == 0)
         return http_symbol_get(c, q);
+    if (strcmp(url, "/metrics") == 0)
+        return http_metrics(c);
     if (strcmp(url, "/debug/pprof/heap") == 0)
         return http_profile_path(c, q, HTTP_HEAP, false);
     if (strcmp(url, "/debug/pprof/allocs") == 0)
@@ -583,6 +600,7 @@ void hs_http_routes_forget(void)
     http_windows = NULL;
     http_nwindows = 0;
     memset(http_cache, 0, sizeof(http_cache));
+    hs_http_metrics_forget();
 }
 
 void hs_http_routes_restart(void)
