@@ -5,8 +5,9 @@
  * and "no evidence, no finding": no accounting says fragmentation and not_heap cannot be
  * answered; a small free space is no fragmentation; parts adding up to more than the RSS
  * decline it; an allocator heapsift does not read is said so; a steady series has no
- * growth; memory labelled reachable has no leak, unreachable memory has one; a series
- * growing by 10 MB a step at rate 1 is named with its exact growth.
+ * growth, nor one rising within its sampling noise; memory labelled reachable has no leak,
+ * unreachable memory has one; a series growing by 10 MB a step at rate 1 is named with its exact
+ * growth.
  */
 #define _GNU_SOURCE
 #include "reports/diagnose.h"
@@ -127,7 +128,7 @@ static void diagnose(hs_diagnosis_t *d, hs_profile_t **p, size_t n)
 
 #define GLIBC(free_, top)                                                                          \
     "allocator: glibc arena=0 mmap=0 mmap_chunks=0 in_use=100000000 free=" free_ " releasable"     \
-                                                                                 "=" top
+    "=" top
 #define ACCT(heap)                                                                                 \
     "rss: rss=300000000 anon=290000000 file=10000000 swap=0",                                      \
         "maps: heap=" heap " stacks=100000 code=10000000 other_anon=1000000",                      \
@@ -200,6 +201,17 @@ static void test_samples(void)
         if (d.f[i].kind == HS_DIAG_GROWTH)
             CHECK(d.f[i].bytes == 20000000 && strcmp(d.f[i].site, "site_g <- main") == 0,
                   "growth %lld %s", (long long)d.f[i].bytes, d.f[i].site);
+    hs_diagnosis_free(&d);
+
+    /* rising by 100 kB a step at rate 512 KiB (50 objects of 100 kB: a sampling noise of
+     * megabytes): a positive slope, but within noise */
+    for (int i = 0; i < 3; i++) {
+        p[i] = prof("site_n", 5000000 + 100000 * i, NULL, i + 1, NULL);
+        p[i]->period = 524288;
+    }
+    diagnose(&d, p, 3);
+    CHECK(count(&d, HS_DIAG_GROWTH) == 0, "growth within sampling noise claimed");
+    CHECK(noted(&d, "growth: none"), "no note");
     hs_diagnosis_free(&d);
 
     p[0] = prof("site_r", 5000000, "yes", 1, NULL); /* all reachable: no leak, no note */

@@ -121,9 +121,12 @@ static int diag_run(const char **args, int nargs, bool json)
         }
     }
     const char *const *paths = dirfiles ? (const char *const *)dirfiles : args;
-    const char *target = nargs == 1 ? args[0] : args[0];
-    if (hs_diagnose_files(paths, (size_t)n, target, json, stdout) != 0)
+    char *many = NULL; /* several files: "FIRST and N more" */
+    if (nargs > 1 && asprintf(&many, "%s and %d more", args[0], nargs - 1) < 0)
+        many = NULL;
+    if (hs_diagnose_files(paths, (size_t)n, many ? many : args[0], json, stdout) != 0)
         rc = 2;
+    free(many);
     for (long i = 0; dirfiles && i < n; i++)
         free(dirfiles[i]);
     free(dirfiles);

@@ -1,8 +1,8 @@
 /*
  * The verbs that read profiles and print or write them (one file each in src/cli/verbs):
  * the views (top, traces, peek, list, tree, collapsed, flamegraph, graph, diff), the
- * files (convert, merge, symbolize, recover) and the checks (stats, suspects, check,
- * lifetimes). argv[0] is the verb name; each returns the process exit status. Also the
+ * files (convert, merge, symbolize, recover) and the checks (stats, suspects, diagnose,
+ * check, lifetimes). argv[0] is the verb name; each returns the process exit status. Also the
  * printers other folders reuse: web/ prints top, list and peek listings, run/ reads a
  * rescue spool. Nothing here knows web/, run/ or inject/.
  */
