@@ -1,12 +1,13 @@
 /*
  * The heapsift command: dispatches argv[1] to a verb (one file each, in the folders below:
- * verbs/, run/, web/, inject/); the top of src/cli, the one file that knows every verb.
+ * verbs/, run/, web/, inject/, live/); the top of src/cli, the one file that knows every verb.
  * Exit codes: 0 ok, 1 usage, 2 bad input, 3 I/O; `run` passes the profiled program's
  * status through; `check` exits 4 when a check fails.
  */
 #define _GNU_SOURCE
 #include "inject/attach.h"
 #include "kit/cli.h"
+#include "live/live.h"
 #include "run/run.h"
 #include "verbs/verbs.h"
 #include "web/web.h"
@@ -72,6 +73,8 @@ int main(int argc, char **argv)
         printf("heapsift %s\n", HS_VERSION);
         return 0;
     }
+    if (strcmp(argv[1], "diagnose") == 0 && hs_live_is_target(argc - 1, argv + 1))
+        return hs_live_diagnose(argc - 1, argv + 1); /* a PID or URL: live/, else the verb */
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
         if (strcmp(argv[1], verbs[i].name) == 0)
             return verbs[i].fn(argc - 1, argv + 1);
