@@ -23,23 +23,33 @@
 
 static void diag_usage(FILE *f)
 {
-    fprintf(f, "usage: heapsift diagnose [--json] TARGET...\n"
-               "\n"
-               "What is wrong with a program's memory, in one page, largest finding first.\n"
-               "TARGET is a profile, several profiles of one process, or a directory of its\n"
-               "dumps (HEAPSIFT_INTERVAL_SECONDS makes them; put in time order). Findings:\n"
-               "  fragmentation  free memory the allocator keeps (free chunks, dirty pages)\n"
-               "  growth         sites whose live bytes grow beyond sampling noise (a series)\n"
-               "  leak           objects no pointer reaches (reachable=no labels, HEAPSIFT_LEAKS)\n"
-               "  not_heap       resident memory outside the heap: thread stacks, file and\n"
-               "                 other mappings, the profiler's own tables\n"
-               "  blind_spot     allocations heapsift cannot see (HEAPSIFT's reach line)\n"
-               "  top_site       the largest live sites, with their 95%% intervals\n"
-               "Each names its bytes, the evidence it rests on and advice for the allocator in\n"
-               "use; nothing is claimed where the evidence does not hold.\n"
-               "\n"
-               "  --json   the JSON contract of docs/diagnose.md\n"
-               "\nExit status: 0 ok, 1 usage, 2 bad input, 3 I/O error.\n");
+    fprintf(f,
+            "usage: heapsift diagnose [--json] TARGET...\n"
+            "       heapsift diagnose [--seconds N] [--leak-check] [--keep DIR] [--json] "
+            "PID|URL\n"
+            "\n"
+            "What is wrong with a program's memory, in one page, largest finding first.\n"
+            "TARGET is a profile, several profiles of one process, or a directory of its\n"
+            "dumps (HEAPSIFT_INTERVAL_SECONDS makes them; put in time order). Findings:\n"
+            "  fragmentation  free memory the allocator keeps (free chunks, dirty pages)\n"
+            "  growth         sites whose live bytes grow beyond sampling noise (a series)\n"
+            "  leak           objects no pointer reaches (reachable=no labels, HEAPSIFT_LEAKS)\n"
+            "  not_heap       resident memory outside the heap: thread stacks, file and\n"
+            "                 other mappings, the profiler's own tables\n"
+            "  blind_spot     allocations heapsift cannot see (HEAPSIFT's reach line)\n"
+            "  top_site       the largest live sites, with their 95%% intervals\n"
+            "Each names its bytes, the evidence it rests on and advice for the allocator in\n"
+            "use; nothing is claimed where the evidence does not hold.\n"
+            "\n"
+            "A running process is a PID (read through the endpoint it serves, or\n"
+            "heapsift is attached for the while) or its endpoint's URL (http://HOST:PORT):\n"
+            "  --seconds N    five profiles over N seconds (N >= 1.25), so growth is judged\n"
+            "  --leak-check   the last profile is a reachability scan (leak findings)\n"
+            "  --keep DIR     keep the profiles taken in DIR\n"
+            "\n"
+            "  --json         the JSON contract of docs/diagnose.md\n"
+            "\nExit status: 0 ok, 1 usage, 2 bad input or an unreachable target, 3 I/O or attach\n"
+            "error.\n");
 }
 
 static int diag_cmp_name(const void *a, const void *b)
