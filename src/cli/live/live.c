@@ -108,7 +108,8 @@ static int live_args(live_t *L, int argc, char **argv)
         } else if (strcmp(a, "--keep") == 0 && i + 1 < argc) {
             L->keep = argv[++i];
         } else if (a[0] == '-') {
-            hs_cli_error("diagnose: unknown option or missing value '%s'", a);
+            hs_cli_error(
+                "diagnose: unknown option or missing value '%s' (see heapsift diagnose --help)", a);
             return 1;
         } else if (L->target) {
             hs_cli_error("diagnose: one live target at a time ('%s' and '%s')", L->target, a);

@@ -163,8 +163,15 @@ int hs_cmd_diagnose(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--seconds") == 0 || strcmp(argv[i], "--leak-check") == 0 ||
+                   strcmp(argv[i], "--keep") == 0) {
+            hs_cli_error("diagnose: %s is for a running process (a PID or an endpoint's URL), "
+                         "not for profile files",
+                         argv[i]);
+            free(args);
+            return 1;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            hs_cli_error("diagnose: unknown option '%s'", argv[i]);
+            hs_cli_error("diagnose: unknown option '%s' (see heapsift diagnose --help)", argv[i]);
             free(args);
             return 1;
         } else {
