@@ -8,7 +8,8 @@
 # the same directory (the whole series, oldest first); the page opens on the Diagnosis tab,
 # the first tab, whose cards (kind, exact bytes, site, in order, largest first) are the
 # CLI's; a click on Top shows Top and hides them, a click on Diagnosis shows them again;
-# the series target's cards are the CLI's over the directory, a growth finding among them.
+# the series target's cards are the CLI's over the directory, a growth finding among them;
+# answers routed by the browser test: no findings said plainly, markup shown as text.
 # Screenshots in BUILD/web_diagnose-*.png. Skips (77) only when node or chromium cannot be
 # installed, and never under CI.
 # Usage: web_diagnose.sh BUILD_DIR SOURCE_DIR

@@ -8,7 +8,8 @@
 // exact bytes, site, readable bytes) are the CLI's findings in the CLI's order, largest
 // first, and its notes the CLI's; a click on Top shows Top and hides the cards, a click on
 // Diagnosis shows them again; the series target's cards are the CLI's over the directory,
-// with a growth finding. Prints "N passed, N failed".
+// with a growth finding; answers no profile gives (routed by the test): no findings said
+// plainly, markup in the strings shown as text. Prints "N passed, N failed".
 import { readFileSync } from "node:fs";
 import { check, openPage, run } from "./harness.mjs";
 
@@ -84,6 +85,34 @@ await run(ctx, shots, async () => {
   const growth = (await cards()).filter((f) => f.kind === "growth" && /site_leak/.test(f.site));
   check(growth.length === 1, "the series: a growth finding at site_leak");
   await page.screenshot({ path: shots + "-series.png", fullPage: true });
+
+  // The page's own rendering of answers no profile gives: no findings at all (said
+  // plainly), and strings that would be markup (set as text, never parsed).
+  const answer = (j) => page.route("**/api/diagnose?*", (r) => r.fulfill({
+    status: 200, contentType: "application/json", body: JSON.stringify(j) }));
+  const redraw = async () => {
+    await page.click('#tabs button[data-tab="top"]');
+    await page.waitForSelector("#view-top:not([hidden])");
+    await page.click('#tabs button[data-tab="diagnose"]');
+    await page.waitForFunction(() => document.body.dataset.rendered.startsWith("diagnose:"));
+  };
+  await answer({ target: "t", rss_bytes: null, allocator: "unknown", findings: [], notes: [] });
+  await redraw();
+  await page.waitForSelector("#diag-empty");
+  check(await page.locator("#view-diagnose .diag-finding").count() === 0 &&
+        /^No findings/.test(await page.locator("#diag-empty").innerText()), "no findings: said plainly");
+  await page.unroute("**/api/diagnose?*");
+  const evil = "<img src=x onerror=\"document.body.dataset.pwned=1\">";
+  await answer({ target: evil, rss_bytes: 5, allocator: "glibc", notes: [evil],
+                 findings: [{ kind: "leak", bytes: 999, site: evil, evidence: evil, advice: evil }] });
+  await redraw();
+  await page.waitForSelector('#view-diagnose .diag-finding[data-kind="leak"]');
+  const c = await cards();
+  check(c.length === 1 && c[0].site === evil && c[0].evidence === evil && c[0].readable === "999 B" &&
+        await page.locator("#view-diagnose img").count() === 0 &&
+        await page.evaluate(() => !document.body.dataset.pwned), "markup in strings is shown as text",
+        JSON.stringify(c));
+  await page.unroute("**/api/diagnose?*");
 
   const foreign = requests.filter((u) => !u.startsWith(url) && !u.startsWith("data:"));
   check(foreign.length === 0, "no request leaves the server", foreign.join(" "));
