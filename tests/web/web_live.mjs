@@ -29,6 +29,7 @@ function sameFigure(x, y) {
 
 await run(ctx, shots, async () => {
   await page.goto(url);
+  await page.click('#tabs button[data-tab="top"]'); // the page opens on the Diagnosis
   await page.waitForSelector("#top-table tbody tr");
   await page.selectOption("#profA", String(want.a));
   await page.selectOption("#profB", String(want.b));

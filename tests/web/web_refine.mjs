@@ -57,6 +57,7 @@ async function contextAction(row, kind, shot) {
 
 await run(ctx, shots, async () => {
   await page.goto(url);
+  await page.click('#tabs button[data-tab="top"]'); // the page opens on the Diagnosis
   await page.waitForSelector("#top-table tbody tr[data-name]");
   await expectRows("base", "Top: heapsift top's rows with no refinement");
   check(await page.locator("#refine-bar").isHidden(), "no refinement: no chip bar");

@@ -49,6 +49,7 @@ async function compare(file, what) {
 
 await run(ctx, shots, async () => {
   await page.goto(url);
+  await page.click('#tabs button[data-tab="top"]'); // the page opens on the Diagnosis
   await page.waitForSelector("#top-table tbody tr[data-name]");
   await page.click('#tabs button[data-tab="series"]');
   await page.waitForSelector("#view-series:not([hidden]) #acct:not([hidden]) tbody tr.row");

@@ -230,10 +230,12 @@ async function opened(how, file, index, rows) {
 
 await run(ctx, dir + "/tour", async () => {
   await page.goto(url);
+  await page.click('#tabs button[data-tab="top"]'); // the page opens on the Diagnosis
   await page.waitForSelector("#top-table tbody tr[data-name]");
   const tabs = await page.locator("#tabs button[data-tab]").evaluateAll((bs) => bs.map((b) => b.dataset.tab));
-  check(["top", "flame", "graph", "source", "peek", "diff", "series", "history", "suspects"]
-        .every((t) => tabs.includes(t)), "the nav has the nine known tabs", tabs.join(","));
+  check(tabs[0] === "diagnose" &&
+        ["top", "flame", "graph", "source", "peek", "diff", "series", "history", "suspects"]
+        .every((t) => tabs.includes(t)), "the nav has the ten known tabs, Diagnosis first", tabs.join(","));
   for (const tab of tabs) await visit(tab);
 
   // Click through: a Top row opens the flame graph with that function highlighted.

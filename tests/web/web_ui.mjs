@@ -20,6 +20,7 @@ const { page, pageErrors, requests } = ctx;
 
 await run(ctx, shots, async () => {
   await page.goto(url);
+  await page.click('#tabs button[data-tab="top"]'); // the page opens on the Diagnosis
   await page.waitForSelector("#top-table tbody tr");
 
   // Top: B (the newest) by default; its top row is the known top site, with the figure

@@ -24,6 +24,7 @@ const inUnit = (s) => s === "0" || new RegExp("^-?[0-9]+(\\.[0-9]+)?" + U + "$")
 
 await run(ctx, shots, async () => {
   await page.goto(url);
+  await page.click('#tabs button[data-tab="top"]'); // the page opens on the Diagnosis
   await page.waitForSelector("#top-table tbody tr[data-name]");
   const rows = await page.locator("#top-table tbody tr[data-name]").evaluateAll((trs) =>
     trs.map((tr) => { const c = [...tr.cells].map((td) => td.textContent.trim());

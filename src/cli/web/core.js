@@ -58,7 +58,7 @@ function fmtTime(ms) {
 
 const state = {
   targets: [], interval: 5, target: 0, profiles: [], a: null, b: null, followB: true,
-  sample: "", gran: "functions", tab: "top", diffMode: "table", zoom: null,
+  sample: "", gran: "functions", tab: "diagnose", diffMode: "table", zoom: null,
   dzoom: null, unit: null, invert: false, refine: [], pinWanted: false,
 };
 

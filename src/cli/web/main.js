@@ -2,7 +2,7 @@
  * the poll. */
 /* ---- wiring --------------------------------------------------------------------------- */
 
-const renderers = { top: renderTop, flame: renderFlame, graph: renderGraph, source: renderSource, peek: renderPeek,
+const renderers = { diagnose: renderDiagnose, top: renderTop, flame: renderFlame, graph: renderGraph, source: renderSource, peek: renderPeek,
                     diff: renderDiff, series: renderSeries, suspects: renderSuspects,
                     history: renderHistory };
 

@@ -13,6 +13,8 @@
  *   /api/history?target=T[&n=N&site=S] per-site history of the top sites (web_history.c)
  *   /api/stats?target=T&id=I           `heapsift stats` of profile I, as text
  *   /api/suspects?target=T[&from=A&to=B] leak suspects over the ring (web_views.c)
+ *   /api/diagnose?target=T             `heapsift diagnose --json` over the kept profiles,
+ *                                      oldest first: a series when there are several
  *   /api/source?target=T&id=I&fn=RE   `heapsift list` of profile I, as text (web_graph.c)
  *   /api/peek?target=T&id=I&fn=RE     `heapsift peek` of profile I: callers, callees (web_graph.c)
  *   /api/raw?target=T&id=I             the profile itself, gzipped pprof (web_views.c)
@@ -26,6 +28,8 @@
  * status.
  */
 #include "web.h"
+
+#include "reports/diagnose.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -199,6 +203,35 @@ static int api_stats(hs_web_req_t *q)
     return rc;
 }
 
+/* The findings engine (reports/diagnose.h) over every kept profile of the target, oldest
+ * first (one profile, or the series of them), answered in its JSON contract
+ * (docs/diagnose.md) with the target's spec as "target". */
+static int api_diagnose(hs_web_req_t *q)
+{
+    const hs_profile_t *profs[HS_WEB_KEEP];
+    hs_diagnosis_t d = {0};
+    char err[512], *text = NULL;
+    size_t len = 0;
+    if (q->t->n == 0)
+        return hs_web_error(q, 404, "no profile loaded yet");
+    for (size_t i = 0; i < q->t->n; i++)
+        profs[i] = q->t->ring[i].prof;
+    int rc = hs_diagnose_profiles(&d, profs, q->t->n, err, sizeof(err));
+    if (rc) {
+        hs_diagnosis_free(&d);
+        return hs_web_error(q, rc == -ENOMEM ? 500 : 400, err);
+    }
+    FILE *m = open_memstream(&text, &len);
+    rc = m ? hs_diagnosis_write_json(&d, q->t->spec, m) : -ENOMEM;
+    if (m && fclose(m) != 0 && rc == 0)
+        rc = -ENOMEM;
+    hs_diagnosis_free(&d);
+    if (rc == 0 && hs_buf_append(q->out, text, len))
+        rc = -ENOMEM;
+    free(text);
+    return rc ? hs_web_error(q, 500, strerror(-rc)) : 0;
+}
+
 /* POST ?id=I: pins or unpins profile I; {"id", "pinned", "pins", "max_pins"}. 409 when
  * HS_WEB_PINS are pinned already. */
 static int api_pin_set(hs_web_req_t *q, bool pin)
@@ -253,6 +286,7 @@ static const api_route_t api_routes[] = {
     {"/api/flame", hs_web_view_flame, true, NULL},
     {"/api/series", api_series, true, NULL},
     {"/api/suspects", hs_web_view_suspects, true, NULL},
+    {"/api/diagnose", api_diagnose, true, NULL},
     {"/api/graph", hs_web_view_graph, true, NULL},
     {"/api/source", hs_web_view_source, true, NULL},
     {"/api/peek", hs_web_view_peek, true, NULL},
