@@ -9,6 +9,7 @@
 #include "lifecycle.h"
 #include "termsig.h"
 #include "triggers.h"
+#include "base/dwload.h"
 #include "leaks/leaks.h"
 #include "output/dump.h"
 #include "reach/reach.h"
@@ -17,6 +18,7 @@
 #include "record/spool.h"
 #include "record/stacktab.h"
 #include "runtime/core.h"
+#include "runtime/fdtable.h"
 #include "runtime/iothread.h"
 #include "runtime/log.h"
 #include "runtime/options.h"
@@ -49,6 +51,12 @@ HS_CTOR(HS_CTOR_START) static void lifecycle_ctor(void)
         hs_sandbox_init(); /* before any filter: opening a file later is what one refuses */
         hs_iothread_hold();
         hs_reach_detect();
+        /* Where the I/O thread (started by the reach scan's reads) found unshare refused,
+         * heapsift's threads share the program's descriptor table, and the loader's opens
+         * of libdw and its libraries would show in it if libdw were loaded at the first
+         * symbolization, while the program runs: loaded now, before the program starts. */
+        if (hs_fd_refused())
+            hs_dw_load();
         hs_spool_open();
         hs_termsig_install();
         hs_triggers_start();
