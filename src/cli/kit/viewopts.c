@@ -3,14 +3,19 @@
  * CLI's error messages and exit codes, and building the report. Prints only errors (on
  * stderr) and --help (on stdout).
  */
+#define _GNU_SOURCE
 #include "viewopts.h"
 #include "cli.h"
 #include "readers/readers.h"
+#include "base/sort.h"
 #include "symbolize/symbolize.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char hs_viewopts_help[] =
     "  --sample-type NAME  inuse_space, inuse_objects, alloc_space, alloc_objects (or an\n"
@@ -49,6 +54,49 @@ bool hs_view_profile_name(const char *n)
             return true;
     }
     return false;
+}
+
+long hs_view_profile_dir(const char *dir, int (*cmp)(const void *, const void *), char ***out)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        hs_cli_error("%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    size_t n = 0, cap = 16, empty = 0;
+    char **v = malloc(cap * sizeof(char *));
+    struct dirent *e;
+    while (v && (e = readdir(d))) {
+        struct stat st;
+        char *path = NULL;
+        if (!hs_view_profile_name(e->d_name) || asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+            continue;
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+            empty += st.st_size == 0 && S_ISREG(st.st_mode);
+            free(path);
+            continue;
+        }
+        if (n == cap) {
+            char **a = realloc(v, (cap *= 2) * sizeof(char *));
+            if (!a) {
+                free(path);
+                break;
+            }
+            v = a;
+        }
+        v[n++] = path;
+    }
+    closedir(d);
+    if (!v) {
+        hs_cli_error("%s: %s", dir, strerror(ENOMEM));
+        return -1;
+    }
+    if (empty) /* a dump being written, or one a full disk cut short */
+        fprintf(stderr, "heapsift: warning: %s: %zu empty file%s skipped\n", dir, empty,
+                empty == 1 ? "" : "s");
+    hs_sort(v, n, sizeof(char *), cmp);
+    *out = v;
+    return (long)n;
 }
 
 /* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i; NULL if

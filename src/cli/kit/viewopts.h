@@ -56,6 +56,13 @@ extern const char hs_viewopts_help[];
  * what suspects and web read of a DIR. */
 bool hs_view_profile_name(const char *name);
 
+/* Every non-empty regular file of dir with a profile's name, sorted by cmp over the
+ * names' pointers (char *const *), in *out (malloc'ed, with malloc'ed names); empty ones
+ * (a dump being written, or one a full disk cut short) are skipped with one warning.
+ * Returns the count, or -1 after an error line naming dir. What suspects and diagnose
+ * read of a DIR. */
+long hs_view_profile_dir(const char *dir, int (*cmp)(const void *, const void *), char ***out);
+
 /* The value of option name at argv[*i] ("--opt V" or "--opt=V"), advancing *i past it;
  * NULL if argv[*i] is not that option, with *missing set when its value is absent. */
 const char *hs_view_optval(int argc, char **argv, int *i, const char *name, bool *missing);

@@ -15,7 +15,6 @@
 #include "reports/diagnose.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,47 +56,6 @@ static int diag_cmp_name(const void *a, const void *b)
     return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every non-empty profile of dir (hs_view_profile_name), in the order of the numbers in
- * their names (strverscmp: dump.9 before dump.10), in *out. Count, or -1 after an error. */
-static long diag_dir(const char *dir, char ***out)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        hs_cli_error("%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    size_t n = 0, cap = 16;
-    char **v = malloc(cap * sizeof(char *));
-    struct dirent *e;
-    while (v && (e = readdir(d))) {
-        struct stat st;
-        char *path = NULL;
-        if (!hs_view_profile_name(e->d_name) || asprintf(&path, "%s/%s", dir, e->d_name) < 0)
-            continue;
-        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-            free(path);
-            continue;
-        }
-        if (n == cap) {
-            char **a = realloc(v, (cap *= 2) * sizeof(char *));
-            if (!a) {
-                free(path);
-                break;
-            }
-            v = a;
-        }
-        v[n++] = path;
-    }
-    closedir(d);
-    if (!v) {
-        hs_cli_error("%s: %s", dir, strerror(ENOMEM));
-        return -1;
-    }
-    hs_sort(v, n, sizeof(char *), diag_cmp_name);
-    *out = v;
-    return (long)n;
-}
-
 /* A target heapsift diagnose reads elsewhere: a PID (digits) or an endpoint URL. */
 static bool diag_live_target(const char *t)
 {
@@ -116,13 +74,13 @@ static int diag_run(const char **args, int nargs, bool json)
     int rc = 0;
     for (int i = 0; i < nargs; i++)
         if (diag_live_target(args[i]) && stat(args[i], &st) != 0) {
-            hs_cli_error("diagnose: %s: a process or endpoint target is not supported yet; "
-                         "give profile files or a directory of dumps",
+            hs_cli_error("diagnose: %s: a process or endpoint is diagnosed alone "
+                         "(heapsift diagnose [--seconds N] [--leak-check] PID|URL)",
                          args[i]);
             return 2;
         }
     if (nargs == 1 && stat(args[0], &st) == 0 && S_ISDIR(st.st_mode)) {
-        if ((n = diag_dir(args[0], &dirfiles)) < 0)
+        if ((n = hs_view_profile_dir(args[0], diag_cmp_name, &dirfiles)) < 0)
             return 3;
         if (n == 0) {
             hs_cli_error("%s: no profiles in this directory", args[0]);

@@ -13,7 +13,6 @@
 #include "reports/report_suspects.h"
 #include "kit/viewopts.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,51 +53,6 @@ static void sus_usage(FILE *f)
 static int sus_cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every non-empty regular file of dir with a profile's name (hs_view_profile_name), sorted by name,
- * in *out (malloc'ed, with malloc'ed names). Returns the count, or -1 after an error. */
-static long sus_dir(const char *dir, char ***out)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        hs_cli_error("%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    size_t n = 0, cap = 16, empty = 0;
-    char **v = malloc(cap * sizeof(char *));
-    struct dirent *e;
-    while (v && (e = readdir(d))) {
-        struct stat st;
-        char *path = NULL;
-        if (!hs_view_profile_name(e->d_name) || asprintf(&path, "%s/%s", dir, e->d_name) < 0)
-            continue;
-        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-            empty += st.st_size == 0 && S_ISREG(st.st_mode);
-            free(path);
-            continue;
-        }
-        if (n == cap) {
-            char **a = realloc(v, (cap *= 2) * sizeof(char *));
-            if (!a) {
-                free(path);
-                break;
-            }
-            v = a;
-        }
-        v[n++] = path;
-    }
-    closedir(d);
-    if (!v) {
-        hs_cli_error("%s: %s", dir, strerror(ENOMEM));
-        return -1;
-    }
-    if (empty) /* a dump being written, or one a full disk cut short */
-        fprintf(stderr, "heapsift: warning: %s: %zu empty file%s skipped\n", dir, empty,
-                empty == 1 ? "" : "s");
-    hs_sort(v, n, sizeof(char *), sus_cmp_name);
-    *out = v;
-    return (long)n;
 }
 
 static const char *sus_verdict(const hs_suspect_t *x)
@@ -203,7 +157,7 @@ static int sus_files(const hs_viewopts_t *o, char ***files, long *n)
         return 3;
     }
     if (o->nfiles == 1 && S_ISDIR(st.st_mode)) {
-        if ((*n = sus_dir(o->files[0], files)) < 0)
+        if ((*n = hs_view_profile_dir(o->files[0], sus_cmp_name, files)) < 0)
             return 3;
         if (*n == 0) {
             hs_cli_error("%s: no profiles in this directory", o->files[0]);
