@@ -4,8 +4,7 @@
 # not exist (2), a zombie (2), a process already traced by another tracer (3, strace -p:
 # the tracer named), another user's process (3, heapsift run as nobody through setpriv),
 # a process that loaded libheapsift.so itself (2, heapsift run), a main thread that
-# called pthread_exit while another runs (2), a thread blocked in the loader (3 after 10 s,
-# stopped once: a refused thread that has not run since is not stopped again); detach of a process
+# called pthread_exit while another runs (2); detach of a process
 # never attached (2); a bad option value (1); a process in seccomp strict mode (2, and it
 # reads, writes and exits as before). Yama's ptrace_scope is told only when the
 # machine has Yama at 1 or more (a note says so otherwise). Seccomp: attach_seccomp.sh;
@@ -125,33 +124,6 @@ if cc -pthread -o "$T/pex" "$T/pex.c" 2>/dev/null; then
     wait "$XPID" 2>/dev/null || true
 else
     echo "note: cannot build a threaded program with cc: the pthread_exit case is skipped"
-fi
-
-# a single thread blocked in the loader (a dlopen'd constructor waiting in open(2) on a
-# fifo): no safe point. The search ends 10 s after its last useful stop, and it stops the
-# thread once: one that has not run since its refusal is not stopped again (before, the
-# same frozen thread was stopped 6,655 times in the 10 s).
-printf '%s\n' '#include <fcntl.h>' '#include <stdlib.h>' '#include <unistd.h>' \
-    '__attribute__((constructor)) static void block(void) {' \
-    '    char c; int fd = open(getenv("CTOR_FIFO"), O_RDONLY);' \
-    '    if (fd < 0 || read(fd, &c, 1) < 0) _exit(3); close(fd); }' >"$T/ctor.c"
-printf '%s\n' '#include <dlfcn.h>' '#include <stdio.h>' \
-    'int main(int argc, char **argv) { (void)argc; printf("ready\\n"); fflush(stdout);' \
-    '    return dlopen(argv[1], RTLD_NOW) ? 0 : 1; }' >"$T/ctormain.c"
-if cc -shared -fPIC -o "$T/libctor.so" "$T/ctor.c" 2>/dev/null &&
-    cc -o "$T/ctormain" "$T/ctormain.c" -ldl 2>/dev/null; then
-    rm -f "$T/fifo" && mkfifo "$T/fifo"
-    CTOR_FIFO="$T/fifo" "$T/ctormain" "$T/libctor.so" >"$T/ctorout" & CPID=$!
-    # blocked: its system call is openat (257) on the fifo, inside the constructor
-    if hs_until 30 "loader: the constructor's open" "[ \"\$(cut -d' ' -f1 /proc/$CPID/syscall 2>/dev/null)\" = 257 ]"; then
-        at_expect 3 "no thread of process $CPID was outside the allocator and the loader in [0-9.]+ s \\(1 stops; [1-9][0-9]* times a thread that had not run since its last stop was left alone; the last refusal: a frame in its code \\([^)]*ld-linux" \
-            loader -- attach "$CPID"
-        kill -0 "$CPID" 2>/dev/null || fail "loader: the target died"
-    fi
-    echo x >"$T/fifo"
-    wait "$CPID" || fail "loader: the target's dlopen failed after the attach"
-else
-    echo "note: cannot build a dlopen program with cc: the loader case is skipped"
 fi
 
 # a process that preloads the library itself

@@ -27,10 +27,6 @@
 #define THR_STACK_NEED (64 << 10) /* stack a thread must have below its sp for the call */
 #define THR_SYSCALL_MS 2000       /* a system call of the syscall stub */
 #define THR_ENTRY_MS 200          /* a restarted system call's entry */
-#define THR_TASKS_MAX 4096
-/* CPU time a refused thread must have used since its refusal to be stopped again: more
-   than the way back from a ptrace stop to user mode takes, less than any time slice. */
-#define THR_RAN_NS 200000
 
 static int64_t thr_now_us(void)
 {
@@ -370,36 +366,6 @@ static size_t thr_tasks(pid_t pid, pid_t *out, size_t cap)
     return n;
 }
 
-/* A thread's CPU time in ns (the first field of its schedstat). false if unknown. */
-static bool thr_ran_ns(pid_t pid, pid_t tid, uint64_t *ns)
-{
-    char path[64], buf[96];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t k = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (k <= 0)
-        return false;
-    buf[k] = 0;
-    char *end;
-    unsigned long long v = strtoull(buf, &end, 10);
-    if (end == buf)
-        return false;
-    *ns = v ? v : 1; /* 0 means "not refused" in the search's ledger */
-    return true;
-}
-
-/* hs_thr_call's search: its bounds (us) and, per position of /proc's task list, the
-   thread last refused there and its CPU time then (0: none). */
-typedef struct {
-    int64_t end, last, ms, moved;
-    unsigned stops, skipped;
-    pid_t tid[THR_TASKS_MAX];
-    uint64_t ran[THR_TASKS_MAX];
-} thr_search_t;
-
 int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret)
 {
     pid_t tids[64];
@@ -541,7 +507,7 @@ void hs_thr_child_release(hs_thr_t *s)
 
 /* One try on tid: stopped, checked, pointed at the call stub, let go. 1 done, 0 not at a
  * safe point (let go untouched), or -errno. */
-static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS], uint64_t *ran)
+static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS])
 {
     int rc = thr_stop(tid);
     if (rc != 0)
@@ -568,56 +534,17 @@ static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS], 
     }
     rc = safe == 1 ? thr_point(s, tid, &r, entry, HS_STUB_CALL, w) : 0;
     thr_held(s, t0);
-    if (safe == 1 && rc == 0) {
+    if (safe == 1 && rc == 0)
         thr_follow_clone(s, tid);
-    } else {
-        thr_ran_ns(s->pid, tid, ran); /* while stopped: its CPU time at the refusal */
+    else
         ptrace(PTRACE_DETACH, tid, 0, 0);
-    }
     return rc < 0 ? rc : safe == 1;
 }
 
-/* Whether the search of hs_thr_call goes on at now (us): until max_ms, for ms and at least
-   stops stops, but not for ms after the last stop of a thread that had run. */
-static bool thr_searching(const hs_thr_t *s, const thr_search_t *q, int64_t now)
+/* Whether the search of hs_thr_call goes on at now (us). */
+static bool thr_searching(const hs_thr_t *s, int64_t now, int64_t end, int64_t last, unsigned stops)
 {
-    return now < q->last && now - q->moved < q->ms && (now < q->end || s->tries < q->stops);
-}
-
-/* Whether thread i (tid) was refused before and has not run since: stopping it again
-   would find it where it was (on a loaded machine the target can be starved for a long
-   time, and 400 stops of the same few frozen threads proved nothing). */
-static bool thr_unmoved(const thr_search_t *q, pid_t pid, size_t i, pid_t tid)
-{
-    uint64_t now;
-    return q->tid[i] == tid && q->ran[i] != 0 && thr_ran_ns(pid, tid, &now) &&
-           now - q->ran[i] < THR_RAN_NS;
-}
-
-/* One pass over the threads. 1 to go on, 0 done (a thread was pointed), or -errno. */
-static int thr_pass(hs_thr_t *s, thr_search_t *q, uint64_t w[HS_STUB_BLOCK_WORDS])
-{
-    pid_t tids[THR_TASKS_MAX];
-    size_t n = thr_tasks(s->pid, tids, THR_TASKS_MAX);
-    if (n == 0) {
-        s->died = true;
-        return -ESRCH;
-    }
-    for (size_t i = 0; i < n && thr_searching(s, q, thr_now_us()); i++) {
-        if (s->stop && *s->stop)
-            return -EINTR;
-        if (thr_unmoved(q, s->pid, i, tids[i])) {
-            q->skipped++;
-            continue;
-        }
-        q->moved = thr_now_us();
-        q->tid[i] = tids[i];
-        q->ran[i] = 0;
-        int rc = thr_call_on(s, tids[i], w, &q->ran[i]);
-        if (rc != 0)
-            return rc > 0 ? 0 : rc;
-    }
-    return 1;
+    return now < last && (now < end || s->tries < stops);
 }
 
 int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms,
@@ -626,17 +553,23 @@ int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, i
     if (!s->safe && !(s->safe = hs_safe_open(s->pid, s->why, sizeof(s->why))))
         return -ENOTSUP;
     uint64_t w[HS_STUB_BLOCK_WORDS] = {fn, a[0], a[1], a[2], a[3], a[4], a[5], res, s->xroom, 0};
-    static thr_search_t q; /* 48 KiB: not on the stack */
-    memset(&q, 0, sizeof(q));
-    int64_t t0 = thr_now_us();
-    q.end = t0 + (int64_t)ms * 1000, q.last = t0 + (int64_t)max_ms * 1000;
-    q.ms = (int64_t)ms * 1000, q.moved = t0, q.stops = stops + s->tries;
-    int rc = 1;
-    while (rc == 1 && thr_searching(s, &q, thr_now_us())) {
-        rc = thr_pass(s, &q, w);
-        if (rc == 1)
-            thr_nap_us(1000);
+    int64_t t0 = thr_now_us(), end = t0 + (int64_t)ms * 1000, last = t0 + (int64_t)max_ms * 1000;
+    stops += s->tries;
+    pid_t tids[4096];
+    while (thr_searching(s, thr_now_us(), end, last, stops)) {
+        size_t n = thr_tasks(s->pid, tids, 4096);
+        if (n == 0) {
+            s->died = true;
+            return -ESRCH;
+        }
+        for (size_t i = 0; i < n && thr_searching(s, thr_now_us(), end, last, stops); i++) {
+            if (s->stop && *s->stop)
+                return -EINTR;
+            int rc = thr_call_on(s, tids[i], w);
+            if (rc != 0)
+                return rc > 0 ? 0 : rc;
+        }
+        thr_nap_us(1000);
     }
-    s->unmoved = q.skipped;
-    return rc == 1 ? -ETIMEDOUT : rc;
+    return -ETIMEDOUT;
 }
