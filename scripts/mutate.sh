@@ -82,6 +82,8 @@ later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true
 later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks
 live-seconds-one-profile|src/cli/live/live.c|s/size_t n = L->seconds > 0 \? steps \+ 1 : 1;/size_t n = 1;/|integration/diagnose_live
 live-endpoint-env-only|src/cli/live/live_pid.c|s/return pid_probe\(pid, base, baselen\);/return -1;/|integration/diagnose_live
+live-detach-wrote-on-stdout|src/cli/live/live_pid.c|s/dup2\(STDERR_FILENO, STDOUT_FILENO\);/(void)0;/|integration/diagnose_attach
+http-port0-said-with-portfile|src/preload/serve/http.c|s/ && !http\.portfile\[0\]\)\)/))/|integration/diagnose_attach
 diagnose-growth-ignores-noise|src/common/reports/diagnose_find.c|s/if \(!x->growing\)\n/if (x->growth <= 0)\n/|unit/test_diagnose
 diagnose-findings-unsorted|src/common/reports/diagnose_find.c|s/\n    hs_diagnosis_sort\(d\);\n/\n/|unit/test_diagnose|integration/diagnose
 diagnose-trusts-bad-accounting|src/common/reports/diagnose_acct.c|s/if \(!diag_acct_consistent\(a, rss, &sum\)\)/if (!diag_acct_consistent(a, rss, \&sum) \&\& 0)/|unit/test_diagnose

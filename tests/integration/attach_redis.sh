@@ -13,49 +13,27 @@
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
 hs_setup "$1" attach_redis
-for tool in redis-server redis-cli redis-benchmark; do
-    command -v $tool >/dev/null 2>&1 || { echo "SKIP: $tool not installed"; exit 77; }
-done
+. "$(dirname "$0")/../lib/redis.sh"
+why=$(redis_need) || { echo "SKIP: $why"; exit 77; }
 [ "$(uname -m)" = x86_64 ] || { echo "SKIP: attach is x86-64 only"; exit 77; }
 hs_need_go
 hs_need_built "$LIB" "$CLI"
 SPID="" BPID=""
 trap '[ -z "$BPID" ] || kill -9 "$BPID" 2>/dev/null; [ -z "$SPID" ] || kill -9 "$SPID" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 
-# a free loopback port: up to 8 tries
-tries=0
-while [ -z "$SPID" ] && [ $tries -lt 8 ]; do
-    tries=$((tries + 1))
-    PORT=$((20000 + ($$ * 7919 + tries * 104729 + $(date +%s) % 1000) % 40000))
-    redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-        --dir "$T" --logfile "$T/redis.log" >/dev/null 2>&1 &
-    SPID=$!
-    i=0
-    while [ $i -lt 100 ] && [ "$(redis-cli -p "$PORT" ping 2>/dev/null)" != PONG ]; do
-        kill -0 "$SPID" 2>/dev/null || { wait "$SPID" 2>/dev/null || true; SPID=""; break; }
-        sleep 0.1
-        i=$((i + 1))
-    done
-done
-[ -n "$SPID" ] || { echo "FAIL: redis-server did not start"; show "$T/redis.log"; exit 1; }
-used() { redis-cli -p "$PORT" info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p'; }
+redis_start
 
 redis-benchmark -p "$PORT" -n 300000 -c 8 -q -t set,get >"$T/bench" 2>&1 &
 BPID=$!
 # attach once the benchmark's commands are arriving (the pings above made at most 100)
-cmds() { redis-cli -p "$PORT" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'; }
-hs_until 30 "redis-benchmark's commands" '[ "$(cmds)" -gt 1000 ] 2>/dev/null' || true
+hs_until 30 "redis-benchmark's commands" '[ "$(redis_cmds)" -gt 1000 ] 2>/dev/null' || true
 "$CLI" attach --rate 65536 -o "$T/r.pb.gz" "$SPID" >"$T/att.out" 2>"$T/att.err" ||
     { echo "FAIL: attach: status $?"; show "$T/att.err"; exit 1; }
 grep -q 'hooked in place' "$T/att.err" || { fail "attach did not say what it hooked"; show "$T/att.err"; }
-u0=$(used)
-i=0
-while [ $i -lt 20000 ]; do
-    printf 'SET attached:%d %04000d\r\n' "$i" "$i"
-    i=$((i + 1))
-done >"$T/keys"
+u0=$(redis_used)
+redis_keys "$T/keys" attached
 redis-cli -p "$PORT" --pipe <"$T/keys" >"$T/pipe" 2>&1 || { fail "redis-cli --pipe"; show "$T/pipe"; }
-u1=$(used)
+u1=$(redis_used)
 "$CLI" detach "$SPID" >"$T/det.out" 2>"$T/det.err" || { fail "detach: status $?"; show "$T/det.err"; }
 kill "$BPID" 2>/dev/null || true
 wait "$BPID" 2>/dev/null || true

@@ -80,42 +80,20 @@ grep -q 'heapsift: error: diagnose: GET http://127.0.0.1:1/debug/pprof/heap' "$T
     { fail "closed port: no error line"; show "$T/d3.err"; }
 
 # 3. redis under load, preloaded, by PID
-for tool in redis-server redis-cli redis-benchmark; do
-    command -v $tool >/dev/null 2>&1 || { echo "SKIP (redis part): $tool not installed"; exit $((FAILS > 0)); }
-done
-tries=0
-while [ -z "$SPID" ] && [ $tries -lt 8 ]; do
-    tries=$((tries + 1))
-    PORT=$((20000 + ($$ * 7919 + tries * 104729 + $(date +%s) % 1000) % 40000))
-    rm -f "$T/rport"
-    env HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$T/rport" HEAPSIFT_HTTP_TOKEN=diagtoken \
-        HEAPSIFT_RATE=65536 HEAPSIFT_OUT="$T/redis.%p.pb.gz" LD_PRELOAD="$LIB" \
-        redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-        --dir "$T" --logfile "$T/redis.log" >/dev/null 2>"$T/redis.err" &
-    SPID=$!
-    i=0
-    while [ $i -lt 100 ] && [ "$(redis-cli -p "$PORT" ping 2>/dev/null)" != PONG ]; do
-        kill -0 "$SPID" 2>/dev/null || { wait "$SPID" 2>/dev/null || true; SPID=""; break; }
-        sleep 0.1
-        i=$((i + 1))
-    done
-done
-[ -n "$SPID" ] || { echo "FAIL: redis-server did not start"; show "$T/redis.log"; exit 1; }
+. "$(dirname "$0")/../lib/redis.sh"
+why=$(redis_need) || { echo "SKIP (redis part): $why"; exit $((FAILS > 0)); }
+R_CLEAN="$T/rport" redis_start HEAPSIFT_HTTP=127.0.0.1:0 HEAPSIFT_HTTP_PORTFILE="$T/rport" HEAPSIFT_HTTP_TOKEN=diagtoken \
+    HEAPSIFT_RATE=65536 HEAPSIFT_OUT="$T/redis.%p.pb.gz" LD_PRELOAD="$LIB"
 hs_until 30 "redis' port file" '[ -s "$T/rport" ]' || { show "$T/redis.err"; exit 1; }
-used() { redis-cli -p "$PORT" info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p'; }
-i=0
-while [ $i -lt 20000 ]; do
-    printf 'SET diag:%d %04000d\r\n' "$i" "$i"
-    i=$((i + 1))
-done >"$T/keys"
+redis_keys "$T/keys" diag
 redis-benchmark -p "$PORT" -n 300000 -c 8 -q -t set,get >"$T/bench" 2>&1 &
 BPID=$!
 HEAPSIFT_HTTP_TOKEN=diagtoken "$CLI" diagnose --seconds 10 --leak-check --keep "$T/k3" --json "$SPID" >"$T/d3.json" 2>"$T/d3.err" &
 DPID=$!
 hs_until 60 "redis' first profile" '[ -s "$T/k3/profile.0.pb.gz" ]' || true
-u0=$(used)
+u0=$(redis_used)
 redis-cli -p "$PORT" --pipe <"$T/keys" >"$T/pipe" 2>&1 || { fail "redis-cli --pipe"; show "$T/pipe"; }
-u1=$(used)
+u1=$(redis_used)
 [ ! -e "$T/k3/profile.4.pb.gz" ] || fail "staging: the last profile was taken before the keys were in"
 wait "$DPID" && rc=0 || rc=$?
 DPID=""
@@ -130,7 +108,6 @@ want=$((u1 - u0))
 echo "redis: growth findings $grow bytes, used_memory grew $want"
 awk -v g="$grow" -v w="$want" 'BEGIN { exit !(g >= 0.85 * w && g <= 1.15 * w) }' ||
     { fail "redis: growth findings $grow, not within 15% of used_memory's growth $want"; show "$T/d3.json"; }
-redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
-hs_until 30 "redis-server to stop" '! kill -0 "$SPID" 2>/dev/null' || true
+redis_stop
 SPID=""
 [ "$FAILS" = 0 ] && echo "PASS: diagnose_live" || exit 1

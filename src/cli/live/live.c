@@ -250,10 +250,13 @@ static void live_cleanup(live_t *L)
             unlink(L->paths[i]);
         free(L->paths[i]);
     }
+    /* the attach's port file always goes; its window profile stays with --keep */
+    snprintf(p, sizeof(p), "%s/attach.port", L->dir);
+    unlink(p);
     if (L->keep)
         return;
-    const char *extra[] = {"attach.port", "attach-window.pb.gz"};
-    for (size_t i = 0; i < 2; i++) {
+    const char *extra[] = {"attach-window.pb.gz"};
+    for (size_t i = 0; i < 1; i++) {
         snprintf(p, sizeof(p), "%s/%s", L->dir, extra[i]);
         unlink(p);
     }

@@ -199,5 +199,17 @@ int hs_live_pid_detach(long pid)
     char pids[32];
     snprintf(pids, sizeof(pids), "%ld", pid);
     char *argv[] = {"detach", pids, NULL};
-    return hs_cmd_detach(2, argv);
+    /* detach tells on stdout where it wrote the window's profile: here stdout is the
+     * diagnosis (--json's document), so that line goes to stderr with attach's own. */
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    if (saved >= 0)
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+    int rc = hs_cmd_detach(2, argv);
+    fflush(stdout);
+    if (saved >= 0) {
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    return rc;
 }

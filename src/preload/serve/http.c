@@ -427,7 +427,9 @@ static int http_open(void)
     }
     uint16_t port = http_port();
     const char *colon = strrchr(http.addr, ':');
-    if (hs_opt.verbose || strcmp(colon, ":0") == 0) {
+    /* Port 0 is said on the program's stderr only where nothing else tells it: with a port
+     * file (attach, diagnose, the tests), the program's stderr stays its own. */
+    if (hs_opt.verbose || (strcmp(colon, ":0") == 0 && !http.portfile[0])) {
         char host[INET6_ADDRSTRLEN] = "?";
         const void *a = http.sa.ss_family == AF_INET6
                             ? (const void *)&((struct sockaddr_in6 *)&http.sa)->sin6_addr
