@@ -5,7 +5,7 @@
 # target is bench/attach_target.c under heapsift (HEAPSIFT_HTTP, a token): THREADS threads
 # allocating as fast as they can beside HEAP_MB of live heap in 64 KiB blocks. Each round
 # POSTs /debug/heapsift/leakcheck and reads the answer's comment ("reachability scan: ...
-# MiB read in T ms (C ms of CPU); N other threads stopped in S ms, paused P ms"). GB/s
+# MiB read (U MiB untouched, not read) in T ms (C ms of CPU); N other threads stopped in S ms, paused P ms"). GB/s
 # (CPU) divides by the scanning thread's CPU time: the speed of one core however loaded
 # the machine is. Goal in the issue: 1 GB/s or more on one core.
 # usage: sh bench/leakscan.sh BUILD
@@ -42,7 +42,7 @@ while [ "$r" -le "$rounds" ]; do
         -H 'Authorization: Bearer bench' "$url")
     [ "$code" = 200 ] || { echo "leakscan: POST answered $code" >&2; exit 1; }
     go tool pprof -comments "$tmp/p.pb.gz" 2>/dev/null | grep '^reachability scan:' |
-        sed -E 's/.* ([0-9.]+) MiB read in ([0-9.]+) ms \(([0-9.]+) ms of CPU\); ([0-9]+) other threads stopped in ([0-9.]+) ms, paused ([0-9.]+) ms.*/\1 \2 \3 \4 \5 \6/' |
+        sed -E 's/.* ([0-9.]+) MiB read (\([^)]*\) )?in ([0-9.]+) ms \(([0-9.]+) ms of CPU\); ([0-9]+) other threads stopped in ([0-9.]+) ms, paused ([0-9.]+) ms.*/\1 \3 \4 \5 \6 \7/' |
         awk -v r="$r" '{ printf "| %d | %.0f | %.0f | %.0f | %.2f | %.2f | %d | %.1f | %.0f |\n", r, $1, $2, $3, $1 * 1.048576 / $2, $1 * 1.048576 / $3, $4, $5, $6 }'
     r=$((r + 1))
     sleep 1

@@ -24,7 +24,9 @@ void hs_diag_acct_read(hs_diag_acct_t *a, const hs_profile_t *p)
         const char *colon = strchr(line, ':'), *s = line;
         if (strncmp(line, "reach: ", 7) == 0 && !a->reach)
             a->reach = line;
-        a->scanned |= strncmp(line, "reachability scan: ", 19) == 0;
+        /* a scan before the pagemap check made untouched pages resident: its comment
+         * does not say "untouched" */
+        a->scanned |= strncmp(line, "reachability scan: ", 19) == 0 && !strstr(line, "untouched");
         if (colon && colon - line < (long)sizeof(sect) &&
             !memchr(line, ' ', (size_t)(colon - line))) {
             snprintf(sect, sizeof(sect), "%.*s", (int)(colon - line), line);
@@ -228,9 +230,10 @@ static int diag_not_heap(hs_diagnosis_t *d, const hs_diag_acct_t *a, double rss)
              "%s resident in anonymous mappings the allocator did not make (the program's own "
              "mmap, static data, another allocator)%s",
              b,
-             a->scanned ? "; this profile was written after a reachability scan, which adds "
-                          "memory of its own here (about 40 MB beside a 300 MB heap in "
-                          "heapsift's tests): compare with a profile written without one"
+             a->scanned ? "; this profile was written after a reachability scan by a heapsift "
+                          "that read pages never written and so made them resident (about "
+                          "40 MB in heapsift's tests; later versions skip them): compare with "
+                          "a profile written without a scan"
                         : "");
     if ((rc = diag_part(d, hs_diag_num(a, "maps.other_anon"), rss, 0, "anonymous mappings", ev,
                         "look for the program's direct mmap calls and for a second allocator; "

@@ -18,7 +18,8 @@ typedef struct {
     hs_diag_kv_t kv[96];
     int n;
     const char *reach; /* the "reach: ..." comment, or NULL */
-    bool scanned;      /* a "reachability scan: ..." comment: written after a scan */
+    bool scanned;      /* written after a scan that made untouched pages resident (its
+                        * "reachability scan: ..." comment does not say "untouched") */
 } hs_diag_acct_t;
 
 void hs_diag_acct_read(hs_diag_acct_t *a, const hs_profile_t *p);

@@ -49,7 +49,7 @@ static bool leaks_scanned; /* leaks_rs holds the exit scan */
 /* The scan dumps label their samples with: the exit scan, or a leak check's while it
  * dumps (the dump lock); NULL: none. */
 static const hs_reachscan_t *leaks_cur;
-static char leaks_note[320];                 /* the profile comment on leaks_cur */
+static char leaks_note[400];                 /* the profile comment on leaks_cur */
 static int leaks_scan_rc;                    /* its error, 0 if none */
 static hs_buf_t leaks_capture = HS_BUF_INIT; /* a detach's report, for the command */
 static bool leaks_capturing;
@@ -170,10 +170,11 @@ static void leaks_set(const hs_reachscan_t *r)
     char threads[200];
     hs_leaks_threads(r, threads, sizeof(threads));
     snprintf(leaks_note, sizeof(leaks_note),
-             "reachability scan: %zu of %zu sampled blocks reached, %.1f MiB read in %.1f ms "
-             "(%.1f ms of CPU); %s",
+             "reachability scan: %zu of %zu sampled blocks reached, %.1f MiB read (%.1f MiB "
+             "untouched, not read) in %.1f ms (%.1f ms of CPU); %s",
              r->reached, r->n, (double)(r->root_bytes + r->block_bytes) / (1 << 20),
-             (double)r->ns / 1e6, (double)r->cpu_ns / 1e6, threads);
+             (double)r->untouched_bytes / (1 << 20), (double)r->ns / 1e6, (double)r->cpu_ns / 1e6,
+             threads);
     leaks_cur = r;
 }
 
@@ -237,10 +238,11 @@ static int leaks_scan_line(hs_buf_t *out)
     double ms = (double)r->ns / 1e6;
     return hs_buf_printf(out,
                          "heapsift: reachability scan: %zu of %zu sampled blocks reached; "
-                         "%.1f MiB read (%u mappings, %.1f MiB of reached blocks) in %.1f ms "
-                         "(%.1f ms of CPU), %.2f GB/s\nheapsift: reachability scan: %s\n",
-                         r->reached, r->n, mib, r->mappings, (double)r->block_bytes / (1 << 20), ms,
-                         (double)r->cpu_ns / 1e6,
+                         "%.1f MiB read (%u mappings, %.1f MiB of reached blocks; %.1f MiB "
+                         "untouched, not read) in %.1f ms (%.1f ms of CPU), %.2f GB/s\n"
+                         "heapsift: reachability scan: %s\n",
+                         r->reached, r->n, mib, r->mappings, (double)r->block_bytes / (1 << 20),
+                         (double)r->untouched_bytes / (1 << 20), ms, (double)r->cpu_ns / 1e6,
                          ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0,
                          threads);
 }

@@ -51,8 +51,10 @@
 #define RS_BUF (64u << 10) /* bytes read per process_vm_readv: fits in L2 */
 #define RS_EXCL_MAX 160u   /* heapsift's own ranges: 64 live table shards, 32 thread stacks... */
 #define RS_PAGE 4096u
-#define RS_STOP_MS 1000 /* the longest wait for the other threads to stop */
-#define RS_RED_ZONE 128 /* below a stopped thread's stack pointer: its leaf's red zone */
+#define RS_PM_BATCH 512u        /* pagemap entries per read: 2 MiB of the address space */
+#define RS_PM_USED (3ull << 62) /* present or swapped: the page holds something */
+#define RS_STOP_MS 1000         /* the longest wait for the other threads to stop */
+#define RS_RED_ZONE 128         /* below a stopped thread's stack pointer: its leaf's red zone */
 
 typedef struct {
     uintptr_t lo, hi;
@@ -74,8 +76,11 @@ typedef struct {
      * the binary search. */
     uint64_t *filter;
     size_t filter_len;
-    unsigned filter_shift; /* 64 - log2(bits) */
-    hs_sw_t *sw;           /* the stopped threads: their registers and stack pointers */
+    unsigned filter_shift;    /* 64 - log2(bits) */
+    hs_sw_t *sw;              /* the stopped threads: their registers and stack pointers */
+    int pm_fd;                /* /proc/self/pagemap, -1 if it cannot be read */
+    bool all_pages;           /* the root read now is shared: its pages are read, all */
+    uint64_t pm[RS_PM_BATCH]; /* its entries for the pages read next */
 } rs_ctx_t;
 
 static int64_t rs_clock(clockid_t id)
@@ -287,7 +292,7 @@ static void rs_words(rs_ctx_t *c, const uintptr_t *w, size_t n)
 
 /* Reads [lo, hi) into the buffer and scans it; what cannot be read is skipped, a page
  * at a time. Returns the bytes read. */
-static uint64_t rs_read_scan(rs_ctx_t *c, uintptr_t lo, uintptr_t hi)
+static uint64_t rs_read_run(rs_ctx_t *c, uintptr_t lo, uintptr_t hi)
 {
     uint64_t got = 0;
     lo = (lo + sizeof(uintptr_t) - 1) & ~(uintptr_t)(sizeof(uintptr_t) - 1);
@@ -315,6 +320,44 @@ static uint64_t rs_read_scan(rs_ctx_t *c, uintptr_t lo, uintptr_t hi)
         lo += (size_t)n & ~(size_t)(sizeof(uintptr_t) - 1);
         if ((size_t)n < sizeof(uintptr_t))
             lo += sizeof(uintptr_t);
+    }
+    return got;
+}
+
+/* [lo, hi), read only where its pages are present or swapped out (/proc/self/pagemap): a
+ * private page never touched, or given back with MADV_DONTNEED, holds only zeros, and
+ * reading it would make it resident (a reservation of 1 GiB became 1 GiB of RSS). A shared
+ * mapping's page may hold what another process wrote without being mapped here: shared
+ * roots, and everything when pagemap cannot be read, are read whole. Returns the bytes
+ * read. */
+static uint64_t rs_read_scan(rs_ctx_t *c, uintptr_t lo, uintptr_t hi)
+{
+    if (c->pm_fd < 0 || c->all_pages)
+        return rs_read_run(c, lo, hi);
+    uint64_t got = 0;
+    uintptr_t pg = lo & ~(uintptr_t)(RS_PAGE - 1);
+    while (pg < hi && !c->fatal) {
+        size_t n = (hi - pg + RS_PAGE - 1) / RS_PAGE;
+        n = n < RS_PM_BATCH ? n : RS_PM_BATCH;
+        long k = syscall(SYS_pread64, c->pm_fd, c->pm, n * 8, (long)(pg / RS_PAGE * 8));
+        if (k < 8)
+            return got + rs_read_run(c, pg > lo ? pg : lo, hi);
+        n = (size_t)k / 8;
+        for (size_t i = 0; i < n;) {
+            bool used = (c->pm[i] & RS_PM_USED) != 0;
+            size_t j = i + 1;
+            while (j < n && ((c->pm[j] & RS_PM_USED) != 0) == used)
+                j++;
+            uintptr_t a = pg + i * RS_PAGE, b = pg + j * RS_PAGE;
+            a = a > lo ? a : lo;
+            b = b < hi ? b : hi;
+            if (used)
+                got += rs_read_run(c, a, b);
+            else
+                c->r->untouched_bytes += b - a;
+            i = j;
+        }
+        pg += n * RS_PAGE;
     }
     return got;
 }
@@ -454,7 +497,9 @@ static int rs_roots(rs_ctx_t *c, uintptr_t sp)
         if (hs_maps_parse_line(p, eol, &m, &x) && rs_is_root(&m, &x)) {
             uintptr_t lo = (uintptr_t)m.start, hi = (uintptr_t)m.limit;
             /* below the stack pointers: dead frames, stale copies of pointers */
+            c->all_pages = x.perms[3] == 's'; /* written by another process, maybe */
             rs_root(c, rs_live_from(c, lo, hi, sp), hi);
+            c->all_pages = false;
         }
         p = eol + 1;
     }
@@ -476,12 +521,15 @@ static void rs_registers(rs_ctx_t *c)
 static __attribute__((noinline)) int rs_scan(rs_ctx_t *c)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    c->pm_fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     rs_registers(c);
     int rc = rs_roots(c, sp);
     while (rc == 0 && c->nwork > 0 && !c->fatal) {
         const hs_rs_block_t *b = &c->r->blocks[c->r->work[--c->nwork]];
         c->r->block_bytes += rs_read_scan(c, b->addr, b->addr + b->size);
     }
+    if (c->pm_fd >= 0)
+        syscall(SYS_close, c->pm_fd);
     return rc ? rc : c->fatal;
 }
 

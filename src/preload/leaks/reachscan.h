@@ -23,13 +23,14 @@ typedef struct {
 typedef struct {
     hs_rs_block_t *blocks; /* sorted by addr; mmap'd, hs_reachscan_free unmaps it */
     size_t n;
-    size_t reached;         /* blocks reached */
-    uint64_t root_bytes;    /* bytes of roots read (mappings minus the sampled blocks) */
-    uint64_t block_bytes;   /* bytes of reached blocks read */
-    uint64_t skipped_bytes; /* bytes that could not be read (changed or gone) */
-    uint32_t mappings;      /* mappings scanned as roots */
-    int64_t ns;             /* wall time of the whole scan */
-    int64_t cpu_ns;         /* CPU time of the scanning thread during it */
+    size_t reached;           /* blocks reached */
+    uint64_t root_bytes;      /* bytes of roots read (mappings minus the sampled blocks) */
+    uint64_t block_bytes;     /* bytes of reached blocks read */
+    uint64_t skipped_bytes;   /* bytes that could not be read (changed or gone) */
+    uint64_t untouched_bytes; /* bytes not read: pages neither present nor swapped (zeros) */
+    uint32_t mappings;        /* mappings scanned as roots */
+    int64_t ns;               /* wall time of the whole scan */
+    int64_t cpu_ns;           /* CPU time of the scanning thread during it */
     /* The other threads (stopworld.c): stopped, left running because they block the
      * signal (heapsift's own, or the program's), or left running because they did not
      * answer in time; the time to stop them and the whole pause (first signal to release).
