@@ -86,6 +86,8 @@ live-detach-wrote-on-stdout|src/cli/live/live_pid.c|s/dup2\(STDERR_FILENO, STDOU
 http-port0-said-with-portfile|src/preload/serve/http.c|s/ && !http\.portfile\[0\]\)\)/))/|integration/diagnose_attach
 untouched-pages-read|src/preload/leaks/reachscan.c|s/c->pm_fd = \(int\)syscall\(SYS_openat[^;]*;/c->pm_fd = -1;/|integration/leak_untouched
 shared-root-pages-skipped|src/preload/leaks/reachscan.c|s/c->all_pages = x\.perms\[3\] == .s.;/c->all_pages = false;/|integration/leak_untouched
+tcmalloc-not-detected|src/preload/output/accounting.c|s/kind = HS_ALLOC_TCMALLOC;/kind = HS_ALLOC_UNKNOWN;/|integration/diagnose
+tcmalloc-frag-caches-only|src/common/reports/diagnose_acct.c|s/double kept = page \+ cache;/double kept = cache;/|integration/diagnose
 diagnose-growth-ignores-noise|src/common/reports/diagnose_find.c|s/if \(!x->growing\)\n/if (x->growth <= 0)\n/|unit/test_diagnose
 diagnose-findings-unsorted|src/common/reports/diagnose_find.c|s/\n    hs_diagnosis_sort\(d\);\n/\n/|unit/test_diagnose|integration/diagnose
 diagnose-trusts-bad-accounting|src/common/reports/diagnose_acct.c|s/if \(!diag_acct_consistent\(a, rss, &sum\)\)/if (!diag_acct_consistent(a, rss, \&sum) \&\& 0)/|unit/test_diagnose

@@ -6,6 +6,9 @@
 #    a fragmentation finding within 15% of 150 MB, the largest or second to the live site;
 #  - jemalloc (when installed) with decay off, a 100 MB burst freed: fragmentation within
 #    25% of 100 MB, advice naming dirty_decay_ms;
+#  - tcmalloc_minimal (when installed), release rate 0, the same burst: fragmentation from
+#    its page heap's free bytes within 25% of 100 MB, advice naming TCMALLOC_RELEASE_RATE,
+#    and `heapsift stats` splitting the free space the same way;
 #  - 64 threads each touching 512 KiB of stack: not_heap "thread stacks" within 25% of
 #    32 MiB (the stacks' other pages and main's stack come on top);
 #  - leakseries' 10 dumps (seed 1): a growth finding for site_leak whose 95% interval
@@ -82,6 +85,22 @@ if [ -e "$JE" ]; then
         'near(f[0]["bytes"], 100e6, 0.25)' '"dirty_decay_ms" in f[0]["advice"]' || fail "jemalloc burst"
 else
     echo "note: $JE not installed: jemalloc scenario skipped"
+fi
+
+# 2b. tcmalloc's free page-heap pages after the same burst, release rate 0
+TC=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
+if [ -e "$TC" ]; then
+    HEAPSIFT_RATE=64K TCMALLOC_RELEASE_RATE=0 HEAPSIFT_OUT="$T/tc.pb.gz" \
+        LD_PRELOAD="$LIB $TC" "$P/diag_prog" burst >/dev/null || fail "tcmalloc burst: status $?"
+    diag tc "$T/tc.pb.gz"
+    check "$T/tc.json" 'd["allocator"] == "tcmalloc"' 'f[0]["kind"] == "fragmentation"' \
+        'near(f[0]["bytes"], 100e6, 0.25)' '"TCMALLOC_RELEASE_RATE" in f[0]["advice"]' \
+        '"pageheap_free_bytes" in f[0]["evidence"]' || fail "tcmalloc burst"
+    "$CLI" stats "$T/tc.pb.gz" >"$T/tc.stats" 2>&1 || fail "stats of the tcmalloc profile: status $?"
+    grep -q 'free space kept by the allocator .* tcmalloc page heap free' "$T/tc.stats" ||
+        { fail "stats: tcmalloc's free space not split"; show "$T/tc.stats"; }
+else
+    echo "note: $TC not installed: tcmalloc scenario skipped"
 fi
 
 # 3. growth over a series of dumps, beside a steady and a churning site

@@ -2,11 +2,11 @@
  * The diagnosis' findings from a profile's accounting comments (diagnose_int.h;
  * docs/accounting.md has what the library writes): fragmentation (free space the
  * allocator keeps, in its own terms: glibc's free chunks and trimmable top, jemalloc's
- * dirty and partly used pages), not_heap (thread stacks, file mappings, other anonymous
- * mappings, the profiler's tables) and blind_spot (the reach line's calls that bypass
- * heapsift). Declines, with a note, what the comments cannot support: no accounting, an
- * allocator heapsift does not break down or did not read, parts adding up to more than the
- * RSS. Pure code over the profile.
+ * dirty and partly used pages, tcmalloc's free page-heap pages and caches), not_heap (thread
+ * stacks, file mappings, other anonymous mappings, the profiler's tables) and blind_spot (the reach
+ * line's calls that bypass heapsift). Declines, with a note, what the comments cannot support: no
+ * accounting, an allocator heapsift does not break down or did not read, parts adding up to more
+ * than the RSS. Pure code over the profile.
  */
 #define _GNU_SOURCE
 #include "diagnose_int.h"
@@ -146,6 +146,37 @@ static int diag_frag_jemalloc(hs_diagnosis_t *d, const hs_diag_acct_t *a, double
                           "the churn, MALLOCX_ARENA), or fewer size classes per page");
 }
 
+/* tcmalloc (gperftools): free mapped pages in the page heap, and free objects in its central,
+ * transfer and thread caches; unmapped pages are given back already. */
+static int diag_frag_tcmalloc(hs_diagnosis_t *d, const hs_diag_acct_t *a, double rss)
+{
+    double page = hs_diag_num(a, "allocator.pageheap_free");
+    double cache =
+        hs_diag_num(a, "allocator.central_free") + hs_diag_num(a, "allocator.thread_free");
+    double kept = page + cache;
+    char ev[512], b[5][32];
+    if (!hs_diag_significant(kept, rss))
+        return 0;
+    hs_diag_mb(b[0], sizeof(b[0]), page);
+    hs_diag_mb(b[1], sizeof(b[1]), cache);
+    hs_diag_mb(b[2], sizeof(b[2]), hs_diag_num(a, "allocator.heap_size"));
+    hs_diag_mb(b[3], sizeof(b[3]), hs_diag_num(a, "allocator.allocated"));
+    hs_diag_mb(b[4], sizeof(b[4]), hs_diag_num(a, "allocator.unmapped"));
+    snprintf(ev, sizeof(ev),
+             "tcmalloc keeps %s of free pages in its page heap (tcmalloc.pageheap_free_bytes) "
+             "and %s of free objects in its central, transfer and thread caches; heap size %s, "
+             "allocated %s; %s given back already (unmapped)",
+             b[0], b[1], b[2], b[3], b[4]);
+    return hs_diagnosis_add(
+        d, HS_DIAG_FRAGMENTATION, (int64_t)kept, NULL, ev,
+        page >= cache ? "free pages go back at TCMALLOC_RELEASE_RATE (default 1; raise it, up "
+                        "to 10, to give them back sooner), or at once with "
+                        "MallocExtension::instance()->ReleaseFreeMemory() after a burst"
+                      : "free objects wait in the size classes' caches: lower "
+                        "TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES, or allocate long-lived and "
+                        "short-lived objects of one size apart");
+}
+
 /* The parts of the RSS (heap, profiler tables, stacks, code, other anonymous) add up to
  * it by construction; more than 5% over says a part was counted twice (the heap read
  * while a scan's pages were mapped), and no figure of the heap is then to be trusted. */
@@ -175,15 +206,21 @@ static int diag_frag(hs_diagnosis_t *d, const hs_diag_acct_t *a, double rss)
         return diag_frag_glibc(d, a, rss);
     if (alloc && strcmp(alloc, "jemalloc") == 0)
         return diag_frag_jemalloc(d, a, rss);
+    if (alloc && strcmp(alloc, "tcmalloc") == 0 && hs_diag_str(a, "allocator.heap_size"))
+        return diag_frag_tcmalloc(d, a, rss);
     if (alloc && strcmp(alloc, "unread") == 0)
         return hs_diagnosis_note(d, "fragmentation: not answered: the allocator's statistics "
                                     "were not read (the exit profile of a terminating signal)");
     return hs_diagnosis_note(
         d,
         "fragmentation: not answered: heapsift does not read the statistics of this allocator "
-        "(%s); with tcmalloc, MallocExtension's page-heap free bytes tell it, and "
-        "TCMALLOC_RELEASE_RATE (or ReleaseFreeMemory()) returns them",
-        d->allocator);
+        "(%s)%s",
+        d->allocator,
+        strcmp(d->allocator, "tcmalloc") == 0
+            ? "; it reads tcmalloc's through MallocExtension_GetNumericProperty, which this "
+              "one does not export (linked in statically): its page-heap free bytes tell it, "
+              "and TCMALLOC_RELEASE_RATE (or ReleaseFreeMemory()) returns them"
+            : "");
 }
 
 static int diag_part(hs_diagnosis_t *d, double bytes, double rss, double floor, const char *site,

@@ -124,7 +124,8 @@ static void stats_heap(const stats_t *s)
     char note[160], ci[112], b1[48], b2[48];
     bool glibc = alloc && strcmp(alloc, "glibc") == 0;
     bool je = alloc && strcmp(alloc, "jemalloc") == 0;
-    if (!glibc && !je) {
+    bool tc = alloc && strcmp(alloc, "tcmalloc") == 0 && stats_str(s, "allocator.heap_size");
+    if (!glibc && !je && !tc) {
         /* Not broken down: the program break is the allocator's for sure; its mmap'd
          * memory cannot be told from the program's own, and stays in "other anonymous". */
         bool unread = alloc && strcmp(alloc, "unread") == 0; /* a signal's exit profile */
@@ -153,6 +154,13 @@ static void stats_heap(const stats_t *s)
         snprintf(note, sizeof(note), "glibc free chunks %s, trimmable top %s",
                  stats_fmt(s, stats_num(s, "allocator.free"), b1, sizeof(b1)),
                  stats_fmt(s, stats_num(s, "allocator.releasable"), b2, sizeof(b2)));
+    else if (tc)
+        snprintf(note, sizeof(note), "tcmalloc page heap free %s, caches free %s",
+                 stats_fmt(s, stats_num(s, "allocator.pageheap_free"), b1, sizeof(b1)),
+                 stats_fmt(s,
+                           stats_num(s, "allocator.central_free") +
+                               stats_num(s, "allocator.thread_free"),
+                           b2, sizeof(b2)));
     else
         snprintf(note, sizeof(note), "partly used pages %s, dirty unused pages %s",
                  stats_fmt(s, stats_num(s, "allocator.active") - allocated, b1, sizeof(b1)),

@@ -338,10 +338,13 @@ static bool acct_probe(hs_acct_t *a, const char *maps, size_t len)
     return true;
 }
 
+const char *const hs_alloc_names[4] = {"unknown", "glibc", "jemalloc", "tcmalloc"};
+
 /* Which allocator hs_real.malloc is (or the malloc hooked in place): glibc's, jemalloc's
- * (mallctl in the same object: a static jemalloc's in the executable too), or another.
- * Decided once. */
-static int acct_allocator(void **mallctl_fn)
+ * (mallctl in the same object: a static jemalloc's in the executable too), gperftools'
+ * tcmalloc (MallocExtension_GetNumericProperty in the same object, exported), or another.
+ * Decided once; *fn is the statistics' entry point. */
+static int acct_allocator(void **fn)
 {
     static int kind = -1;
     static void *ctl;
@@ -358,9 +361,15 @@ static int acct_allocator(void **mallctl_fn)
             ctl = c;
         } else if (name && strstr(name, "libc.so")) {
             kind = HS_ALLOC_GLIBC;
+        } else if (self) {
+            void *tc = dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+            if (tc && self == hs_code_object(tc, NULL)) {
+                kind = HS_ALLOC_TCMALLOC;
+                ctl = tc;
+            }
         }
     }
-    *mallctl_fn = ctl;
+    *fn = ctl;
     return kind;
 }
 
@@ -395,6 +404,31 @@ static void acct_jemalloc(hs_acct_t *a, acct_mallctl_t ctl)
     /* Its mappings are plain anonymous ones: move what it says is resident. */
     a->heap = a->a[3] < a->other_anon ? a->a[3] : a->other_anon;
     a->other_anon -= a->heap;
+}
+
+typedef int (*acct_tcprop_t)(const char *, size_t *);
+
+/* gperftools' figures. It takes memory with sbrk first ([heap], counted already), then
+ * plain anonymous mappings: what it holds mapped (heap_size - unmapped) beyond [heap] moves
+ * from other anonymous to the heap. */
+static void acct_tcmalloc(hs_acct_t *a, acct_tcprop_t get)
+{
+    static const char *const names[7] = {
+        "generic.current_allocated_bytes",   "generic.heap_size",
+        "tcmalloc.pageheap_free_bytes",      "tcmalloc.pageheap_unmapped_bytes",
+        "tcmalloc.central_cache_free_bytes", "tcmalloc.transfer_cache_free_bytes",
+        "tcmalloc.thread_cache_free_bytes"};
+    size_t v[7] = {0};
+    for (int i = 0; i < 7; i++)
+        if (!get(names[i], &v[i]))
+            v[i] = 0;
+    uint64_t f[6] = {v[0], v[1], v[2], v[3], (uint64_t)v[4] + v[5], v[6]};
+    memcpy(a->a, f, sizeof(f));
+    uint64_t mapped = v[1] > v[3] ? v[1] - v[3] : 0;
+    uint64_t more = mapped > a->heap ? mapped - a->heap : 0; /* [heap]: its sbrk'd part */
+    more = more < a->other_anon ? more : a->other_anon;
+    a->heap += more;
+    a->other_anon -= more;
 }
 
 /* Heap a part above counts for itself (the trigger thread's kept names), registered. */
@@ -450,6 +484,8 @@ void hs_acct_read_maps_ex(hs_acct_t *a, const char *maps, size_t len, uint64_t o
         acct_glibc(a);
     else if (a->allocator == HS_ALLOC_JEMALLOC)
         acct_jemalloc(a, (acct_mallctl_t)ctl);
+    else if (a->allocator == HS_ALLOC_TCMALLOC)
+        acct_tcmalloc(a, (acct_tcprop_t)ctl);
     hs_acct_profiler(a);
     /* The caller's pages holding maps are the profiler's too (an anonymous mapping). */
     uint64_t p = own < a->other_anon ? own : a->other_anon;
@@ -459,7 +495,6 @@ void hs_acct_read_maps_ex(hs_acct_t *a, const char *maps, size_t len, uint64_t o
 
 int hs_acct_format(const hs_acct_t *a, char lines[][200], int max)
 {
-    static const char *const alloc_names[3] = {"unknown", "glibc", "jemalloc"};
     int n = 0;
     if (max < 4 || !a->rss)
         return 0;
@@ -485,8 +520,13 @@ int hs_acct_format(const hs_acct_t *a, char lines[][200], int max)
                  "allocator: jemalloc allocated=%llu active=%llu metadata=%llu resident=%llu "
                  "retained=%llu mapped=%llu",
                  v[0], v[1], v[2], v[3], v[4], v[5]);
+    else if (a->allocator == HS_ALLOC_TCMALLOC)
+        snprintf(lines[n++], 200,
+                 "allocator: tcmalloc allocated=%llu heap_size=%llu pageheap_free=%llu "
+                 "unmapped=%llu central_free=%llu thread_free=%llu",
+                 v[0], v[1], v[2], v[3], v[4], v[5]);
     else
-        snprintf(lines[n++], 200, "allocator: %s", alloc_names[0]);
+        snprintf(lines[n++], 200, "allocator: %s", hs_alloc_names[0]);
     return n;
 }
 

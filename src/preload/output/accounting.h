@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { HS_ALLOC_UNKNOWN, HS_ALLOC_GLIBC, HS_ALLOC_JEMALLOC };
+enum { HS_ALLOC_UNKNOWN, HS_ALLOC_GLIBC, HS_ALLOC_JEMALLOC, HS_ALLOC_TCMALLOC };
+/* Their names in the comments and the stats JSON, by HS_ALLOC_*. */
+extern const char *const hs_alloc_names[4];
 
 typedef struct {
     /* /proc/self/smaps_rollup */
@@ -27,7 +29,9 @@ typedef struct {
     int allocator;    /* HS_ALLOC_* */
     bool unread;      /* the allocator's statistics were not read (hs_acct_read_maps_ex) */
     /* glibc (mallinfo2): arena, mmap, mmap_chunks, in_use, free, releasable;
-     * jemalloc (mallctl stats.*): allocated, active, metadata, resident, retained, mapped */
+     * jemalloc (mallctl stats.*): allocated, active, metadata, resident, retained, mapped;
+     * tcmalloc (MallocExtension's numeric properties): allocated, heap_size, pageheap_free,
+     * unmapped, central_free (central and transfer caches), thread_free */
     uint64_t a[6];
 } hs_acct_t;
 

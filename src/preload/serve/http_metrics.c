@@ -63,6 +63,7 @@ static int metrics_rss(hs_buf_t *b, const struct heapsift_stats *s)
     hs_acct_read(&a);
     hs_acct_profiler(&a);
     bool glibc = a.allocator == HS_ALLOC_GLIBC, je = a.allocator == HS_ALLOC_JEMALLOC;
+    bool tc = a.allocator == HS_ALLOC_TCMALLOC; /* allocated is a[0], as jemalloc's */
     double heap = (double)a.heap, live = s->live_bytes, ph = (double)a.prof_heap;
     double allocated = glibc ? (double)(a.a[3] + a.a[1]) : (double)a.a[0];
     double meta = je ? (double)a.a[2] : 0;
@@ -86,7 +87,7 @@ static int metrics_rss(hs_buf_t *b, const struct heapsift_stats *s)
                           "Resident memory by part, the rows of heapsift stats (parts heap_* "
                           "split part heap; the others add up to the RSS).");
     for (size_t i = 0; rc == 0 && i < sizeof(rows) / sizeof(rows[0]); i++)
-        if (!rows[i].split || glibc || je)
+        if (!rows[i].split || glibc || je || tc)
             rc =
                 hs_buf_printf(b, "heapsift_rss_bytes{part=\"%s\"} %.0f\n", rows[i].part, rows[i].v);
     if (rc == 0)

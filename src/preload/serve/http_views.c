@@ -59,10 +59,11 @@ int hs_http_stats_json(hs_buf_t *out)
 {
     struct heapsift_stats s;
     hs_acct_t a;
-    static const char *const alloc_names[3] = {"unknown", "glibc", "jemalloc"};
-    static const char *const keys[2][6] = {
+    static const char *const keys[4][6] = {
+        {""},
         {"arena", "mmap", "mmap_chunks", "in_use", "free", "releasable"},
-        {"allocated", "active", "metadata", "resident", "retained", "mapped"}};
+        {"allocated", "active", "metadata", "resident", "retained", "mapped"},
+        {"allocated", "heap_size", "pageheap_free", "unmapped", "central_free", "thread_free"}};
     memset(&a, 0, sizeof(a));
     if (heapsift_stats(&s) != 0)
         return -EIO;
@@ -83,10 +84,9 @@ int hs_http_stats_json(hs_buf_t *out)
         s.bytes_allocated, s.threads, s.live_bytes, s.live_bytes_ci95, s.live_bytes_lo95,
         s.live_bytes_hi95, s.live_objects, s.live_samples, s.peak_bytes, a.rss, a.anon, a.file,
         a.swap, a.heap, a.stacks, a.code, a.other_anon, a.prof_maps, a.prof_heap,
-        alloc_names[a.allocator % 3]);
+        hs_alloc_names[a.allocator % 4]);
     for (int i = 0; rc == 0 && a.allocator != HS_ALLOC_UNKNOWN && i < 6; i++)
-        rc = hs_buf_printf(out, ",\"%s\":%" PRIu64, keys[a.allocator == HS_ALLOC_JEMALLOC][i],
-                           a.a[i]);
+        rc = hs_buf_printf(out, ",\"%s\":%" PRIu64, keys[a.allocator % 4][i], a.a[i]);
     if (rc == 0)
         rc = hs_buf_printf(out,
                            "},\n\"dumps\":{\"written\":%llu,\"failed\":%llu},\n"
