@@ -26,7 +26,7 @@ modes=${MODES:-snapshot stop} tun=
 [ "${THP:-0}" = 1 ] && tun=glibc.malloc.hugetlb=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-leakscan.XXXXXX")
 pids=
-trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT INT TERM
+trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT INT TERM
 cc -O2 -pthread -o "$tmp/target" "$here/attach_target.c"
 export GOCACHE="$tmp/gocache" PPROF_TMPDIR="$tmp/pprof"
 loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
