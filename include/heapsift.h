@@ -71,11 +71,13 @@ int heapsift_dump(const char *path);
  * (an empty profile if none was kept yet). path as for heapsift_dump, kind "peak". */
 int heapsift_dump_peak(const char *path);
 /*
- * Leak check: stop the program's other threads, scan the process's memory for pointers to
- * the sampled live objects (docs/leaks.md), let the threads go, and write the heap
- * profile with each live sample labelled reachable=yes or reachable=no (`go tool pprof
- * -tagfocus reachable=no`). path as for heapsift_dump. The scan runs on a thread of
- * heapsift's; the pause it costs is in the profile's comments.
+ * Leak check: stop the program's other threads, take a copy-on-write snapshot of the
+ * process (a fork), let the threads go, scan the snapshot's memory for pointers to the
+ * sampled live objects (docs/leaks.md), and write the heap profile with each live sample
+ * labelled reachable=yes or reachable=no (`go tool pprof -tagfocus reachable=no`) as it
+ * was at the snapshot. path as for heapsift_dump. The scan runs on heapsift's side; the
+ * pause it costs, and why the threads stayed stopped throughout where no snapshot could
+ * be taken, are in the profile's comments.
  */
 int heapsift_leak_check(const char *path);
 /* Write the heap profile to fd (format HEAPSIFT_FORMAT_*); fd stays open. */

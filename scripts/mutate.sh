@@ -25,6 +25,10 @@ weight-x1.05-rate-above-1|src/preload/record/sampler.c|s/return 1\.0 \/ -expm1/r
 objects-types-swapped|src/preload/output/dump.c|s/\{\{"alloc_objects", "count"\},(\s*)\{"alloc_space", "bytes"\},(\s*)\{"inuse_objects", "count"\}/{{"inuse_objects", "count"},$1\{"alloc_space", "bytes"},$2\{"alloc_objects", "count"}/|integration/sites_exact
 diff-ignores-base|src/cli/verbs/diff.c|s/int signs\[2\] = \{1, -1\};/int signs[2] = {1, 0};/|integration/diff_noise|integration/diff_power
 leak-report-skips-largest|src/common/reports/leakreport.c|s/for \(size_t i = 0; rc == 0 && i < n; i\+\+\)/for (size_t i = 1; rc == 0 && i < n; i++)/|integration/leaks
+snap-child-sigchld|src/preload/leaks/snapshot.c|s/SYS_clone, 0ul, NULL/SYS_clone, (unsigned long)SIGCHLD, NULL/|integration/leak_snapshot
+snap-dontfork-unchecked|src/preload/leaks/snapshot.c|s/snap_flag\(line \+ 8, "dc"\)/snap_flag(line + 8, "zz")/|integration/leak_snapshot
+snap-child-reads-parent|src/preload/leaks/reachscan.c|s/c->pid = \(pid_t\)syscall\(SYS_getpid\);//|integration/leak_snapshot
+snap-refused-no-scan|src/preload/leaks/reachscan.c|s/int rc = pid > 0 \? 0 : rs_scan\(c\);/int rc = pid > 0 ? 0 : s ? 0 : rs_scan(c);/|integration/leak_snapshot
 http-token-any|src/preload/serve/http_routes.c|s/    return diff == 0;\n/    return diff == 0 ? true : m > 0;\n/|integration/http_control
 metrics-counter-no-total|src/preload/serve/http_metrics.c|s/"heapsift_frees_total", "counter"/"heapsift_frees", "counter"/|integration/http_metrics
 metrics-sites-by-cum|src/preload/serve/http_metrics.c|s/hs_report_select\(&r, false,/hs_report_select(&r, true,/|integration/http_metrics

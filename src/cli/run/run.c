@@ -55,6 +55,8 @@ static const run_opt_t run_opts[] = {
     {"leaks-max", 0, "HEAPSIFT_LEAKS_MAX", NULL, "sites the leak report lists (0 = all)"},
     {"leaks-reachable", 0, "HEAPSIFT_LEAKS_REACHABLE", "1",
      "with --leaks error, reachable sites fail the run too"},
+    {"leaks-stop-world", 0, "HEAPSIFT_LEAKS_SNAPSHOT", "0",
+     "leak scans stop the threads throughout (no fork snapshot)"},
     {"http", 0, "HEAPSIFT_HTTP", NULL, "serve /debug/pprof/ on HOST:PORT (:0 any port)"},
     {"http-portfile", 0, "HEAPSIFT_HTTP_PORTFILE", NULL, "write the endpoint's port here (%p)"},
     {"http-token", 0, "HEAPSIFT_HTTP_TOKEN", NULL, "token the control POSTs require"},

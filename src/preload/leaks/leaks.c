@@ -49,10 +49,13 @@ static bool leaks_scanned; /* leaks_rs holds the exit scan */
 /* The scan dumps label their samples with: the exit scan, or a leak check's while it
  * dumps (the dump lock); NULL: none. */
 static const hs_reachscan_t *leaks_cur;
-static char leaks_note[400];                 /* the profile comment on leaks_cur */
+static char leaks_note[480];                 /* the profile comment on leaks_cur */
+static char leaks_mode_note[320];            /* hs_leaks_mode_comment's */
 static int leaks_scan_rc;                    /* its error, 0 if none */
 static hs_buf_t leaks_capture = HS_BUF_INIT; /* a detach's report, for the command */
 static bool leaks_capturing;
+
+static void leaks_mode(const hs_reachscan_t *r, char *out, size_t cap);
 
 static void leaks_write(const char *p, size_t n)
 {
@@ -167,7 +170,7 @@ HS_CTOR(HS_CTOR_LEAKS) static void leaks_ctor(void)
 /* Makes r the scan dumps label with, and its comment. */
 static void leaks_set(const hs_reachscan_t *r)
 {
-    char threads[200];
+    char threads[240];
     hs_leaks_threads(r, threads, sizeof(threads));
     snprintf(leaks_note, sizeof(leaks_note),
              "reachability scan: %zu of %zu sampled blocks reached, %.1f MiB read (%.1f MiB "
@@ -232,19 +235,41 @@ void hs_leaks_check_end(hs_reachscan_t *r)
 static int leaks_scan_line(hs_buf_t *out)
 {
     const hs_reachscan_t *r = &leaks_rs;
-    char threads[160];
+    char threads[240], mode[320];
     hs_leaks_threads(r, threads, sizeof(threads));
+    leaks_mode(r, mode, sizeof(mode));
     double mib = (double)(r->root_bytes + r->block_bytes) / (1 << 20);
     double ms = (double)r->ns / 1e6;
     return hs_buf_printf(out,
                          "heapsift: reachability scan: %zu of %zu sampled blocks reached; "
                          "%.1f MiB read (%u mappings, %.1f MiB of reached blocks; %.1f MiB "
                          "untouched, not read) in %.1f ms (%.1f ms of CPU), %.2f GB/s\n"
-                         "heapsift: reachability scan: %s\n",
+                         "heapsift: reachability scan: %s\nheapsift: %s\n",
                          r->reached, r->n, mib, r->mappings, (double)r->block_bytes / (1 << 20),
                          (double)r->untouched_bytes / (1 << 20), ms, (double)r->cpu_ns / 1e6,
                          ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0,
-                         threads);
+                         threads, mode);
+}
+
+/* How the heap was scanned: a fork's snapshot, or stopped throughout and why. */
+static void leaks_mode(const hs_reachscan_t *r, char *out, size_t cap)
+{
+    if (r->snapshot)
+        snprintf(out, cap,
+                 "leak check: snapshot (fork), paused %.1f ms (fork %.1f ms): the labels are "
+                 "the heap as it was at the snapshot",
+                 (double)r->pause_ns / 1e6, (double)r->fork_ns / 1e6);
+    else
+        snprintf(out, cap, "leak check: stop-the-world, paused %.1f ms (no snapshot: %s)",
+                 (double)r->pause_ns / 1e6, r->snap_why[0] ? r->snap_why : "none taken");
+}
+
+const char *hs_leaks_mode_comment(void)
+{
+    if (!leaks_cur)
+        return NULL;
+    leaks_mode(leaks_cur, leaks_mode_note, sizeof(leaks_mode_note));
+    return leaks_mode_note;
 }
 
 void hs_leaks_threads(const hs_reachscan_t *r, char *out, size_t cap)

@@ -37,8 +37,10 @@ void hs_leaks_scan_forget(void);
  * threads. 0 or -errno (-ENOTSUP: profiling off). */
 int hs_leaks_check_begin(hs_reachscan_t *r);
 void hs_leaks_check_end(hs_reachscan_t *r);
-/* The profile comment on the scan dumps label with now (NULL: none). */
+/* The profile comment on the scan dumps label with now (NULL: none), and a second one on
+ * how it was made: a fork's snapshot and the pause, or stop-the-world and why. */
 const char *hs_leaks_comment(void);
+const char *hs_leaks_mode_comment(void);
 /* One line on how the scan stopped the other threads (no newline), into out. */
 void hs_leaks_threads(const hs_reachscan_t *r, char *out, size_t cap);
 /* HEAPSIFT_LEAKS=error and the report found leaks: flushes stdio and ends the process

@@ -38,15 +38,21 @@ typedef struct {
     uint32_t threads_stopped, threads_blocked, threads_unanswered;
     int stop_rc;
     int64_t stop_ns, pause_ns;
+    /* The snapshot (snapshot.c): scanned a fork's copy, the fork's time; why not if not. */
+    bool snapshot;
+    int64_t fork_ns;
+    char snap_why[200];
     size_t map_len; /* internal: bytes mapped for blocks + worklist */
     uint32_t *work; /* internal: the worklist */
 } hs_reachscan_t;
 
 /* Stops the other threads (stopworld.c), copies the live table and classifies every
- * block. Guard held, no lock held but the dump lock; one of heapsift's own threads or the
- * exiting thread, never an allocation path. Returns 0, or
- * -errno (-ENOMEM, or the error of process_vm_readv when the kernel refuses it: then no
- * block is classified). On success the caller frees r with hs_reachscan_free. */
+ * block: in a fork's copy-on-write snapshot taken while they are stopped (snapshot.c),
+ * released once it exists, or, where no snapshot can be taken, with the threads stopped
+ * until the scan ends (r->snap_why says why). Guard held, no lock held but the dump lock; one of
+ * heapsift's own threads or the exiting thread, never an allocation path. Returns 0, or -errno
+ * (-ENOMEM, or the error of process_vm_readv when the kernel refuses it: then no block is
+ * classified). On success the caller frees r with hs_reachscan_free. */
 int hs_reachscan_run(hs_reachscan_t *r);
 void hs_reachscan_free(hs_reachscan_t *r);
 

@@ -289,8 +289,10 @@ static int dump_header(hs_profile_t *p, const dump_meta_t *m, const char *kind, 
     dump_estimate(p, m, var);
     if (hs_reach_comment()) /* calls heapsift cannot see: never an empty profile in silence */
         hs_profile_add_comment(p, hs_reach_comment());
-    if (m->reach && hs_leaks_comment()) /* the reachable= labels' scan */
+    if (m->reach && hs_leaks_comment()) { /* the reachable= labels' scan */
         hs_profile_add_comment(p, hs_leaks_comment());
+        hs_profile_add_comment(p, hs_leaks_mode_comment());
+    }
     if (hs_attach_comment()) /* where heapsift's knowledge starts (heapsift attach) */
         hs_profile_add_comment(p, hs_attach_comment());
     char acct[8][200];

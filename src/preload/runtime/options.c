@@ -303,6 +303,8 @@ int hs_options_load(void)
          "a number of sites; 0 = all", NULL},
         {"HEAPSIFT_LEAKS_REACHABLE", HS_OPT_BOOL, "0", 0, 0, OPT_DST(leaks_reachable), "0 or 1",
          NULL},
+        {"HEAPSIFT_LEAKS_SNAPSHOT", HS_OPT_BOOL, "1", 0, 0, OPT_DST(leaks_snapshot), "0 or 1",
+         NULL},
         {"HEAPSIFT_HTTP", HS_OPT_STR, NULL, 0, 0, OPT_DST(http), "HOST:PORT, e.g. 127.0.0.1:6060",
          NULL},
         {"HEAPSIFT_HTTP_PORTFILE", HS_OPT_STR, NULL, 0, 0, OPT_DST(http_portfile), "a path", NULL},

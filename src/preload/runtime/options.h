@@ -37,6 +37,7 @@ typedef struct {
     const char *suppressions; /* LSan-format suppressions file; NULL = none */
     uint32_t leaks_max;       /* sites listed; 0 = all */
     bool leaks_reachable;     /* error counts reachable sites too, not only unreachable */
+    bool leaks_snapshot;      /* scan a fork's copy, threads paused only for the fork */
     /* The HTTP endpoint (http.c); NULL = unset. */
     const char *http;          /* HOST:PORT to serve on */
     const char *http_portfile; /* file that gets the port */
