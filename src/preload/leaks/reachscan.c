@@ -612,6 +612,7 @@ static __attribute__((noreturn)) void rs_child(rs_ctx_t *c, hs_snap_t *s)
     o->root_bytes = c->r->root_bytes;
     o->block_bytes = c->r->block_bytes;
     o->skipped_bytes = c->r->skipped_bytes;
+    o->untouched_bytes = c->r->untouched_bytes;
     o->mappings = c->r->mappings;
     o->cpu_ns = rs_clock(CLOCK_THREAD_CPUTIME_ID);
     __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
@@ -635,6 +636,7 @@ static int rs_snap_collect(rs_ctx_t *c, hs_snap_t *s)
     r->root_bytes = s->out->root_bytes;
     r->block_bytes = s->out->block_bytes;
     r->skipped_bytes = s->out->skipped_bytes;
+    r->untouched_bytes = s->out->untouched_bytes;
     r->mappings = s->out->mappings;
     r->cpu_ns = s->out->cpu_ns;
     r->snapshot = true;

@@ -16,7 +16,7 @@
 typedef struct {
     uint32_t done; /* 1 once the child wrote the rest */
     int rc;        /* its scan: 0 or -errno */
-    uint64_t root_bytes, block_bytes, skipped_bytes;
+    uint64_t root_bytes, block_bytes, skipped_bytes, untouched_bytes;
     uint32_t mappings;
     int64_t cpu_ns;     /* the child's CPU time */
     uint8_t reached[8]; /* one byte per block (n of them; the mapping has room) */
