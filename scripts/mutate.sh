@@ -83,6 +83,8 @@ life-pair-single-read|src/preload/record/lifetimes.c|s/i < 8 && best > LIFE_PAIR
 spool-owner-by-pid-only|src/preload/record/spool.c|s/        if \(t != HS_SPOOL_TOKEN_MINE\)\n            return false;/        (void)t;/|integration/sandbox_spool
 spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \S\S hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool
 later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
+safe-search-restops-unmoved|src/cli/inject/inject_thread.c|s/        if \(!hs_moved_since\(q->mv, tids\[i\]\)\) \{/        if (false \&\& !hs_moved_since(q->mv, tids[i])) {/|integration/attach_moved
+safe-search-cpu-time-only|src/cli/inject/inject_moved.c|s/return call != 0 && call != e->call;/return call == 0 \&\& call != 0;/|integration/attach_moved
 later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks
 live-seconds-one-profile|src/cli/live/live.c|s/size_t n = L->seconds > 0 \? steps \+ 1 : 1;/size_t n = 1;/|integration/diagnose_live
 live-endpoint-env-only|src/cli/live/live_pid.c|s/return pid_probe\(pid, base, baselen\);/return -1;/|integration/diagnose_live

@@ -37,7 +37,8 @@
 
 #define AT_BOX_BYTES ((sizeof(hs_attach_box_t) + 4095) & ~(size_t)4095)
 /* To find a thread at a safe point: 10 s and 400 stops (with 16 threads inside malloc on a
- * quiet machine, 1 stop in 15 finds one; at load 12, 84 stops took 10 s), 60 s at most. */
+ * quiet machine, 1 stop in 15 finds one; at load 12, 84 stops took 10 s), 60 s at most,
+ * and never 10 s after the last stop of a thread that could have moved since its refusal. */
 #define AT_SAFE_MS 10000
 #define AT_SAFE_STOPS 400
 #define AT_SAFE_MAX_MS 60000
@@ -224,8 +225,10 @@ static int at_box_start(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job)
     }
     if (rc == -ETIMEDOUT) {
         hs_cli_error("%s: no thread of process %d was outside the allocator and the loader in "
-                     "%.1f s (%u stops; the last: %s): nothing was changed",
-                     job->verb, (int)s->pid, (double)(hs_mono_ms() - t0) / 1000, s->tries, s->why);
+                     "%.1f s (%u stops; %u times a refused thread that had not moved since was "
+                     "left alone; the last: %s): nothing was changed",
+                     job->verb, (int)s->pid, (double)(hs_mono_ms() - t0) / 1000, s->tries,
+                     s->unmoved, s->why);
         return HS_AT_FAIL;
     }
     if (rc != 0) {

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "inject_thread.h"
+#include "inject_moved.h"
 #include "inject_safe.h"
 #include "inject_stub.h"
 #include "ptrace_inject.h"
@@ -27,6 +28,7 @@
 #define THR_STACK_NEED (64 << 10) /* stack a thread must have below its sp for the call */
 #define THR_SYSCALL_MS 2000       /* a system call of the syscall stub */
 #define THR_ENTRY_MS 200          /* a restarted system call's entry */
+#define THR_TASKS_MAX 4096        /* threads hs_thr_call looks at */
 
 static int64_t thr_now_us(void)
 {
@@ -506,8 +508,8 @@ void hs_thr_child_release(hs_thr_t *s)
 }
 
 /* One try on tid: stopped, checked, pointed at the call stub, let go. 1 done, 0 not at a
- * safe point (let go untouched), or -errno. */
-static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS])
+ * safe point (let go untouched, its refusal in the ledger mv), or -errno. */
+static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS], hs_moved_t *mv)
 {
     int rc = thr_stop(tid);
     if (rc != 0)
@@ -533,6 +535,8 @@ static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS])
         safe = 0;
     }
     rc = safe == 1 ? thr_point(s, tid, &r, entry, HS_STUB_CALL, w) : 0;
+    if (safe != 1)
+        hs_moved_refused(mv, tid); /* while stopped: where it is */
     thr_held(s, t0);
     if (safe == 1 && rc == 0)
         thr_follow_clone(s, tid);
@@ -541,10 +545,48 @@ static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS])
     return rc < 0 ? rc : safe == 1;
 }
 
-/* Whether the search of hs_thr_call goes on at now (us). */
-static bool thr_searching(const hs_thr_t *s, int64_t now, int64_t end, int64_t last, unsigned stops)
+/* hs_thr_call's search: its bounds (us), its stops' bound, the last stop of a thread that
+   could have moved, the ledger of refusals, the threads left alone. */
+typedef struct {
+    int64_t end, last, ms, moved;
+    unsigned stops, skipped;
+    hs_moved_t *mv;
+} thr_search_t;
+
+/* Whether the search of hs_thr_call goes on at now (us): until max_ms, for ms and at least
+   stops stops, but not for ms after the last stop of a thread that could have moved. */
+static bool thr_searching(const hs_thr_t *s, const thr_search_t *q, int64_t now)
 {
-    return now < last && (now < end || s->tries < stops);
+    return now < q->last && now - q->moved < q->ms && (now < q->end || s->tries < q->stops);
+}
+
+/* One pass over the threads: a thread refused before is stopped again only once it has
+   moved (inject_moved.h). 1 to go on (*stopped: how many were stopped), 0 done (a thread
+   was pointed), or -errno. */
+static int thr_pass(hs_thr_t *s, thr_search_t *q, uint64_t w[HS_STUB_BLOCK_WORDS],
+                    unsigned *stopped)
+{
+    pid_t tids[THR_TASKS_MAX];
+    size_t n = thr_tasks(s->pid, tids, THR_TASKS_MAX);
+    if (n == 0) {
+        s->died = true;
+        return -ESRCH;
+    }
+    *stopped = 0;
+    for (size_t i = 0; i < n && thr_searching(s, q, thr_now_us()); i++) {
+        if (s->stop && *s->stop)
+            return -EINTR;
+        if (!hs_moved_since(q->mv, tids[i])) {
+            q->skipped++;
+            continue;
+        }
+        q->moved = thr_now_us();
+        (*stopped)++;
+        int rc = thr_call_on(s, tids[i], w, q->mv);
+        if (rc != 0)
+            return rc > 0 ? 0 : rc;
+    }
+    return 1;
 }
 
 int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms,
@@ -553,23 +595,21 @@ int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, i
     if (!s->safe && !(s->safe = hs_safe_open(s->pid, s->why, sizeof(s->why))))
         return -ENOTSUP;
     uint64_t w[HS_STUB_BLOCK_WORDS] = {fn, a[0], a[1], a[2], a[3], a[4], a[5], res, s->xroom, 0};
-    int64_t t0 = thr_now_us(), end = t0 + (int64_t)ms * 1000, last = t0 + (int64_t)max_ms * 1000;
-    stops += s->tries;
-    pid_t tids[4096];
-    while (thr_searching(s, thr_now_us(), end, last, stops)) {
-        size_t n = thr_tasks(s->pid, tids, 4096);
-        if (n == 0) {
-            s->died = true;
-            return -ESRCH;
-        }
-        for (size_t i = 0; i < n && thr_searching(s, thr_now_us(), end, last, stops); i++) {
-            if (s->stop && *s->stop)
-                return -EINTR;
-            int rc = thr_call_on(s, tids[i], w);
-            if (rc != 0)
-                return rc > 0 ? 0 : rc;
-        }
-        thr_nap_us(1000);
+    int64_t t0 = thr_now_us();
+    thr_search_t q = {.end = t0 + (int64_t)ms * 1000,
+                      .last = t0 + (int64_t)max_ms * 1000,
+                      .ms = (int64_t)ms * 1000,
+                      .moved = t0,
+                      .stops = stops + s->tries,
+                      .mv = hs_moved_open(s->pid)};
+    int rc = 1;
+    while (rc == 1 && thr_searching(s, &q, thr_now_us())) {
+        unsigned stopped = 0;
+        rc = thr_pass(s, &q, w, &stopped);
+        if (rc == 1) /* a pass that stopped no one: the threads are starved or blocked */
+            thr_nap_us(stopped ? 1000 : 4000);
     }
-    return -ETIMEDOUT;
+    hs_moved_close(q.mv);
+    s->unmoved = q.skipped;
+    return rc == 1 ? -ETIMEDOUT : rc;
 }

@@ -39,6 +39,7 @@ typedef struct {
     hs_safe_t *safe;             /* the unwinder, opened on the first safe-point check */
     int64_t paused_us;           /* the longest time one thread was stopped */
     unsigned tries;              /* threads stopped to find one outside the allocator */
+    unsigned unmoved;            /* times a refused thread that had not moved was left alone */
     int sigsys;                  /* (kept for the messages: seccomp traps seen) */
     bool died;                   /* the target ended meanwhile */
     pid_t child;                 /* the thread the call created, traced until it ends (0: none) */
@@ -55,9 +56,11 @@ int hs_thr_syscall(hs_thr_t *s, long nr, const uint64_t a[6], uint64_t *ret);
 /* Calls fn(a[6]) on a program thread found outside the allocator and the loader, trying
  * threads in turn for ms milliseconds and at least stops stops, but for no more than
  * max_ms (a loaded machine makes each stop slower, not each stop less likely to find a
- * safe point); the call stub stores its result at res (then 1 at res + 8), which the
- * caller polls. 0, -ETIMEDOUT (no thread was found at a safe point: s->why says the last
- * reason), or -errno. */
+ * safe point), and not for ms after the last stop of a thread that could have moved: a
+ * refused thread is stopped again only once it has moved (inject_moved.h), so a starved
+ * or blocked target does not use up the stops in one place. The call stub stores its
+ * result at res (then 1 at res + 8), which the caller polls. 0, -ETIMEDOUT (no thread was
+ * found at a safe point: s->why says the last reason), or -errno. */
 int hs_thr_call(hs_thr_t *s, uintptr_t fn, const uint64_t a[6], uintptr_t res, int ms,
                 unsigned stops, int max_ms);
 /* (hs_thr_syscall and hs_thr_call return -EINTR once *s->stop is set, before the next

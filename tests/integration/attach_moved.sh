@@ -1,0 +1,74 @@
+#!/bin/sh
+# attach_moved: attach's search for a thread at a safe point stops a refused thread again
+# only once it has moved (src/cli/inject/inject_moved.h), staged with a thread held inside
+# the loader by a dlopen'd constructor (tests/programs/lib/ctor_wait.c, in
+# tests/programs/attach_loader.c):
+#   frozen: the constructor blocks in open(2) on a fifo, a call the kernel restarts after
+#     each ptrace stop, so the thread never moves; as a starved thread, which does not run
+#     between two stops. attach gives up (3) in 10 s having stopped it once, and the
+#     target, let go, ends as before. (Stopping it again and again proved nothing and
+#     used up the search's 400 stops on a loaded machine: 6,655 stops in 10 s.)
+#   moved: the constructor returns after the search's first stop of it (its epoll_wait
+#     ends with EINTR at each stop) and the thread blocks in the program's read(2), a
+#     safe point, having run only microseconds since its refusal: its CPU time alone does
+#     not tell it moved, its syscall line does. attach succeeds within 3 stops (the
+#     search's first may find it between two epoll_waits), and its output, status and
+#     stderr are unchanged.
+# usage: attach_moved.sh BUILD_DIR SOURCE_DIR
+set -eu
+. "$(dirname "$0")/../lib/common.sh"
+hs_setup "$1" attach_moved
+. "$(dirname "$0")/../lib/attach.sh"
+PROG=$BUILD/programs/attach_loader
+hs_need_built "$LIB" "$CLI" "$PROG"
+cc -O2 -shared -fPIC -o "$T/ctor.so" "$2/tests/programs/lib/ctor_wait.c" 2>"$T/cc.err" ||
+    { echo "FAIL: ctor_wait.c does not build" >&2; show "$T/cc.err"; exit 1; }
+mkfifo "$T/fifo" "$T/in"
+trap 'kill -9 ${PID:-} 2>/dev/null || true; rm -rf "$T"' EXIT INT TERM
+
+# start ENV...: attach_loader with ctor.so under env ENV, stdin the fifo $T/in (held open
+# on fd 3), stdout $T/out, stderr $T/err, status later in $T/status; sets PID.
+start() {
+    rm -f "$T/status"
+    ( set +e; env "$@" "$PROG" "$T/ctor.so" <"$T/in" >"$T/out" 2>"$T/err"; echo $? >"$T/status" ) &
+    exec 3>"$T/in"
+    hs_until 30 "attach_loader ready" "grep -q '^ready\$' '$T/out'" || { show "$T/err"; exit 1; }
+    PID=$(pgrep -f "attach_loader $T/ctor.so" | head -n 1)
+}
+
+# finish LABEL: ends the target (stdin closed) and checks its status, output and stderr.
+finish() {
+    exec 3>&-
+    hs_until 30 "$1: the target's end" '[ -s "$T/status" ]' || return 0
+    [ "$(cat "$T/status")" = 0 ] || fail "$1: the target's status is $(cat "$T/status")"
+    printf 'ready\nloaded\ndone\n' | cmp -s - "$T/out" || { fail "$1: its output changed"; show "$T/out"; }
+    [ ! -s "$T/err" ] || { fail "$1: its stderr is not empty"; show "$T/err"; }
+}
+
+# frozen: blocked in openat (257) inside the constructor for the whole search
+start CTOR_FIFO="$T/fifo"
+hs_until 30 "frozen: the constructor's open" "[ \"\$(cut -d' ' -f1 /proc/$PID/syscall 2>/dev/null)\" = 257 ]"
+at_expect 3 "no thread of process $PID was outside the allocator and the loader in [0-9.]+ s \\(1 stops; [1-9][0-9]* times a refused thread that had not moved since was left alone; the last: a frame in its code \\([^)]*ld-linux" \
+    frozen -- attach "$PID"
+echo "frozen: $(sed -n 's/.* in \([0-9.]* s (1 stops; [0-9]*\) times.*/\1 skips/p' "$T/e")"
+kill -0 "$PID" 2>/dev/null || fail "frozen: the target died"
+echo x >"$T/fifo"
+hs_until 30 "frozen: the dlopen's end" "grep -q '^loaded\$' '$T/out'"
+finish frozen
+
+# moved: the constructor returns at the search's first stop (the box's mmap stopped it
+# once before), and the thread then blocks in read (0)
+start CTOR_EINTR=2
+hs_until 30 "moved: the constructor's epoll_wait" "[ \"\$(cut -d' ' -f1 /proc/$PID/syscall 2>/dev/null)\" = 232 ]"
+rc=0; timeout 120 "$CLI" attach -o "$T/p.pb.gz" "$PID" >/dev/null 2>"$T/a.err" || rc=$?
+[ "$rc" = 0 ] || { fail "moved: attach status $rc, not 0"; show "$T/a.err"; }
+stops=$(sed -n 's/.*; \([0-9]*\) stopped to find one.*/\1/p' "$T/a.err")
+echo "moved: ${stops:-?} stops"
+case $stops in [123]) ;; *) fail "moved: ${stops:-no} stops, not 1 to 3"; show "$T/a.err" ;; esac
+grep -q '^loaded$' "$T/out" || fail "moved: the attach succeeded before the constructor returned"
+rc=0; timeout 60 "$CLI" detach "$PID" >/dev/null 2>"$T/d.err" || rc=$?
+[ "$rc" = 0 ] || { fail "moved: detach status $rc"; show "$T/d.err"; }
+finish moved
+
+[ "$FAILS" -eq 0 ] && echo "attach_moved: ok"
+exit $((FAILS > 0))
