@@ -8,7 +8,9 @@
 #     plus jemalloc's own start-up stacks: about 35,008 stacks, 14 MB);
 #  2. for each file, ROUNDS (5) interleaved rounds of: jeprof, heapsift top, and the floors
 #     `heapsift --version` (exec and dynamic loading of the CLI) and /bin/true; each
-#     command's median wall time (output to /dev/null);
+#     command's median wall time and median CPU time (perf stat's task-clock, children
+#     included: jeprof's addr2line and nm too), output to /dev/null. On a shared machine
+#     the CPU times are the steadier ratio;
 #  3. checks that jeprof's and heapsift's totals agree, and prints a Markdown section;
 #     with --record appends it to bench/history/YYYY-MM-DD.md.
 # Usage: sh bench/top_jeprof.sh BUILD_DIR [--record]. Variables: ROUNDS (5), KEEP=DIR
@@ -23,6 +25,7 @@ ROUNDS=${ROUNDS:-5}
 hs=$build/heapsift
 je=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1 || true)
 [ -x "$hs" ] || { echo "build heapsift first ($hs)" >&2; exit 1; }
+perf stat -e task-clock -o /dev/null true 2>/dev/null || { echo "needs perf stat (task-clock)" >&2; exit 1; }
 [ -n "$je" ] && command -v jeprof >/dev/null 2>&1 ||
     { echo "needs libjemalloc2 and jeprof (libjemalloc-dev)" >&2; exit 1; }
 if [ -n "${KEEP:-}" ]; then
@@ -47,24 +50,23 @@ profile() { # name args...: runs the program, prints the heap file's path
 small=$(profile small small)
 big=$(profile big paths 70000 35006)
 
-now() { date +%s%N; }
-run1() { # label command...: one run, its wall time in ns appended to $tmp/t.label
+run1() { # label command...: one run under perf stat: its wall time (perf's "time elapsed",
+    # from its fork to its wait: perf's own start is not in it) in ns appended to
+    # $tmp/t.label, its CPU time (task-clock, children included) in ms to $tmp/c.label
     label=$1
     shift
-    t0=$(now)
-    "$@" >/dev/null 2>&1 || echo "bench: $* failed" >&2
-    t1=$(now)
-    echo $((t1 - t0)) >>"$tmp/t.$label"
+    LC_ALL=C perf stat -e task-clock -o "$tmp/cpu" -- "$@" >/dev/null 2>&1 || echo "bench: $* failed" >&2
+    awk '$4 == "elapsed" {gsub(/,/, "", $1); printf "%.0f\n", $1 * 1e9}' "$tmp/cpu" >>"$tmp/t.$label"
+    awk '$2 == "msec" && $3 == "task-clock" {gsub(/,/, "", $1); print $1}' "$tmp/cpu" >>"$tmp/c.$label"
 }
 median() { sort -n "$tmp/t.$1" | awk '{a[NR] = $1} END {printf "%.2f", a[int((NR + 1) / 2)] / 1e6}'; }
+median_cpu() { sort -n "$tmp/c.$1" | awk '{a[NR] = $1} END {printf "%.2f", a[int((NR + 1) / 2)]}'; }
 
 for f in small big; do
-    eval "file=\$$f"
-    : >"$tmp/t.$f.je"
-    : >"$tmp/t.$f.hs"
-    : >"$tmp/t.$f.ver"
-    : >"$tmp/t.$f.true"
-    : >"$tmp/t.$f.before"
+    for k in je hs ver true before; do
+        : >"$tmp/t.$f.$k"
+        : >"$tmp/c.$f.$k"
+    done
 done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 r=0
@@ -100,21 +102,32 @@ section() {
             "jeprof $(total_je "$file") B, heapsift $(total_hs "$file") B"
     done
     echo
-    echo "| file | jeprof --text (ms) | heapsift top (ms) | jeprof / top | heapsift --version (ms) | /bin/true (ms) | jeprof / --version |"
+    echo "Wall time, median ms:"
+    echo
+    echo "| file | jeprof --text | heapsift top | jeprof / top | heapsift --version | /bin/true | jeprof / --version |"
     echo "| --- | --- | --- | --- | --- | --- | --- |"
     for f in small big; do
         j=$(median "$f.je") h=$(median "$f.hs") v=$(median "$f.ver") t=$(median "$f.true")
         echo "| $f | $j | $h | $(ratio "$j" "$h") | $v | $t | $(ratio "$j" "$v") |"
     done
+    echo
+    echo "CPU time (perf stat task-clock, children included), median ms:"
+    echo
+    echo "| file | jeprof --text | heapsift top | jeprof / top | heapsift --version |"
+    echo "| --- | --- | --- | --- | --- |"
+    for f in small big; do
+        j=$(median_cpu "$f.je") h=$(median_cpu "$f.hs") v=$(median_cpu "$f.ver")
+        echo "| $f | $j | $h | $(ratio "$j" "$h") | $v |"
+    done
     if [ -n "${BEFORE:-}" ]; then
         echo
-        echo "BEFORE=$BEFORE in the same rounds:"
+        echo "BEFORE=$BEFORE, \`heapsift top\` in the same rounds (wall and CPU, median ms):"
         echo
-        echo "| file | heapsift top, BEFORE (ms) | jeprof / BEFORE top |"
-        echo "| --- | --- | --- |"
+        echo "| file | wall | jeprof / it (wall) | CPU | jeprof / it (CPU) |"
+        echo "| --- | --- | --- | --- | --- |"
         for f in small big; do
-            j=$(median "$f.je") b=$(median "$f.before")
-            echo "| $f | $b | $(ratio "$j" "$b") |"
+            j=$(median "$f.je") b=$(median "$f.before") jc=$(median_cpu "$f.je") bc=$(median_cpu "$f.before")
+            echo "| $f | $b | $(ratio "$j" "$b") | $bc | $(ratio "$jc" "$bc") |"
         done
     fi
 }
