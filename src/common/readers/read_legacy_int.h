@@ -91,20 +91,20 @@ static const unsigned char lg_hexval1[256] = {
     ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 };
 
-/* Hexadecimal digits (no prefix) that fit 64 bits. */
+/* Hexadecimal digits (no prefix) that fit 64 bits: at most 16 after the leading zeros. */
 static inline bool lg_hexdigits(const char **c, const char *e, uint64_t *v)
 {
     uint64_t x = 0;
-    const char *d = *c;
-    for (; d < e; d++) {
+    const char *d = *c, *sig;
+    while (d < e && *d == '0')
+        d++;
+    for (sig = d; d < e; d++) {
         unsigned h = lg_hexval1[(unsigned char)*d];
         if (h == 0)
             break;
-        if (x >> 60)
-            return false;
         x = x << 4 | (h - 1);
     }
-    if (d == *c)
+    if (d == *c || d - sig > 16)
         return false;
     *v = x;
     *c = d;
