@@ -20,6 +20,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +382,85 @@ static void check_add_file(void)
     hs_maps_free(&maps);
 }
 
+/* A CLI symbolizer of libc's and ld.so's mappings (as a profile's mappings place them). */
+static hs_symbolizer_t *libc_symbolizer(const hs_maps_t *maps)
+{
+    hs_symbolizer_t *s = hs_symbolizer_new();
+    for (size_t i = 0; s && i < maps->n; i++) {
+        const hs_map_t *a = &maps->maps[i];
+        if (strstr(a->path, "/libc.so") || strstr(a->path, "/ld-linux"))
+            hs_symbolizer_add_file(s, a->path, a->start, a->limit, a->offset);
+    }
+    return s;
+}
+
+static bool same_frames(const hs_symbol_t *a, size_t na, const hs_symbol_t *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        if ((a[i].name == NULL) != (b[i].name == NULL) ||
+            (a[i].name && strcmp(a[i].name, b[i].name) != 0) ||
+            (a[i].file == NULL) != (b[i].file == NULL) ||
+            (a[i].file && strcmp(a[i].file, b[i].file) != 0) || a[i].line != b[i].line ||
+            a[i].start_line != b[i].start_line)
+            return false;
+    }
+    return true;
+}
+
+/* hs_symbolizer_expect: libc's and ld.so's addresses (2,000 over their text, and a few
+ * functions) get the same frames from a symbolizer told of them, which reads their
+ * separate debug files (compressed in libc6-dbg) from copies inflated only as far as
+ * those addresses need, as from one that reads them whole. With libc6-dbg installed, the
+ * copy of libc's has its .debug_info cut short for a few addresses early in it. */
+static void check_expect(void)
+{
+    hs_maps_t maps;
+    CHECK(hs_maps_read(0, &maps) == 0, "hs_maps_read");
+    const hs_map_t *lc = hs_maps_find(&maps, (uint64_t)(uintptr_t)&qsort);
+    uint64_t want[2100];
+    size_t n = 0;
+    for (size_t i = 0; i < maps.n && lc; i++) {
+        const hs_map_t *a = &maps.maps[i];
+        if ((strstr(a->path, "/libc.so") || strstr(a->path, "/ld-linux")) && a->executable)
+            for (uint64_t k = 0; k < 1000 && n < 2000; k++)
+                want[n++] = a->start + (k * 7919 * 13) % (a->limit - a->start);
+    }
+    /* malloc's unit after setlocale's: the one farthest into .debug_info is not the last. */
+    uint64_t few[] = {(uint64_t)(uintptr_t)&qsort + 1, (uint64_t)(uintptr_t)&malloc + 1,
+                      (uint64_t)(uintptr_t)&setlocale + 1};
+    for (int pass = 0; pass < 2 && lc; pass++) {
+        const uint64_t *w = pass ? few : want;
+        size_t nw = pass ? sizeof(few) / sizeof(few[0]) : n;
+        hs_symbolizer_t *whole = libc_symbolizer(&maps), *cut = libc_symbolizer(&maps);
+        CHECK(whole && cut && hs_symbolizer_expect(cut, w, nw), "symbolizers");
+        size_t differ = 0, found = 0;
+        for (size_t i = 0; whole && cut && i < nw; i++) {
+            hs_symbol_t a[16], b[16];
+            size_t nb = hs_symbolize(cut, w[i], b, 16), na = hs_symbolize(whole, w[i], a, 16);
+            found += na > 0;
+            if (!same_frames(a, na, b, nb) && differ++ < 5)
+                fprintf(stderr, "test_symbolize: expect: %#llx: %zu frames (%s), told %zu (%s)\n",
+                        (unsigned long long)w[i], na, na ? a[0].name : "-", nb,
+                        nb ? b[0].name : "-");
+        }
+        CHECK(differ == 0 && found > nw / 2, "expected addresses: %zu of %zu differ, %zu found",
+              differ, nw, found);
+        char id[65], dbg[160];
+        if (pass == 1 && cut && hs_elf_build_id(lc->path, id, sizeof(id)) &&
+            snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2) > 0 &&
+            access(dbg, R_OK) == 0) {
+            fprintf(stderr, "test_symbolize: expect: %zu debug files cut short\n", cut->zdebug_cut);
+            /* Debian's libc6-dbg: compressed, qsort's and setlocale's units before malloc's. */
+            CHECK(cut->zdebug_cut == 1, "libc's debug file not cut short (%zu)", cut->zdebug_cut);
+        }
+        hs_symbolizer_free(whole);
+        hs_symbolizer_free(cut);
+    }
+    hs_maps_free(&maps);
+}
+
 /* Copies the file at from to to with read/write; true on success. */
 static bool copy_file(const char *from, const char *to)
 {
@@ -637,6 +717,7 @@ int main(void)
     time_libc(s);
     hs_symbolizer_free(s);
     check_add_file();
+    check_expect();
     check_demangle();
     check_odd_mappings();
     check_index_vs_libdw();

@@ -5,10 +5,10 @@
  * the bearer token. A leak check stops the process's threads for a scan: its timeout is
  * long.
  */
+#include "kit/netlib.h"
 #include "hs_version.h"
 #include "live.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +48,8 @@ int hs_live_fetch(const char *url, bool post, const char *token, hs_buf_t *out, 
 {
     char errbuf[CURL_ERROR_SIZE] = "", auth[320];
     struct curl_slist *hdr = NULL;
+    if (!hs_netlib_load(err, errlen))
+        return -1;
     CURL *c = curl_easy_init();
     if (!c) {
         snprintf(err, errlen, "GET %s: cannot start libcurl", url);

@@ -16,12 +16,12 @@
  * TARGET, 3 I/O (cannot listen: port in use, no permission).
  */
 #define _GNU_SOURCE
+#include "kit/netlib.h"
 #include "kit/cli.h"
 #include "web.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
@@ -350,6 +350,11 @@ int hs_cmd_web(int argc, char **argv)
     if ((fd = web_listen(&addr, listen_spec, &family, &rc)) < 0)
         goto out;
     rc = 3;
+    char why[256];
+    if (!hs_netlib_load(why, sizeof(why))) {
+        hs_cli_error("web: %s", why);
+        goto out;
+    }
     if (hs_web_fetch_global_init() != 0) {
         hs_cli_error("web: cannot initialise libcurl");
         goto out;

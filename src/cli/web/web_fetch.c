@@ -4,14 +4,14 @@
  * https:// (a service behind TLS, Go's pprof endpoints behind a proxy), servers answer
  * with chunked encoding, redirects and keep-alive, and a poller must bound every step
  * (connect, whole transfer, body size) and say precisely what failed (refused, timed out,
- * HTTP 404); libcurl does all of that and is in Debian. The CLI is never loaded into
- * another process, so it may link it. One easy handle per target, reused, so
- * connections stay open between polls. Used by the poll loop only (one thread).
+ * HTTP 404); libcurl does all of that and is in Debian. It is dlopened when `web`
+ * starts (kit/netlib.h), not linked: the other verbs do not load it. One easy handle per target,
+ * reused, so connections stay open between polls. Used by the poll loop only (one thread).
  */
 #include "hs_version.h"
 #include "web.h"
+#include "kit/netlib.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,8 @@ int hs_web_fetch_global_init(void)
 
 hs_web_fetcher_t *hs_web_fetcher_new(void)
 {
+    if (!hs_netlib_load(NULL, 0)) /* web.c says why when it starts */
+        return NULL;
     hs_web_fetcher_t *f = calloc(1, sizeof(*f));
     if (f && !(f->curl = curl_easy_init())) {
         free(f);

@@ -60,6 +60,7 @@
     X(dwfl_module_build_id) \
     X(dwfl_module_getdwarf) \
     X(dwfl_module_getelf) \
+    X(dwfl_module_info) \
     X(dwfl_module_getsrc) \
     X(dwfl_module_getsym_info) \
     X(dwfl_module_getsymtab) \
@@ -156,6 +157,7 @@ int hs_dw_offline_section_address(Dwfl_Module *mod, void **userdata, const char 
 #define dwfl_module_build_id (hs_dw_fn.dwfl_module_build_id)
 #define dwfl_module_getdwarf (hs_dw_fn.dwfl_module_getdwarf)
 #define dwfl_module_getelf (hs_dw_fn.dwfl_module_getelf)
+#define dwfl_module_info (hs_dw_fn.dwfl_module_info)
 #define dwfl_module_getsrc (hs_dw_fn.dwfl_module_getsrc)
 #define dwfl_module_getsym_info (hs_dw_fn.dwfl_module_getsym_info)
 #define dwfl_module_getsymtab (hs_dw_fn.dwfl_module_getsymtab)

@@ -183,15 +183,12 @@ static bool lg_next_addr(const char **c, const char *e, uint64_t *a, bool *bad)
 }
 
 /* Parses "0xADDR 0xADDR ..." into ps->stack, leaf first, each address minus one. The
- * line is checked whole first, so that a bad one leaves no locations behind. */
+ * line is read whole into ps->stack first, so that a bad one leaves no locations behind;
+ * then each address there is replaced by its location. */
 static int lg_stack(hs_legacy_parser_t *ps, const char *c, const char *e)
 {
     uint64_t a;
     bool bad = false;
-    for (const char *v = c; lg_next_addr(&v, e, &a, &bad);)
-        ;
-    if (bad)
-        return lg_fail(ps, "bad address in stack (want 0x-prefixed hexadecimal)");
     ps->nstack = 0;
     while (lg_next_addr(&c, e, &a, &bad)) {
         if (ps->nstack == ps->stack_cap) {
@@ -202,10 +199,17 @@ static int lg_stack(hs_legacy_parser_t *ps, const char *c, const char *e)
             ps->stack = s;
             ps->stack_cap = ncap;
         }
-        uint64_t id = lg_location(ps, a - 1);
+        ps->stack[ps->nstack++] = a;
+    }
+    if (bad) {
+        ps->nstack = 0;
+        return lg_fail(ps, "bad address in stack (want 0x-prefixed hexadecimal)");
+    }
+    for (size_t i = 0; i < ps->nstack; i++) {
+        uint64_t id = lg_location(ps, ps->stack[i] - 1);
         if (!id)
             return -ENOMEM;
-        ps->stack[ps->nstack++] = id;
+        ps->stack[i] = id;
     }
     return 0;
 }
@@ -604,6 +608,8 @@ static int lg_trim_leaves(hs_profile_t *p, bool jemalloc)
 static bool lg_is_sentinel(const char *c, const char *e)
 {
     size_t n = (size_t)(e - c);
+    if (!memchr(c, 'M', n)) /* both hold one: most lines are gone in one quick scan */
+        return false;
     return memmem(c, n, "MAPPED_LIBRARIES:", 17) || memmem(c, n, "--- Memory map: ---", 19);
 }
 

@@ -84,26 +84,27 @@ static inline bool lg_int(const char **c, const char *e, int64_t *v)
     return true;
 }
 
-/* Hexadecimal digits (no prefix) that fit 64 bits. */
+/* Each hexadecimal digit's value plus one; 0 for every other byte. */
+static const unsigned char lg_hexval1[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* Hexadecimal digits (no prefix) that fit 64 bits: at most 16 after the leading zeros. */
 static inline bool lg_hexdigits(const char **c, const char *e, uint64_t *v)
 {
     uint64_t x = 0;
-    const char *d = *c;
-    for (; d < e; d++) {
-        int h;
-        if (*d >= '0' && *d <= '9')
-            h = *d - '0';
-        else if (*d >= 'a' && *d <= 'f')
-            h = *d - 'a' + 10;
-        else if (*d >= 'A' && *d <= 'F')
-            h = *d - 'A' + 10;
-        else
+    const char *d = *c, *sig;
+    while (d < e && *d == '0')
+        d++;
+    for (sig = d; d < e; d++) {
+        unsigned h = lg_hexval1[(unsigned char)*d];
+        if (h == 0)
             break;
-        if (x >> 60)
-            return false;
-        x = x << 4 | (uint64_t)h;
+        x = x << 4 | (h - 1);
     }
-    if (d == *c)
+    if (d == *c || d - sig > 16)
         return false;
     *v = x;
     *c = d;

@@ -63,6 +63,12 @@ void hs_symbolizer_separate_debug(hs_symbolizer_t *s, hs_sym_debug_t which);
  * (no DWARF is read, which for big or compressed debug info is most of the cost). */
 void hs_symbolizer_names_only(hs_symbolizer_t *s, bool on);
 
+/* The addresses (n of them) the caller will ask about, copied: a separate debug file with
+ * compressed DWARF is then inflated only as far as they need (their answers are the same;
+ * other addresses may lack lines and inlined frames). Call before the first hs_symbolize;
+ * false when out of memory (nothing changes). */
+bool hs_symbolizer_expect(hs_symbolizer_t *s, const uint64_t *addrs, size_t n);
+
 /* Releases every file, cache and string; gives the memory back. */
 void hs_symbolizer_free(hs_symbolizer_t *s);
 

@@ -94,6 +94,26 @@ static int sym_debug_by_link(Dwfl_Module *mod, const char *path, const char *lin
     return -1;
 }
 
+int hs_sym_debug_by_build_id(Dwfl_Module *mod, char **found)
+{
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr;
+    char path[4096];
+    int len = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (len < 2 || len > 64)
+        return -1;
+    int n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", bits[0]);
+    for (int i = 1; i < len; i++)
+        n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", bits[i]);
+    snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+    int fd = sym_debug_open_checked(mod, path, 0);
+    if (fd >= 0 && (*found = strdup(path)) == NULL) {
+        hs_fd_close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int hs_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           const char *file, const char *debuglink, GElf_Word crc, char **found)
 {

@@ -2,9 +2,10 @@
  * The symbolizer's insides, shared by its files: symbolize.c (strings, line tables, the
  * address cache, modules and the API), symbolize_symtab.c (symbol tables),
  * symbolize_dwarf.c (DWARF frames through a per-compilation-unit index of code scopes),
- * symbolize_units.c (the unit and line of an address) and symbolize_debug.c (finding separate debug
- * files). Nothing outside them (and their unit test) includes this; the rest of heapsift uses
- * symbolize.h. Same context as the symbolizer: not thread-safe, never on the allocation path.
+ * symbolize_units.c (the unit and line of an address), symbolize_debug.c (finding separate debug
+ * files) and symbolize_zdebug.c (compressed debug files inflated as far as needed). Nothing outside
+ * them (and their unit test) includes this; the rest of heapsift uses symbolize.h. Same context as
+ * the symbolizer: not thread-safe, never on the allocation path.
  */
 #ifndef HS_SYMBOLIZE_INT_H
 #define HS_SYMBOLIZE_INT_H
@@ -95,6 +96,9 @@ struct hs_symbolizer {
     bool debug_open;          /* the find_debuginfo callback may open one now */
     bool local_debug;         /* find them with hs_sym_find_debuginfo (else libdwfl's) */
     bool symtab_via_dwfl;     /* tests: read symbols through libdwfl only, never directly */
+    uint64_t *want;           /* the addresses the caller will ask about (hs_symbolizer_expect) */
+    size_t nwant;
+    size_t zdebug_cut; /* debug files read from a copy with .debug_info cut short */
 
     char *dmbuf; /* demangled names are written here (sym_demangle), then interned */
 
@@ -153,6 +157,16 @@ size_t hs_sym_dwarf_frames(hs_symbolizer_t *s, Dwfl_Module *mod, Dwarf_Addr addr
  * never through debuginfod (symbolize_debug.c). */
 int hs_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           const char *file, const char *debuglink, GElf_Word crc, char **found);
+
+/* The debug file of mod under /usr/lib/debug/.build-id, checked, opened here rather than
+ * by libdwfl (whose own search keeps the Elf it opens, whatever descriptor the
+ * find_debuginfo callback returns); -1 when none. *found gets its path (malloc'd). */
+int hs_sym_debug_by_build_id(Dwfl_Module *mod, char **found);
+
+/* The debug file open on fd for mod, or, when the caller told which addresses it will ask
+ * about and the file's DWARF is compressed, a memfd of it inflated only as far as those
+ * need (symbolize_zdebug.c; fd is then closed). */
+int hs_sym_zdebug(hs_symbolizer_t *s, Dwfl_Module *mod, int fd);
 
 /* The symbol table of mod, opened on first use (and its DWARF looked for first when only
  * separate debug files' symbol tables may be read), its sorted table not built yet;

@@ -192,6 +192,25 @@ static void sp_progress(const sp_state_t *st, size_t done, size_t total, bool la
         fprintf(stderr, "\rheapsift: symbolizing %zu/%zu locations", done, total);
 }
 
+/* Tells each group's symbolizer the addresses it will be asked about (see
+ * hs_symbolizer_expect). Only a hint: no memory for it changes nothing. */
+static void sp_expect(sp_state_t *st)
+{
+    hs_profile_t *p = st->p;
+    uint64_t *a = malloc(p->nlocations * sizeof(*a) + 1);
+    for (size_t g = 0; a && g < st->ngroups; g++) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->nlocations; i++) {
+            const hs_location_t *l = &p->locations[i];
+            const hs_mapping_t *m = l->mapping_id ? hs_profile_mapping(p, l->mapping_id) : NULL;
+            if (!l->nlines && m && l->address && st->group_of[m - p->mappings] == (int)g)
+                a[n++] = l->address;
+        }
+        hs_symbolizer_expect(st->groups[g].sym, a, n);
+    }
+    free(a);
+}
+
 static int sp_locations(sp_state_t *st)
 {
     hs_profile_t *p = st->p;
@@ -229,8 +248,10 @@ int hs_profile_symbolize(hs_profile_t *p, bool quiet)
     if (!st.group_of)
         return -ENOMEM;
     rc = sp_load_mappings(&st);
-    if (rc == 0)
+    if (rc == 0) {
+        sp_expect(&st);
         rc = sp_locations(&st);
+    }
     for (size_t i = 0; i < st.ngroups; i++) {
         hs_symbolizer_free(st.groups[i].sym);
         free(st.groups[i].ranges);
