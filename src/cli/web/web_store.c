@@ -20,6 +20,7 @@
 #include "readers/readers.h"
 #include "symbolize/symbolize.h"
 #include "base/sort.h"
+#include "kit/netlib.h"
 #include "kit/viewopts.h"
 #include "web.h"
 
@@ -86,7 +87,12 @@ int hs_web_store_add(hs_web_store_t *s, const char *spec, char *err, size_t errl
     if (!(t->spec = strdup(spec)))
         return -ENOMEM;
     if (store_is_url(spec)) {
+        char why[200];
         t->kind = HS_WEB_URL;
+        if (!hs_netlib_load(why, sizeof(why))) { /* libcurl or libmicrohttpd missing */
+            snprintf(err, errlen, "%s: %s", spec, why);
+            goto bad;
+        }
         if (store_urls(t) || !(t->fetcher = hs_web_fetcher_new()))
             goto nomem;
     } else if (stat(spec, &st) != 0) {
