@@ -12,11 +12,10 @@
  * (log.c). Where unshare is refused (a container's seccomp filter), the threads share the
  * program's table, and their file operations run in the I/O thread instead (iothread.c).
  *
- * hs_fdtable_run gives the same guarantee to work that starts on a program's thread (the
- * constructor's reads, a dump at exit or through the API, resolving a tracker): it runs
- * on a short-lived thread with a table of its own, since libdwfl and ld.so, which it
- * calls, make their own descriptor calls, which no route can redirect; and its file
- * operations are then plain system calls, not a hand-off to the I/O thread each.
+ * hs_fdtable_run gives the same guarantee to work that starts on a program's thread (a
+ * dump at exit or through the API, resolving a tracker): it runs on a short-lived thread
+ * with a table of its own, since libdwfl and ld.so, which it calls, make their own
+ * descriptor calls, which no route can redirect.
  */
 #define _GNU_SOURCE
 #include "core.h"

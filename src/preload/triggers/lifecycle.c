@@ -37,21 +37,6 @@
  * there is best avoided. */
 static pid_t lifecycle_pid; /* the process the library started in (its constructor's) */
 
-/* The constructor's file work: on a thread of heapsift's with a descriptor table of its
- * own (hs_fdtable_run), or on the constructor's thread where none can be had. */
-static void lifecycle_ctor_files(void *arg)
-{
-    (void)arg;
-    hs_reach_detect();
-    /* Where unshare was refused, heapsift's threads share the program's descriptor table,
-     * and the loader's opens of libdw and its libraries would show in it if libdw were
-     * loaded at the first symbolization, while the program runs: loaded now, before the
-     * program starts. */
-    if (hs_fd_refused())
-        hs_dw_load();
-    hs_spool_open();
-}
-
 HS_CTOR(HS_CTOR_START) static void lifecycle_ctor(void)
 {
     lifecycle_pid = getpid();
@@ -61,16 +46,18 @@ HS_CTOR(HS_CTOR_START) static void lifecycle_ctor(void)
     if (getenv("HEAPSIFT_PROBE"))
         _exit(hs_init_options_rc() == 0 ? 0 : 1);
     if (__atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) == HS_STATE_ON) {
+        /* One I/O thread for the files read here, ended before the program starts: it
+         * then has no thread of heapsift's unless a trigger needs one. */
         hs_sandbox_init(); /* before any filter: opening a file later is what one refuses */
-        /* The files read here (the reach scan's, the spool's build ids) on one thread with
-         * a table of its own, ended before the program starts: each call through the I/O
-         * thread was two hand-offs and a read of the status for the sandbox check (90 of
-         * them at each start of cc1). Where none can be had, on this thread, through one
-         * I/O thread for all of them (a session). */
-        hs_guard_enter(&hs_tls); /* the thread's start allocates (glibc's TLS): not the program's */
-        hs_fdtable_run(lifecycle_ctor_files, NULL);
-        hs_guard_exit(&hs_tls);
         hs_iothread_hold();
+        hs_reach_detect();
+        /* Where the I/O thread (started by the reach scan's reads) found unshare refused,
+         * heapsift's threads share the program's descriptor table, and the loader's opens
+         * of libdw and its libraries would show in it if libdw were loaded at the first
+         * symbolization, while the program runs: loaded now, before the program starts. */
+        if (hs_fd_refused())
+            hs_dw_load();
+        hs_spool_open();
         hs_termsig_install();
         hs_triggers_start();
         hs_iothread_release();
