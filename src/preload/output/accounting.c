@@ -54,6 +54,17 @@ typedef struct {
     size_t text_len, text_pos;
 } acct_reader_t;
 
+/* A reader of fd, or of text (fd -1): its buffer is left as it is (8 KiB to clear at each
+ * of a dump's reads was 8,000 instructions). */
+static void acct_reader_init(acct_reader_t *r, int fd, const char *text, size_t len)
+{
+    r->fd = fd;
+    r->pos = r->len = 0;
+    r->text = text;
+    r->text_len = len;
+    r->text_pos = 0;
+}
+
 static ssize_t acct_fill(acct_reader_t *r, char *dst, size_t n)
 {
     if (!r->text)
@@ -104,7 +115,8 @@ static bool acct_kb(const char *line, const char *key, uint64_t *out)
 
 static void acct_rollup(hs_acct_t *a)
 {
-    acct_reader_t r = {.fd = hs_open_high("/proc/self/smaps_rollup", O_RDONLY, 0)};
+    acct_reader_t r;
+    acct_reader_init(&r, hs_open_high("/proc/self/smaps_rollup", O_RDONLY, 0), NULL, 0);
     char *line;
     if (r.fd < 0)
         return;
@@ -204,7 +216,8 @@ static void acct_classify(hs_acct_t *a, const acct_map_t *m, bool prev_guard)
 /* Returns false when smaps could not be read. */
 static bool acct_smaps(hs_acct_t *a)
 {
-    acct_reader_t r = {.fd = hs_open_high("/proc/self/smaps", O_RDONLY, 0)};
+    acct_reader_t r;
+    acct_reader_init(&r, hs_open_high("/proc/self/smaps", O_RDONLY, 0), NULL, 0);
     acct_map_t cur, next;
     bool have = false, prev_guard = false, cur_guard = false;
     char *line;
@@ -238,7 +251,8 @@ static bool acct_smaps(hs_acct_t *a)
 /* The totals from the kernel's counters (/proc/self/status, no page walk). */
 static bool acct_status(hs_acct_t *a)
 {
-    acct_reader_t r = {.fd = hs_open_high("/proc/self/status", O_RDONLY, 0)};
+    acct_reader_t r;
+    acct_reader_init(&r, hs_open_high("/proc/self/status", O_RDONLY, 0), NULL, 0);
     uint64_t file = 0, shmem = 0;
     char *line;
     if (r.fd < 0)
@@ -277,10 +291,15 @@ static bool acct_resident(uintptr_t start, uintptr_t end, uint64_t *out)
             return errno == ENOMEM;
         }
         size_t n = (len + page - 1) / page, i = 0;
-        for (; i + 8 <= n; i += 8) { /* 8 pages at once: bit 0 of each byte, summed */
-            uint64_t w;
-            memcpy(&w, vec + i, sizeof(w));
-            pages += ((w & 0x0101010101010101ull) * 0x0101010101010101ull) >> 56;
+        while (i + 8 <= n) { /* 8 pages a word: bit 0 of each byte, summed by byte lanes */
+            uint64_t acc = 0;
+            for (int k = 0; k < 255 && i + 8 <= n; k++, i += 8) { /* a lane holds 255 */
+                uint64_t w;
+                memcpy(&w, vec + i, sizeof(w));
+                acc += w & 0x0101010101010101ull;
+            }
+            acc = (acc & 0x00ff00ff00ff00ffull) + ((acc >> 8) & 0x00ff00ff00ff00ffull);
+            pages += (acc * 0x0001000100010001ull) >> 48; /* 4 lanes of 16 bits, summed */
         }
         for (; i < n; i++)
             pages += vec[i] & 1;
@@ -305,9 +324,8 @@ static bool acct_probed(const acct_map_t *m)
  * RSS. False when smaps has to answer instead. */
 static bool acct_probe(hs_acct_t *a, const char *maps, size_t len)
 {
-    acct_reader_t r = {.fd = maps ? -1 : hs_open_high("/proc/self/maps", O_RDONLY, 0),
-                       .text = maps,
-                       .text_len = len};
+    acct_reader_t r;
+    acct_reader_init(&r, maps ? -1 : hs_open_high("/proc/self/maps", O_RDONLY, 0), maps, len);
     acct_map_t m;
     bool ok = true, prev_guard = false;
     uintptr_t prev_end = 0;
@@ -316,6 +334,14 @@ static bool acct_probe(hs_acct_t *a, const char *maps, size_t len)
     if (!maps && r.fd < 0)
         return false;
     while (ok && (line = acct_line(&r)) != NULL) {
+        /* No field before the path holds a '/' or a '[': a '/' first is a path that is
+         * neither empty nor "[...]", a mapping neither probed nor a guard, which needs no
+         * parse (most lines: the dump parses them all again for its mappings). */
+        const char *s = strpbrk(line, "/[");
+        if (s && *s == '/') {
+            prev_guard = false;
+            continue;
+        }
         if (!acct_parse_header(line, &m))
             continue;
         bool guard_below = prev_guard && prev_end == m.start;

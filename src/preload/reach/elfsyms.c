@@ -21,17 +21,13 @@ static uintptr_t elf_ptr(ElfW(Addr) v, ElfW(Addr) base)
     return v < base ? v + base : v; /* the loader relocated the entry, or not (vDSO) */
 }
 
-/* The number of dynamic symbols of an object, from DT_HASH or DT_GNU_HASH. */
-static size_t elf_nsyms(const ElfW(Dyn) * dyn, ElfW(Addr) base)
+/* The number of dynamic symbols of an object, from DT_HASH or DT_GNU_HASH (gnu). */
+static size_t elf_nsyms(const ElfW(Dyn) * dyn, ElfW(Addr) base, const uint32_t *gnu)
 {
-    const uint32_t *hash = NULL, *gnu = NULL;
-    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
-        uintptr_t a = elf_ptr(d->d_un.d_ptr, base);
+    const uint32_t *hash = NULL;
+    for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
         if (d->d_tag == DT_HASH)
-            hash = (const uint32_t *)a;
-        else if (d->d_tag == DT_GNU_HASH)
-            gnu = (const uint32_t *)a;
-    }
+            hash = (const uint32_t *)elf_ptr(d->d_un.d_ptr, base);
     if (hash)
         return hash[1];
     if (!gnu)
@@ -70,6 +66,9 @@ static void elf_tag(hs_elf_dyn_t *o, const ElfW(Dyn) * d, uintptr_t a)
     case DT_PLTRELSZ:
         o->nrela[1] = d->d_un.d_val / sizeof(ElfW(Rela));
         break;
+    case DT_GNU_HASH:
+        o->gnu = (const uint32_t *)a;
+        break;
     default:
         break;
     }
@@ -93,8 +92,58 @@ bool hs_elf_dyn(const struct dl_phdr_info *info, hs_elf_dyn_t *o)
         elf_tag(o, d, elf_ptr(d->d_un.d_ptr, info->dlpi_addr));
     if (!o->sym || !o->str)
         return false;
-    o->nsyms = elf_nsyms(o->dyn, info->dlpi_addr);
+    o->nsyms = elf_nsyms(o->dyn, info->dlpi_addr, o->gnu);
+    if (o->gnu && o->gnu[0] == 0)
+        o->gnu = NULL; /* no bucket: nothing to look up */
+    o->hashed = o->gnu ? o->gnu[1] : 0;
+    if (o->hashed > o->nsyms) { /* not a table to trust */
+        o->gnu = NULL;
+        o->hashed = 0;
+    }
     return true;
+}
+
+size_t hs_elf_unhashed(const hs_elf_dyn_t *o)
+{
+    if (!o->gnu)
+        return o->nsyms;
+    /* GNU ld puts a library's undefined symbols first, out of the table, but hashes a
+     * weak undefined __cxa_finalize in an executable: the rest is checked, a load and a
+     * compare a symbol (a third of the cost of reading each one). */
+    for (size_t i = o->hashed; i < o->nsyms; i++)
+        if (o->sym[i].st_shndx == SHN_UNDEF)
+            return o->nsyms;
+    return o->hashed;
+}
+
+int hs_elf_gnu_defines(const hs_elf_dyn_t *o, const char *name)
+{
+    if (!o->gnu)
+        return -1;
+    uint32_t h = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = h * 33 + *c;
+    const uint32_t *g = o->gnu;
+    uint32_t nbuckets = g[0], symoffset = g[1], nbloom = g[2], shift = g[3];
+    const ElfW(Addr) *bloom = (const ElfW(Addr) *)(g + 4);
+    const unsigned bits = sizeof(ElfW(Addr)) * 8;
+    ElfW(Addr) word = nbloom ? bloom[(h / bits) % nbloom] : ~(ElfW(Addr))0;
+    if (!((word >> (h % bits)) & (word >> ((h >> shift) % bits)) & 1))
+        return 0;
+    const uint32_t *buckets = (const uint32_t *)(bloom + nbloom);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t i = buckets[h % nbuckets];
+    if (i < symoffset)
+        return 0;
+    for (; i < o->nsyms; i++) {
+        uint32_t c = chain[i - symoffset];
+        if ((c | 1) == (h | 1) && o->sym[i].st_shndx != SHN_UNDEF &&
+            strcmp(o->str + o->sym[i].st_name, name) == 0)
+            return 1;
+        if (c & 1)
+            break;
+    }
+    return 0;
 }
 
 typedef struct {

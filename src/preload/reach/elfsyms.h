@@ -19,11 +19,21 @@ typedef struct {
     size_t nsyms;
     const ElfW(Rela) * rela[2]; /* DT_RELA and DT_JMPREL (the PLT's), nrela[k] each */
     size_t nrela[2];
-    uintptr_t lo, hi; /* the object's loaded extent */
+    uintptr_t lo, hi;    /* the object's loaded extent */
+    const uint32_t *gnu; /* its DT_GNU_HASH table, or NULL */
+    size_t hashed;       /* with one: the first symbol in it; every undefined one is below */
 } hs_elf_dyn_t;
 
 /* The dynamic section of a loaded object; false when it has none or no symbol table. */
 bool hs_elf_dyn(const struct dl_phdr_info *info, hs_elf_dyn_t *o);
+
+/* The symbols below which every undefined one lies: those below the GNU hash table's
+ * first where none of the table's is undefined (as GNU ld makes libraries); else all. */
+size_t hs_elf_unhashed(const hs_elf_dyn_t *o);
+
+/* Whether the object defines the dynamic symbol name, found through its GNU hash table (a
+ * bloom filter's test, then one chain): 1 yes, 0 no, -1 not known (no such table). */
+int hs_elf_gnu_defines(const hs_elf_dyn_t *o, const char *name);
 
 /* Whether the object loaded at base (its dlpi_addr) defines the dynamic symbol name;
  * true when no object is loaded there (not known). Takes the loader's list lock. */

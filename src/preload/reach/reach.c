@@ -181,11 +181,79 @@ static void *reach_definition(const char *name, const void *self_base, Dl_info *
     return sym && sym->st_shndx == SHN_UNDEF ? NULL : p;
 }
 
+/* The objects ahead of heapsift in the lookup order (the executable, libraries preloaded
+ * before it), whose definitions dlsym(RTLD_DEFAULT) would find first. */
+typedef struct {
+    const void *self_base;
+    bool past;    /* heapsift's own object seen */
+    bool unknown; /* one ahead has no GNU hash table: dlsym must tell */
+    int n;
+    hs_elf_dyn_t ahead[8];
+} reach_ahead_t;
+
+static int reach_ahead_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    reach_ahead_t *a = arg;
+    (void)size;
+    if ((const void *)info->dlpi_addr == a->self_base) {
+        a->past = true;
+        return 1;
+    }
+    hs_elf_dyn_t o;
+    if (!hs_elf_dyn(info, &o))
+        return 0; /* no symbols: defines nothing */
+    if (!o.gnu || a->n == (int)(sizeof(a->ahead) / sizeof(a->ahead[0])))
+        a->unknown = true;
+    else
+        a->ahead[a->n++] = o;
+    return 0;
+}
+
+/* Whether name may be defined ahead of heapsift, which defines it too: false only when
+ * every object ahead says through its GNU hash table that it does not (a dlsym, a walk of
+ * every object's table for each of the family's 29 names, was a third of the reach scan's
+ * cost at start). */
+static bool reach_maybe_ahead(const reach_ahead_t *a, const hs_elf_dyn_t *self, const char *name)
+{
+    if (!a->past || a->unknown || hs_elf_gnu_defines(self, name) != 1)
+        return true;
+    for (int k = 0; k < a->n; k++)
+        if (hs_elf_gnu_defines(&a->ahead[k], name) != 0)
+            return true;
+    return false;
+}
+
+static int reach_self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    hs_elf_dyn_t *o = arg;
+    (void)size;
+    if ((const void *)info->dlpi_addr != reach_self)
+        return 0;
+    if (!hs_elf_dyn(info, o))
+        o->gnu = NULL;
+    return 1;
+}
+
 static void reach_family_scan(reach_t *r, const void *self_base)
 {
+    reach_ahead_t a;
+    hs_elf_dyn_t self;
+    memset(&a, 0, sizeof(a));
+    memset(&self, 0, sizeof(self));
+    a.self_base = self_base;
+    /* Objects ahead in the link map are those ahead in the lookup order only when
+     * heapsift is in the global scope (not when attach dlopened it): its malloc is the one
+     * found first then. */
+    void *m = dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info mi;
+    a.unknown = !m || !dladdr(m, &mi) || mi.dli_fbase != self_base;
+    dl_iterate_phdr(reach_ahead_cb, &a);
+    dl_iterate_phdr(reach_self_cb, &self);
     for (size_t i = 0; i < hs_hooks_family_count(); i++) {
         Dl_info di;
         size_t size;
+        if (!reach_maybe_ahead(&a, &self, hs_hooks_family_name(i)))
+            continue;
         void *p = reach_definition(hs_hooks_family_name(i), self_base, &di, &size);
         if (p)
             reach_family_one(r, i, p, size, di.dli_fbase, di.dli_fname);
@@ -237,10 +305,16 @@ static const char *const reach_api_names[] = {
 
 static bool reach_is_api(const char *name)
 {
+    /* The first letters of every prefix and unprefixed name: most symbols stop here. */
+    if (!strchr("j_tmrxsd", name[0]) || name[0] == '\0' || (name[0] == '_' && name[1] != 'r'))
+        return false;
     const char *rest = name;
     for (size_t i = 0; i < sizeof(reach_prefixes) / sizeof(reach_prefixes[0]); i++)
         if (strncmp(name, reach_prefixes[i], strlen(reach_prefixes[i])) == 0)
             rest = name + strlen(reach_prefixes[i]);
+    size_t n = rest == name ? strlen(name) : 0;
+    if (rest == name && (n < 6 || strcmp(name + n - 6, "allocx") != 0))
+        return false; /* jemalloc's unprefixed names all end so */
     if (rest == name) /* unprefixed: only jemalloc's own names */
         for (size_t i = 0; i < sizeof(reach_apis) / sizeof(reach_apis[0]); i++)
             if (strcmp(name, reach_apis[i]) == 0)
@@ -311,16 +385,20 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
         return 0;
     const ElfW(Sym) *sym = o.sym;
     const char *str = o.str;
-    for (size_t i = 1; i < o.nsyms && i < (1u << 22); i++) {
+    /* A library's imports only: all below its GNU hash table's symbols, where it has one
+     * (libc.so.6's 3,000 definitions were most of the scan's cost). */
+    size_t end = idx == 0 ? o.nsyms : hs_elf_unhashed(&o);
+    for (size_t i = 1; i < end && i < (1u << 22); i++) {
         bool defined = sym[i].st_shndx != SHN_UNDEF;
         if (defined && idx != 0)
             continue; /* a library's own definition: a bypass only where it is imported */
         if (defined && ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC)
             continue;
         const char *name = str + sym[i].st_name;
-        if (idx == 0 && !defined && reach_family_index(name) >= 0)
+        if (idx == 0 && !defined && !w->exe_imports && reach_family_index(name) >= 0)
             w->exe_imports = true;
-        if (!defined && (strcmp(name, "dlopen") == 0 || strcmp(name, "dlmopen") == 0))
+        if (!defined && name[0] == 'd' &&
+            (strcmp(name, "dlopen") == 0 || strcmp(name, "dlmopen") == 0))
             w->dlopens = true;
         if (!reach_is_api(name))
             continue;

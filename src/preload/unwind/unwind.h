@@ -44,6 +44,8 @@ void hs_unwind_warmup(void);
  * not: the skip range removes it). Exposed for the unit test that runs all of them. */
 size_t hs_unwind_dwarf(uintptr_t *pcs, size_t max);
 size_t hs_unwind_libgcc(uintptr_t *pcs, size_t max);
+/* Looks libgcc_s's functions up, once (what hs_unwind_libgcc's first call does first). */
+void hs_unwind_libgcc_resolve(void);
 size_t hs_unwind_fp(uintptr_t *pcs, size_t max);
 
 /* Captures the dwarf variant sent to hs_unwind_libgcc since start-up (a frame it cannot

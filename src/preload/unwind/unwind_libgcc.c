@@ -50,6 +50,12 @@ static void hs_ugcc_resolve(void)
     __atomic_store_n(&hs_ugcc_backtrace, bt, __ATOMIC_RELEASE);
 }
 
+void hs_unwind_libgcc_resolve(void)
+{
+    if (!__atomic_load_n(&hs_ugcc_backtrace, __ATOMIC_ACQUIRE))
+        hs_ugcc_resolve();
+}
+
 static int hs_ugcc_frame(struct _Unwind_Context *ctx, void *arg)
 {
     hs_ugcc_state_t *st = arg;
