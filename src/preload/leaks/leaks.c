@@ -181,14 +181,15 @@ static void leaks_set(const hs_reachscan_t *r)
     leaks_cur = r;
 }
 
-void hs_leaks_scan(void)
+/* The scan kept for the exit dump (at_exit) or a detach's report. */
+static void leaks_scan(bool at_exit)
 {
     if (!hs_leaks_on() || hs_opt.rate == 0 ||
         __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON || leaks_scanned)
         return;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
-    leaks_scan_rc = hs_reachscan_run(&leaks_rs);
+    leaks_scan_rc = hs_reachscan_run(&leaks_rs, at_exit);
     leaks_scanned = leaks_scan_rc == 0;
     if (leaks_scanned)
         leaks_set(&leaks_rs);
@@ -197,6 +198,11 @@ void hs_leaks_scan(void)
                "unreachable",
                strerror(-leaks_scan_rc));
     hs_guard_exit(t);
+}
+
+void hs_leaks_scan(void)
+{
+    leaks_scan(true);
 }
 
 bool hs_leaks_unreached(double *objects, double *bytes, size_t nstacks)
@@ -216,7 +222,7 @@ int hs_leaks_check_begin(hs_reachscan_t *r)
 {
     if (hs_opt.rate == 0 || __atomic_load_n(&hs_state, __ATOMIC_ACQUIRE) != HS_STATE_ON)
         return -ENOTSUP;
-    int rc = hs_reachscan_run(r);
+    int rc = hs_reachscan_run(r, false);
     if (rc != 0)
         return rc;
     leaks_set(r);
@@ -343,7 +349,7 @@ void hs_leaks_scan_forget(void)
 void hs_leaks_scan_fresh(void)
 {
     hs_leaks_scan_forget();
-    hs_leaks_scan();
+    leaks_scan(false); /* the program goes on after the detach: a snapshot */
 }
 
 void hs_leaks_exit(void)

@@ -36,6 +36,7 @@
 #include "runtime/stopworld.h"
 #include "runtime/threads.h"
 #include "runtime/debugcheck.h"
+#include "runtime/options.h"
 #include "snapshot.h"
 
 #include <dlfcn.h>
@@ -692,12 +693,18 @@ static int rs_run(hs_reachscan_t *r, hs_snap_t *s)
     return rc;
 }
 
-int hs_reachscan_run(hs_reachscan_t *r)
+int hs_reachscan_run(hs_reachscan_t *r, bool at_exit)
 {
     static hs_snap_t s;
     int64_t t0 = hs_mono_ns(), c0 = rs_clock(CLOCK_THREAD_CPUTIME_ID);
     memset(r, 0, sizeof(*r));
-    bool snap = hs_snap_check(&s) == 0;
+    bool snap = !at_exit && hs_snap_check(&s) == 0;
+    if (at_exit) {
+        memset(&s, 0, sizeof(s));
+        snprintf(s.why, sizeof(s.why), "%s",
+                 hs_opt.leaks_snapshot ? "at exit, the program is ending"
+                                       : "HEAPSIFT_LEAKS_SNAPSHOT=0");
+    }
     int rc = rs_run(r, snap ? &s : NULL);
     if (rc != 0 && snap && s.lost) {
         hs_reachscan_free(r); /* the child failed after the threads went: again, stopped */

@@ -52,8 +52,10 @@ typedef struct {
  * until the scan ends (r->snap_why says why). Guard held, no lock held but the dump lock; one of
  * heapsift's own threads or the exiting thread, never an allocation path. Returns 0, or -errno
  * (-ENOMEM, or the error of process_vm_readv when the kernel refuses it: then no block is
- * classified). On success the caller frees r with hs_reachscan_free. */
-int hs_reachscan_run(hs_reachscan_t *r);
+ * classified). On success the caller frees r with hs_reachscan_free. at_exit: the process is
+ * ending and no thread needs to go on, so no snapshot is taken (a child's scan costs
+ * several times the CPU of one in place) and the comment says so. */
+int hs_reachscan_run(hs_reachscan_t *r, bool at_exit);
 void hs_reachscan_free(hs_reachscan_t *r);
 
 /* Adds the weight (objects) and weight * size (bytes) of each unreached block to
