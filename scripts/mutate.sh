@@ -94,6 +94,7 @@ untouched-pages-read|src/preload/leaks/reachscan.c|s/c->pm_fd = \(int\)syscall\(
 shared-root-pages-skipped|src/preload/leaks/reachscan.c|s/c->all_pages = x\.perms\[3\] == .s.;/c->all_pages = false;/|integration/leak_untouched
 tcmalloc-not-detected|src/preload/output/accounting.c|s/kind = HS_ALLOC_TCMALLOC;/kind = HS_ALLOC_UNKNOWN;/|integration/diagnose
 tcmalloc-frag-caches-only|src/common/reports/diagnose_acct.c|s/double kept = page \+ cache;/double kept = cache;/|integration/diagnose
+exit-scan-on-snapshot|src/preload/leaks/leaks.c|s/hs_reachscan_run\(&leaks_rs, at_exit\)/hs_reachscan_run(\&leaks_rs, false)/|integration/leak_snapshot
 diagnose-growth-ignores-noise|src/common/reports/diagnose_find.c|s/if \(!x->growing\)\n/if (x->growth <= 0)\n/|unit/test_diagnose
 diagnose-findings-unsorted|src/common/reports/diagnose_find.c|s/\n    hs_diagnosis_sort\(d\);\n/\n/|unit/test_diagnose|integration/diagnose
 diagnose-trusts-bad-accounting|src/common/reports/diagnose_acct.c|s/if \(!diag_acct_consistent\(a, rss, &sum\)\)/if (!diag_acct_consistent(a, rss, \&sum) \&\& 0)/|unit/test_diagnose
