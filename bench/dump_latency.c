@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "bitpaths.h" /* path_zero: one frame per bit of id, a stack per id */
 
 extern int heapsift_dump(const char *path) __attribute__((weak));
 
@@ -47,37 +48,6 @@ static atomic_int dumping; /* 1 while heapsift_dump runs */
 static atomic_int stop;
 static atomic_ulong dump_epoch; /* bumped at each dump's start and end */
 static unsigned path_bits;
-
-static NOINLINE void *path_one(unsigned long id, unsigned bit, size_t size);
-
-/* One frame per bit of id: the return addresses spell the bits, so each id is a stack. */
-static NOINLINE void *path_zero(unsigned long id, unsigned bit, size_t size)
-{
-    void *p;
-
-    if (bit == 0)
-        p = malloc(size);
-    else if ((id >> (bit - 1)) & 1)
-        p = path_one(id, bit - 1, size);
-    else
-        p = path_zero(id, bit - 1, size);
-    KEEP_FRAME();
-    return p;
-}
-
-static NOINLINE void *path_one(unsigned long id, unsigned bit, size_t size)
-{
-    void *p;
-
-    if (bit == 0)
-        p = malloc(size);
-    else if ((id >> (bit - 1)) & 1)
-        p = path_one(id, bit - 1, size);
-    else
-        p = path_zero(id, bit - 1, size);
-    KEEP_FRAME();
-    return p;
-}
 
 static uint64_t now_ns(void)
 {

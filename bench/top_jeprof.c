@@ -11,42 +11,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "bitpaths.h" /* path_zero: one frame per bit of id, a stack per id */
 
 #define NOINLINE __attribute__((noinline))
 #define KEEP_FRAME() __asm__ volatile("" ::: "memory")
 
 static void *keep[1 << 16];
 static unsigned nkeep;
-
-static NOINLINE void *path_one(unsigned long id, unsigned bit, size_t size);
-
-static NOINLINE void *path_zero(unsigned long id, unsigned bit, size_t size)
-{
-    void *p;
-
-    if (bit == 0)
-        p = malloc(size);
-    else if ((id >> (bit - 1)) & 1)
-        p = path_one(id, bit - 1, size);
-    else
-        p = path_zero(id, bit - 1, size);
-    KEEP_FRAME();
-    return p;
-}
-
-static NOINLINE void *path_one(unsigned long id, unsigned bit, size_t size)
-{
-    void *p;
-
-    if (bit == 0)
-        p = malloc(size);
-    else if ((id >> (bit - 1)) & 1)
-        p = path_one(id, bit - 1, size);
-    else
-        p = path_zero(id, bit - 1, size);
-    KEEP_FRAME();
-    return p;
-}
 
 NOINLINE void *big_site(size_t n)
 {
