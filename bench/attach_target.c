@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 static void *volatile sink;
+static void **volatile keep; /* the heap's table, reachable for bench/leakscan.sh's scans */
 
 static void *spin(void *arg)
 {
@@ -32,6 +33,7 @@ int main(int argc, char **argv)
     size_t mb = argc > 2 ? (size_t)atol(argv[2]) : 1024;
     size_t n = mb * 16; /* 64 KiB blocks */
     void **heap = malloc(n * sizeof(*heap));
+    keep = heap;
     for (size_t i = 0; heap && i < n; i++) {
         heap[i] = malloc(64 << 10);
         if (heap[i])

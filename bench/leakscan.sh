@@ -15,7 +15,8 @@
 # per mode. THP=1 runs the targets with glibc's malloc asking for transparent huge pages
 # (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, for THP in "madvise" mode).
 # usage: sh bench/leakscan.sh BUILD
-# env: ROUNDS (5 per mode), THREADS (16), HEAP_MB (1024), RATE (524288), MODES, THP
+# env: ROUNDS (5 per mode), THREADS (16), HEAP_MB (1024), RATE (524288), MODES, THP, SHOWC
+# (1: each answer's two comment lines on stderr)
 set -eu
 build=$(cd "${1:?usage: sh bench/leakscan.sh BUILD}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +63,7 @@ while [ "$r" -le "$rounds" ]; do
         kill -STOP "$pid"
         [ "$code" = 200 ] || { echo "leakscan: POST answered $code" >&2; exit 1; }
         go tool pprof -comments "$tmp/p.pb.gz" 2>/dev/null >"$tmp/c"
+        [ -z "${SHOWC:-}" ] || grep -E "^(reachability|leak check)" "$tmp/c" >&2
         fork=$(sed -n 's/^leak check: snapshot (fork), paused [0-9.]* ms (fork \([0-9.]*\) ms).*/\1/p' "$tmp/c")
         grep '^reachability scan:' "$tmp/c" |
             sed -E 's/.* ([0-9.]+) MiB read (\([^)]*\) )?in ([0-9.]+) ms \(([0-9.]+) ms of CPU\); ([0-9]+) other threads stopped in ([0-9.]+) ms, paused ([0-9.]+) ms.*/\1 \3 \4 \5 \6 \7/' |

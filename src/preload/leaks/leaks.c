@@ -167,17 +167,28 @@ HS_CTOR(HS_CTOR_LEAKS) static void leaks_ctor(void)
     hs_guard_exit(t);
 }
 
+/* What the scan could not read (a mapping gone or changed under it), if anything: a
+ * figure of its own, so a short read is never silent. */
+static void leaks_unreadable(const hs_reachscan_t *r, char *out, size_t len)
+{
+    out[0] = 0;
+    if (r->skipped_bytes)
+        snprintf(out, len, ", %.1f MiB unreadable (gone or changed),",
+                 (double)r->skipped_bytes / (1 << 20));
+}
+
 /* Makes r the scan dumps label with, and its comment. */
 static void leaks_set(const hs_reachscan_t *r)
 {
-    char threads[240];
+    char threads[240], lost[64];
     hs_leaks_threads(r, threads, sizeof(threads));
+    leaks_unreadable(r, lost, sizeof(lost));
     snprintf(leaks_note, sizeof(leaks_note),
              "reachability scan: %zu of %zu sampled blocks reached, %.1f MiB read (%.1f MiB "
-             "untouched, not read) in %.1f ms (%.1f ms of CPU); %s",
+             "untouched, not read)%s in %.1f ms (%.1f ms of CPU); %s",
              r->reached, r->n, (double)(r->root_bytes + r->block_bytes) / (1 << 20),
-             (double)r->untouched_bytes / (1 << 20), (double)r->ns / 1e6, (double)r->cpu_ns / 1e6,
-             threads);
+             (double)r->untouched_bytes / (1 << 20), lost, (double)r->ns / 1e6,
+             (double)r->cpu_ns / 1e6, threads);
     leaks_cur = r;
 }
 
@@ -241,18 +252,19 @@ void hs_leaks_check_end(hs_reachscan_t *r)
 static int leaks_scan_line(hs_buf_t *out)
 {
     const hs_reachscan_t *r = &leaks_rs;
-    char threads[240], mode[320];
+    char threads[240], mode[320], lost[64];
     hs_leaks_threads(r, threads, sizeof(threads));
     leaks_mode(r, mode, sizeof(mode));
+    leaks_unreadable(r, lost, sizeof(lost));
     double mib = (double)(r->root_bytes + r->block_bytes) / (1 << 20);
     double ms = (double)r->ns / 1e6;
     return hs_buf_printf(out,
                          "heapsift: reachability scan: %zu of %zu sampled blocks reached; "
                          "%.1f MiB read (%u mappings, %.1f MiB of reached blocks; %.1f MiB "
-                         "untouched, not read) in %.1f ms (%.1f ms of CPU), %.2f GB/s\n"
+                         "untouched, not read)%s in %.1f ms (%.1f ms of CPU), %.2f GB/s\n"
                          "heapsift: reachability scan: %s\nheapsift: %s\n",
                          r->reached, r->n, mib, r->mappings, (double)r->block_bytes / (1 << 20),
-                         (double)r->untouched_bytes / (1 << 20), ms, (double)r->cpu_ns / 1e6,
+                         (double)r->untouched_bytes / (1 << 20), lost, ms, (double)r->cpu_ns / 1e6,
                          ms > 0 ? (double)(r->root_bytes + r->block_bytes) / (ms * 1e6) : 0.0,
                          threads, mode);
 }
