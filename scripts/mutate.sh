@@ -82,6 +82,8 @@ reach-uncalled-said-bypass|src/preload/reach/reach.c|s/if \(!reach_in_exe\(addr\
 life-pair-single-read|src/preload/record/lifetimes.c|s/i < 8 && best > LIFE_PAIR_TIGHT/i < 1/|unit/test_lifetimes
 spool-owner-by-pid-only|src/preload/record/spool.c|s/        if \(t != HS_SPOOL_TOKEN_MINE\)\n            return false;/        (void)t;/|integration/sandbox_spool
 spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \S\S hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool
+spool-end-by-token-only|src/preload/record/spool.c|s/return spool_mine\(\) && hs_sp\.owner == getpid\(\);/return spool_mine();/|integration/sandbox_rescue
+rescue-foreign-copy-unlinked|src/cli/run/run_rescue.c|s/ && !unknown &&\n/ &&\n/|integration/sandbox_rescue
 later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
 safe-search-restops-unmoved|src/cli/inject/inject_thread.c|s/        if \(!hs_moved_since\(q->mv, tids\[i\]\)\) \{/        if (false \&\& !hs_moved_since(q->mv, tids[i])) {/|integration/attach_moved
 safe-search-cpu-time-only|src/cli/inject/inject_moved.c|s/return call != 0 && call != e->call;/return call == 0 \&\& call != 0;/|integration/attach_moved
