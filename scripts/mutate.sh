@@ -29,6 +29,7 @@ snap-child-sigchld|src/preload/leaks/snapshot.c|s/SYS_clone, 0ul, NULL/SYS_clone
 snap-dontfork-unchecked|src/preload/leaks/snapshot.c|s/snap_flag\(line \+ 8, "dc"\)/snap_flag(line + 8, "zz")/|integration/leak_snapshot
 snap-child-reads-parent|src/preload/leaks/reachscan.c|s/c->pid = \(pid_t\)syscall\(SYS_getpid\);//|integration/leak_snapshot
 snap-refused-no-scan|src/preload/leaks/reachscan.c|s/int rc = pid > 0 \? 0 : rs_scan\(c\);/int rc = pid > 0 ? 0 : s ? 0 : rs_scan(c);/|integration/leak_snapshot
+snap-cgroup-leaf-only|src/preload/leaks/snapshot.c|s/\*slash = '\\0'; \/\* the parent/break; \/* the parent/|unit/test_snapcgroup
 http-token-any|src/preload/serve/http_routes.c|s/    return diff == 0;\n/    return diff == 0 ? true : m > 0;\n/|integration/http_control
 metrics-counter-no-total|src/preload/serve/http_metrics.c|s/"heapsift_frees_total", "counter"/"heapsift_frees", "counter"/|integration/http_metrics
 metrics-sites-by-cum|src/preload/serve/http_metrics.c|s/hs_report_select\(&r, false,/hs_report_select(&r, true,/|integration/http_metrics
