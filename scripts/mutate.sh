@@ -29,6 +29,7 @@ snap-child-sigchld|src/preload/leaks/snapshot.c|s/SYS_clone, 0ul, NULL/SYS_clone
 snap-dontfork-unchecked|src/preload/leaks/snapshot.c|s/snap_flag\(line \+ 8, "dc"\)/snap_flag(line + 8, "zz")/|integration/leak_snapshot
 snap-child-reads-parent|src/preload/leaks/reachscan.c|s/c->pid = \(pid_t\)syscall\(SYS_getpid\);//|integration/leak_snapshot
 snap-refused-no-scan|src/preload/leaks/reachscan.c|s/int rc = pid > 0 \? 0 : rs_scan\(c\);/int rc = pid > 0 ? 0 : s ? 0 : rs_scan(c);/|integration/leak_snapshot
+snap-cgroup-leaf-only|src/preload/leaks/snapshot.c|s/\*slash = '\\0'; \/\* the parent/break; \/* the parent/|unit/test_snapcgroup
 http-token-any|src/preload/serve/http_routes.c|s/    return diff == 0;\n/    return diff == 0 ? true : m > 0;\n/|integration/http_control
 metrics-counter-no-total|src/preload/serve/http_metrics.c|s/"heapsift_frees_total", "counter"/"heapsift_frees", "counter"/|integration/http_metrics
 metrics-sites-by-cum|src/preload/serve/http_metrics.c|s/hs_report_select\(&r, false,/hs_report_select(&r, true,/|integration/http_metrics
@@ -82,6 +83,8 @@ reach-uncalled-said-bypass|src/preload/reach/reach.c|s/if \(!reach_in_exe\(addr\
 life-pair-single-read|src/preload/record/lifetimes.c|s/i < 8 && best > LIFE_PAIR_TIGHT/i < 1/|unit/test_lifetimes
 spool-owner-by-pid-only|src/preload/record/spool.c|s/        if \(t != HS_SPOOL_TOKEN_MINE\)\n            return false;/        (void)t;/|integration/sandbox_spool
 spare-never-taken|src/preload/record/spool.c|s/return spool_mine\(\) \S\S hs_spool_take_spare\(HS_SPOOL_FORKED_CLONE\);/return spool_mine();/|integration/sandbox_spool
+spool-end-by-token-only|src/preload/record/spool.c|s/return spool_mine\(\) && hs_sp\.owner == getpid\(\);/return spool_mine();/|integration/sandbox_rescue
+rescue-foreign-copy-unlinked|src/cli/run/run_rescue.c|s/ && !unknown &&\n/ &&\n/|integration/sandbox_rescue
 later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
 safe-search-restops-unmoved|src/cli/inject/inject_thread.c|s/        if \(!hs_moved_since\(q->mv, tids\[i\]\)\) \{/        if (false \&\& !hs_moved_since(q->mv, tids[i])) {/|integration/attach_moved
 safe-search-cpu-time-only|src/cli/inject/inject_moved.c|s/return call != 0 && call != e->call;/return call == 0 \&\& call != 0;/|integration/attach_moved

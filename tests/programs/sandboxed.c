@@ -24,12 +24,24 @@
  * root only), as Chromium's zygote makes each renderer: run as the init of a namespace
  * itself (unshare -pf), parent and child then both have pid 1.
  *
- * usage: sandboxed [--trap] [--fork | --clone [--kill] [--newpid]]
+ * With --vfork the process first makes a vfork child (sharing its memory, as posix_spawn's
+ * and Chromium's chroot helper do) whose exec fails, so that it ends by _exit.
+ *
+ * With --outlive PATH (root only: CLONE_NEWPID) the process forks a helper that unshares
+ * its PID namespace and forks again: that grandchild, a forked child (its fork handlers
+ * run) and the init of a new PID namespace, opens PATH (a FIFO), waits for one byte there,
+ * then lives the sandboxed life; the process exits as soon as the grandchild says on a pipe
+ * that its fork returned (its spool is in place, its end not marked). It outlives the
+ * process, whose exit ends `heapsift run`'s wait, as Chromium's forked zygote, in a PID
+ * namespace of its own, outlives the browser.
+ *
+ * usage: sandboxed [--trap] [--vfork] [--fork | --clone [--kill] [--newpid] | --outlive PATH]
  */
 #define _GNU_SOURCE
 #include "site.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -142,6 +154,51 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+static int sandboxed_life(int trap);
+
+/* --vfork: a child that shares this memory and ends by _exit, its exec failed. */
+static void vfork_failed_exec(void)
+{
+    char *argv[] = {"/nonexistent/sandboxed-vfork", NULL};
+    pid_t pid = vfork();
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+}
+
+/* --outlive: the grandchild waits for a byte on the FIFO at path, then lives. */
+static int outlive(const char *path, int trap)
+{
+    int ready[2];
+    char c;
+    if (pipe(ready) != 0)
+        return 1;
+    pid_t helper = fork();
+    if (helper < 0)
+        return 1;
+    if (helper > 0) { /* exits once the grandchild's fork handlers have run */
+        close(ready[1]);
+        return read(ready[0], &c, 1) != 1;
+    }
+    if (unshare(CLONE_NEWPID) != 0)
+        _exit(1);
+    pid_t pid = fork();
+    if (pid != 0)
+        _exit(pid < 0);
+    if (write(ready[1], "r", 1) != 1)
+        _exit(1);
+    close(ready[0]);
+    close(ready[1]);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0 || read(fd, &c, 1) != 1)
+        _exit(1);
+    close(fd);
+    exit(sandboxed_life(trap));
+}
+
 /* The sandboxed life: 0, or 1 when the filter could not be installed. */
 static int sandboxed_life(int trap)
 {
@@ -211,17 +268,24 @@ static int clone_parent(int trap, int kill_it, int newpid)
 int main(int argc, char **argv)
 {
     int trap = 0, forked = 0, cloned = 0, kill_it = 0, newpid = 0;
+    const char *hold = NULL;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--vfork") == 0)
+            vfork_failed_exec();
+        if (strcmp(argv[i], "--outlive") == 0 && i + 1 < argc)
+            hold = argv[++i];
         trap |= strcmp(argv[i], "--trap") == 0;
         forked |= strcmp(argv[i], "--fork") == 0;
         cloned |= strcmp(argv[i], "--clone") == 0;
         kill_it |= strcmp(argv[i], "--kill") == 0;
         newpid |= strcmp(argv[i], "--newpid") == 0;
     }
-    if (!forked && !cloned)
+    if (!forked && !cloned && !hold)
         return sandboxed_life(trap);
     for (int i = 0; i < 3; i++)
         before_fork();
+    if (hold)
+        return outlive(hold, trap);
     if (cloned)
         return clone_parent(trap, kill_it, newpid);
     pid_t pid = fork();

@@ -61,6 +61,14 @@ static void rescue_note(const char *report, long long inuse, const char *out)
     fclose(f);
 }
 
+/* Says that the profile a spool at path was to give is lost, and why. Said even when quiet:
+ * data lost is always said. */
+static void rescue_lost(const char *path, const char *why)
+{
+    const char *slash = strrchr(path, '/');
+    fprintf(stderr, "heapsift: a profile is lost: %s (%s)\n", why, slash ? slash + 1 : path);
+}
+
 /* Recovers the spool at path: true when a profile was written from it. */
 static bool rescue_one(const char *path, const char *report, bool quiet)
 {
@@ -70,13 +78,21 @@ static bool rescue_one(const char *path, const char *report, bool quiet)
     if (fd >= 0)
         close(fd);
     if (!whole || memcmp(h.magic, HS_SPOOL_MAGIC, 8) != 0) {
+        if (whole && strstr(path, ".spare") && h.spare) /* taken: its child died filling it */
+            rescue_lost(path, "a process took this spare spool and ended before it had filled "
+                              "it in");
         if (strstr(path, ".spare")) /* a spare no child took, or took and died filling */
             unlink(path);
         return false; /* else not made yet (renamed into place once its header is written) */
     }
     h.out_path[sizeof(h.out_path) - 1] = '\0';
-    if (h.filtered_ns < 0 ||
-        (h.forked == HS_SPOOL_FORKED_COPY && h.filtered_ns == 0 && !hs_spool_alive(&h))) {
+    /* A pid of another PID namespace cannot be looked up from here: its process may still
+     * run, its end not marked yet (Chromium's forked zygote, in its own namespace, ends
+     * after the browser that run waits for). Such a copy is recovered, not taken for one
+     * whose child went on to exec an unprofiled program: that would lose it, unsaid. */
+    bool unknown = !h.filtered_ns && !h.exit_ns && hs_spool_pid_foreign(&h);
+    if (h.filtered_ns < 0 || (h.forked == HS_SPOOL_FORKED_COPY && h.filtered_ns == 0 && !unknown &&
+                              !hs_spool_alive(&h))) {
         /* no sample: no profile, as without a sandbox; or a forked child that went on to
          * exec a program heapsift does not profile (or was killed: not told apart) */
         unlink(path);
@@ -94,6 +110,14 @@ static bool rescue_one(const char *path, const char *report, bool quiet)
     int rc = hs_recover_read(path, true, &p);
     if (rc == 0)
         rc = hs_cli_write_pprof(p, out);
+    if (rc != 0) { /* the spool stays, for heapsift recover */
+        char why[sizeof(out) + 96];
+        snprintf(why, sizeof(why),
+                 "its spool could not be turned into %s (said above); it is kept for heapsift "
+                 "recover",
+                 out);
+        rescue_lost(path, why);
+    }
     if (rc == 0) {
         if (!quiet)
             fprintf(stderr,
@@ -101,7 +125,9 @@ static bool rescue_one(const char *path, const char *report, bool quiet)
                     "went to %s\n",
                     (unsigned long long)h.pid,
                     hs_spool_pid_foreign(&h) ? " of another PID namespace" : "", name,
-                    h.filtered_ns && h.sandbox_assumed
+                    unknown ? "had not marked its end when CMD ended (it may still run: its pid "
+                              "cannot be looked up from here)"
+                    : h.filtered_ns && h.sandbox_assumed
                         ? "exited where heapsift could not tell whether a sandbox refuses the "
                           "calls that write a profile, so it wrote none"
                     : h.filtered_ns ? "ran under a seccomp filter installed after it started (a "

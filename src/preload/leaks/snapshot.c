@@ -15,7 +15,8 @@
  *   - Refused here, before anything stops (the scan then stops the world throughout, and
  *     the profile's comment says why): HEAPSIFT_LEAKS_SNAPSHOT=0; MADV_DONTFORK memory that
  *     is a root (smaps "dc": absent from the child, its pointers would be missed); a cgroup
- *     memory.max too close for the copy's page tables. A fork the kernel refuses (seccomp's
+ *     memory.max, the process's cgroup's or an ancestor's, too close for the copy's page
+ *     tables. A fork the kernel refuses (seccomp's
  *     EPERM or ENOSYS, ENOMEM, EAGAIN) falls back with the threads still stopped.
  * HEAPSIFT_TEST_SNAPSHOT=PREFIX (tests only, docs/testing.md): once the threads go, the
  * parent writes a byte to the fifo PREFIX.taken, and the child waits for a byte on
@@ -109,11 +110,13 @@ static void snap_cgroup_line(const char *line, void *arg)
         snprintf(arg, 512, "%s", line + 3);
 }
 
-/* A cgroup v2 file's number; false for "max", absent or unreadable. */
-static bool snap_read_u64(const char *dir, const char *name, unsigned long long *v)
+/* A cgroup v2 file's number (root + dir + "/" + name); false for "max", absent or
+ * unreadable. */
+static bool snap_read_u64(const char *root, const char *dir, const char *name,
+                          unsigned long long *v)
 {
-    char path[700], text[64];
-    snprintf(path, sizeof(path), "/sys/fs/cgroup%s/%s", dir, name);
+    char path[1300], text[64];
+    snprintf(path, sizeof(path), "%s%s/%s", root, dir, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -125,23 +128,46 @@ static bool snap_read_u64(const char *dir, const char *name, unsigned long long 
     return sscanf(text, "%llu", v) == 1;
 }
 
-/* The copy's page tables (8 bytes a resident 4 KiB page) against memory.max. */
+bool hs_snap_cgroup_room(const char *root, const char *dir, unsigned long long *room, char *at,
+                         size_t cap)
+{
+    char p[512];
+    bool any = false;
+    snprintf(p, sizeof(p), "%s", strcmp(dir, "/") == 0 ? "" : dir);
+    for (;;) {
+        unsigned long long max, cur;
+        if (snap_read_u64(root, p, "memory.max", &max) &&
+            snap_read_u64(root, p, "memory.current", &cur)) {
+            unsigned long long r = max > cur ? max - cur : 0;
+            if (!any || r < *room) {
+                *room = r;
+                snprintf(at, cap, "%s", p[0] ? p : "/");
+            }
+            any = true;
+        }
+        char *slash = strrchr(p, '/');
+        if (!p[0] || !slash)
+            break;
+        *slash = '\0'; /* the parent; "" is the root */
+    }
+    return any;
+}
+
+/* The copy's page tables (8 bytes a resident 4 KiB page) against the tightest memory.max
+ * of the process's cgroup and its ancestors (a limit is often set on a parent: a
+ * container's, a systemd slice's). */
 static int snap_check_cgroup(hs_snap_t *s, unsigned long long rss_kib)
 {
-    char dir[512] = "";
-    unsigned long long max, cur, need = rss_kib * 2 + SNAP_MARGIN; /* rss/512 bytes */
+    char dir[512] = "", at[512];
+    unsigned long long room, need = rss_kib * 2 + SNAP_MARGIN; /* rss/512 bytes */
     if (snap_lines("/proc/self/cgroup", snap_cgroup_line, dir) != 0 || !dir[0])
         return 0;
-    if (strcmp(dir, "/") == 0)
-        dir[0] = '\0';
-    if (!snap_read_u64(dir, "memory.max", &max) || !snap_read_u64(dir, "memory.current", &cur))
-        return 0;
-    if (cur + need <= max)
+    if (!hs_snap_cgroup_room("/sys/fs/cgroup", dir, &room, at, sizeof(at)) || need <= room)
         return 0;
     snprintf(s->why, sizeof(s->why),
-             "memory limit: the cgroup's memory.max leaves %.1f MiB, a fork's copy needs "
+             "memory limit: memory.max of cgroup %.80s leaves %.1f MiB, a fork's copy needs "
              "about %.1f MiB",
-             max > cur ? (double)(max - cur) / (1 << 20) : 0.0, (double)need / (1 << 20));
+             at, (double)room / (1 << 20), (double)need / (1 << 20));
     return -ENOMEM;
 }
 

@@ -33,9 +33,15 @@ typedef struct {
 } hs_snap_t;
 
 /* Whether a snapshot may be taken: HEAPSIFT_LEAKS_SNAPSHOT, MADV_DONTFORK memory (smaps
- * "dd"), the cgroup's memory.max against the copy's page tables. Before anything stops
- * (reads files). 0, or -errno with why set. */
+ * "dc"), the memory.max of the cgroup and its ancestors against the copy's page tables. Before
+ * anything stops (reads files). 0, or -errno with why set. */
 int hs_snap_check(hs_snap_t *s);
+/* The least room (memory.max - memory.current, 0 when over) of cgroup v2 directory dir
+ * ("/a/b", as /proc/self/cgroup's "0::" line names it) and of each ancestor, as the files
+ * under root ("/sys/fs/cgroup") show them; *at gets the directory of that least room.
+ * False when no level has both files with a number (no limit: "max"). Reads files. */
+bool hs_snap_cgroup_room(const char *root, const char *dir, unsigned long long *room, char *at,
+                         size_t cap);
 /* Maps the answer for n blocks. 0, or -ENOMEM with why set. */
 int hs_snap_map(hs_snap_t *s, size_t n);
 /* The fork (raw clone, exit signal 0: no SIGCHLD, no atfork handler, invisible to the

@@ -101,8 +101,9 @@ static void spool_push(uint32_t i)
  * process (spool_child.c), waits for it. The token says it alone: every child with memory
  * of its own reads 0 until its fork handler or a spare makes the token its own; a pid of
  * another would only be a child sharing this memory (vfork, CLONE_VM), whose samples land
- * in these same tables. Without a token (before Linux 4.14) the pid tells, a getpid on
- * the sampled path (a third of cc1's system calls under heapsift run: 600 a compile). */
+ * in these same tables; what ends the spool asks spool_owned, which checks the pid too. Without a
+ * token (before Linux 4.14) the pid tells, a getpid on the sampled path (a third of cc1's system
+ * calls under heapsift run: 600 a compile). */
 static bool spool_mine(void)
 {
     if (!__atomic_load_n(&hs_sp.on, __ATOMIC_ACQUIRE))
@@ -116,6 +117,16 @@ static bool spool_mine(void)
         return true;
     }
     return hs_sp.owner == getpid();
+}
+
+/* spool_mine, and this process is the one that made the spool its own: what ends the spool
+ * (its removal at exit, its mark as the profile, its discard) is asked here, not on the
+ * sampled path. A child sharing this memory (vfork, posix_spawn, Chromium's chroot helper:
+ * CLONE_VM without CLONE_THREAD) reads the token as MINE: its _exit would otherwise remove
+ * its parent's spool, or mark it as a profile while the parent runs on. One getpid. */
+static bool spool_owned(void)
+{
+    return spool_mine() && hs_sp.owner == getpid();
 }
 
 /* spool_mine, or else, in a raw clone's child of a process with spares, takes one. */
@@ -557,7 +568,7 @@ void hs_spool_open(void)
 
 void hs_spool_exit(void)
 {
-    if (!spool_mine())
+    if (!spool_owned())
         return;
     if (hs_opt.keep_spool)
         __atomic_store_n(&hs_sp.h->exit_ns, hs_spool_now_ns(), __ATOMIC_RELEASE);
@@ -580,7 +591,7 @@ void hs_spool_ranges(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *ar
 
 bool hs_spool_sandboxed(void)
 {
-    if (!spool_mine_or_take())
+    if (!spool_mine_or_take() || hs_sp.owner != getpid())
         return false;
     if (hs_sp.spare_taken)
         hs_spool_spare_cmdline();
@@ -591,7 +602,7 @@ bool hs_spool_sandboxed(void)
 
 void hs_spool_discard(void)
 {
-    if (!spool_mine())
+    if (!spool_owned())
         return;
     if (hs_sandbox_entered())
         __atomic_store_n(&hs_sp.h->filtered_ns, -1, __ATOMIC_RELEASE); /* unlink: refused */
