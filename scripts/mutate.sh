@@ -27,6 +27,8 @@ diff-ignores-base|src/cli/verbs/diff.c|s/int signs\[2\] = \{1, -1\};/int signs[2
 leak-report-skips-largest|src/common/reports/leakreport.c|s/for \(size_t i = 0; rc == 0 && i < n; i\+\+\)/for (size_t i = 1; rc == 0 && i < n; i++)/|integration/leaks
 snap-child-sigchld|src/preload/leaks/snapshot.c|s/SYS_clone, 0ul, NULL/SYS_clone, (unsigned long)SIGCHLD, NULL/|integration/leak_snapshot
 snap-dontfork-unchecked|src/preload/leaks/snapshot.c|s/snap_flag\(line \+ 8, "dc"\)/snap_flag(line + 8, "zz")/|integration/leak_snapshot
+snap-wipe-unchecked|src/preload/leaks/snapshot.c|s/snap_flag\(line \+ 8, "wf"\)/snap_flag(line + 8, "zz")/|integration/leak_snapshot
+snap-own-wipe-counted|src/preload/leaks/snapshot.c|s/return p && \(p == \(uintptr_t\)hs_sandbox_token/return !p && (p == (uintptr_t)hs_sandbox_token/|integration/leak_snapshot
 snap-child-reads-parent|src/preload/leaks/reachscan.c|s/c->pid = \(pid_t\)syscall\(SYS_getpid\);//|integration/leak_snapshot
 snap-refused-no-scan|src/preload/leaks/reachscan.c|s/int rc = pid > 0 \? 0 : rs_scan\(c\);/int rc = pid > 0 ? 0 : s ? 0 : rs_scan(c);/|integration/leak_snapshot
 snap-cgroup-leaf-only|src/preload/leaks/snapshot.c|s/\*slash = '\\0'; \/\* the parent/break; \/* the parent/|unit/test_snapcgroup

@@ -10,7 +10,9 @@
 #   drops a pointer, unhides another and frees a block after the snapshot and before the
 #   child scans: the labels are those of the snapshot.
 # - Fallbacks, said in the comment: a seccomp filter refusing fork (EPERM), a
-#   MADV_DONTFORK mapping holding the only pointer to a block (which stays reachable).
+#   MADV_DONTFORK mapping holding the only pointer to a block (which stays reachable), a
+#   MADV_WIPEONFORK one likewise (zeros in a fork); heapsift's own wipe-on-fork pages
+#   (its owner tokens) take no snapshot away: every other mode checks a snapshot was used.
 # - The program's own SIGCHLD handler and waitpid(-1) see nothing of the snapshot's child;
 #   with SIGCHLD ignored the check still answers; heapsift run --leaks-stop-world.
 # usage: leak_snapshot.sh BUILD_DIR SOURCE_DIR
@@ -85,8 +87,9 @@ printf 'kept_then_lost reachable 2000\nlost_then_kept unreachable 3008\n' >"$T/c
 diff "$T/change.want" "$T/change.labels" >"$T/change.diff" ||
     { fail "change after the snapshot: labels are not the snapshot's (< want, > got)"; show "$T/change.diff"; }
 
-# (b) Fallbacks: fork refused by seccomp; a MADV_DONTFORK mapping holding a pointer.
-for m in seccomp dontfork; do
+# (b) Fallbacks: fork refused by seccomp; a MADV_DONTFORK or MADV_WIPEONFORK mapping
+# holding a pointer.
+for m in seccomp dontfork wipeonfork; do
     run "$m" "$SNAP" "$m" "$T/$m.pb.gz"
     grep -q '^CHECK 0$' "$T/$m.out" || { fail "$m: no answer 0"; show "$T/$m.out"; show "$T/$m.err"; continue; }
     labels "$m" "$T/$m.pb.gz" >"$T/$m.labels"
@@ -98,6 +101,8 @@ comment "$T/seccomp.pb.gz" | grep -q '^leak check: stop-the-world, paused [0-9.]
     { fail "seccomp: the comment does not say fork was refused"; comment "$T/seccomp.pb.gz" >&2; }
 comment "$T/dontfork.pb.gz" | grep -q '^leak check: stop-the-world, .*(no snapshot: MADV_DONTFORK memory at 0x[0-9a-f]*-0x[0-9a-f]* (4 KiB) would be missing from a fork)$' ||
     { fail "dontfork: the comment does not say why"; comment "$T/dontfork.pb.gz" >&2; }
+comment "$T/wipeonfork.pb.gz" | grep -q '^leak check: stop-the-world, .*(no snapshot: MADV_WIPEONFORK memory at 0x[0-9a-f]*-0x[0-9a-f]* (4 KiB) would read as zeros in a fork)$' ||
+    { fail "wipeonfork: the comment does not say why"; comment "$T/wipeonfork.pb.gz" >&2; }
 
 # (d) The program's SIGCHLD and waitpid(-1) see nothing of the snapshot's child.
 run sigchld "$SNAP" sigchld "$T/sigchld.pb.gz"
@@ -118,5 +123,5 @@ set -e
 grep -q '^heapsift: leak check: stop-the-world, paused [0-9.]* ms (no snapshot: HEAPSIFT_LEAKS_SNAPSHOT=0)$' "$T/cli.err" ||
     { fail "heapsift run --leaks-stop-world: no stop-the-world line"; show "$T/cli.err"; }
 
-[ "$FAILS" -eq 0 ] && echo "leak_snapshot: ok (same labels in both modes; the snapshot's instant; seccomp and MADV_DONTFORK fallbacks; SIGCHLD and waitpid(-1) untouched)"
+[ "$FAILS" -eq 0 ] && echo "leak_snapshot: ok (same labels in both modes; the snapshot's instant; seccomp, MADV_DONTFORK and MADV_WIPEONFORK fallbacks; SIGCHLD and waitpid(-1) untouched)"
 exit $((FAILS > 0))

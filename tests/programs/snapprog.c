@@ -17,6 +17,8 @@
  *                  usual); the check falls back to stop-the-world.
  *   dontfork       dontfork_kept (1504 B) is pointed to only from a MADV_DONTFORK mapping,
  *                  lost_plain (1008 B) is lost: no snapshot (the region is not in a fork).
+ *   wipeonfork     the same with a MADV_WIPEONFORK mapping (zeros in a fork): wipe_kept
+ *                  (1520 B) is pointed to only from there; no snapshot.
  *   sigchld        the program counts SIGCHLD, has a child of its own and a thread blocked
  *                  in waitpid(-1); after the check prints "SIGCHLD n" (0: nothing from the
  *                  snapshot's child), then lets its child exit and prints "WAITED ok" when
@@ -95,6 +97,11 @@ SITE static void lost_plain(void)
 SITE static void dontfork_kept(void)
 {
     g_dontfork[0] = xmalloc(1504);
+}
+
+SITE static void wipe_kept(void)
+{
+    g_dontfork[0] = xmalloc(1520);
 }
 
 static void fifo_byte(const char *suffix, int flags)
@@ -231,18 +238,24 @@ int main(int argc, char **argv)
         refuse_fork(); /* before heapsift starts, which then writes its files as usual */
         execl("/proc/self/exe", argv[0], "seccomped", out, (char *)NULL);
         return 2;
-    } else if (strcmp(mode, "seccomped") == 0 || strcmp(mode, "dontfork") == 0) {
+    } else if (strcmp(mode, "seccomped") == 0 || strcmp(mode, "dontfork") == 0 ||
+               strcmp(mode, "wipeonfork") == 0) {
+        int advice = mode[0] == 'd' ? MADV_DONTFORK : mode[0] == 'w' ? MADV_WIPEONFORK : -1;
         g_dontfork = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (g_dontfork == MAP_FAILED ||
-            (mode[0] == 'd' && madvise((void *)g_dontfork, 4096, MADV_DONTFORK) != 0))
+            (advice >= 0 && madvise((void *)g_dontfork, 4096, advice) != 0))
             return 2;
         kept_then_lost();
         lost_plain();
         if (mode[0] == 'd')
             dontfork_kept();
+        if (mode[0] == 'w')
+            wipe_kept();
         printf("SITE kept_then_lost reachable 2000 1\nSITE lost_plain unreachable 1008 1\n");
         if (mode[0] == 'd')
             printf("SITE dontfork_kept reachable 1504 1\n");
+        if (mode[0] == 'w')
+            printf("SITE wipe_kept reachable 1520 1\n");
         check(out);
     } else if (strcmp(mode, "sigchld") == 0 || strcmp(mode, "sigign") == 0) {
         return mode_sigchld(out, mode[3] == 'i');

@@ -14,7 +14,9 @@
  *     stopped threads may have held any), and ends with exit_group.
  *   - Refused here, before anything stops (the scan then stops the world throughout, and
  *     the profile's comment says why): HEAPSIFT_LEAKS_SNAPSHOT=0; MADV_DONTFORK memory that
- *     is a root (smaps "dc": absent from the child, its pointers would be missed); a cgroup
+ *     is a root (smaps "dc": absent from the child, its pointers would be missed);
+ *     MADV_WIPEONFORK memory that is a root, but for heapsift's own token pages (smaps
+ *     "wf": zeros in the child, its pointers would be missed too); a cgroup
  *     memory.max, the process's cgroup's or an ancestor's, too close for the copy's page
  *     tables. A fork the kernel refuses (seccomp's
  *     EPERM or ENOSYS, ENOMEM, EAGAIN) falls back with the threads still stopped.
@@ -26,7 +28,9 @@
 #define _GNU_SOURCE
 #include "snapshot.h"
 #include "base/monoclock.h"
+#include "record/spool.h"
 #include "runtime/options.h"
+#include "runtime/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +81,7 @@ static int snap_lines(const char *path, void (*fn)(const char *line, void *arg),
 typedef struct {
     uintptr_t lo, hi;           /* the current mapping */
     uintptr_t dd_lo, dd_hi;     /* the first writable MADV_DONTFORK one */
+    uintptr_t wf_lo, wf_hi;     /* the first writable MADV_WIPEONFORK one not heapsift's */
     unsigned long long rss_kib; /* the whole process's resident memory */
 } snap_smaps_t;
 
@@ -86,6 +91,23 @@ static bool snap_flag(const char *flags, const char *f)
         if ((p == flags || p[-1] == ' ') && (p[2] == ' ' || p[2] == '\0'))
             return true;
     return false;
+}
+
+static bool snap_own_page(uintptr_t p)
+{
+    return p && (p == (uintptr_t)hs_sandbox_token() || p == (uintptr_t)hs_spool_token());
+}
+
+/* A wipe-on-fork mapping [*lo, *hi) less heapsift's own pages at its ends (its owner
+ * tokens, 4 KiB each: the kernel merges them with each other or with the program's
+ * adjacent wipe-on-fork memory into one mapping); false when nothing else is left. */
+static bool snap_trim_own(uintptr_t *lo, uintptr_t *hi)
+{
+    while (*lo < *hi && snap_own_page(*lo))
+        *lo += 4096;
+    while (*lo < *hi && snap_own_page(*hi - 4096))
+        *hi -= 4096;
+    return *lo < *hi;
 }
 
 static void snap_smaps_line(const char *line, void *arg)
@@ -101,6 +123,12 @@ static void snap_smaps_line(const char *line, void *arg)
                snap_flag(line + 8, "rd") && snap_flag(line + 8, "wr")) {
         m->dd_lo = m->lo;
         m->dd_hi = m->hi;
+    }
+    uintptr_t wlo = m->lo, whi = m->hi;
+    if (strncmp(line, "VmFlags:", 8) == 0 && !m->wf_hi && snap_flag(line + 8, "wf") &&
+        snap_flag(line + 8, "rd") && snap_flag(line + 8, "wr") && snap_trim_own(&wlo, &whi)) {
+        m->wf_lo = wlo;
+        m->wf_hi = whi;
     }
 }
 
@@ -195,6 +223,13 @@ int hs_snap_check(hs_snap_t *s)
                  "MADV_DONTFORK memory at 0x%lx-0x%lx (%lu KiB) would be missing from a fork",
                  (unsigned long)m.dd_lo, (unsigned long)m.dd_hi,
                  (unsigned long)((m.dd_hi - m.dd_lo) >> 10));
+        return -EXDEV;
+    }
+    if (m.wf_hi) {
+        snprintf(s->why, sizeof(s->why),
+                 "MADV_WIPEONFORK memory at 0x%lx-0x%lx (%lu KiB) would read as zeros in a fork",
+                 (unsigned long)m.wf_lo, (unsigned long)m.wf_hi,
+                 (unsigned long)((m.wf_hi - m.wf_lo) >> 10));
         return -EXDEV;
     }
     return snap_check_cgroup(s, m.rss_kib);

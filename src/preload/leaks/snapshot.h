@@ -33,8 +33,9 @@ typedef struct {
 } hs_snap_t;
 
 /* Whether a snapshot may be taken: HEAPSIFT_LEAKS_SNAPSHOT, MADV_DONTFORK memory (smaps
- * "dc"), the memory.max of the cgroup and its ancestors against the copy's page tables. Before
- * anything stops (reads files). 0, or -errno with why set. */
+ * "dc"), MADV_WIPEONFORK memory not heapsift's ("wf"), the memory.max of the cgroup and its
+ * ancestors against the copy's page tables. Before anything stops (reads files). 0, or -errno with
+ * why set. */
 int hs_snap_check(hs_snap_t *s);
 /* The least room (memory.max - memory.current, 0 when over) of cgroup v2 directory dir
  * ("/a/b", as /proc/self/cgroup's "0::" line names it) and of each ancestor, as the files

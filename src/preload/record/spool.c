@@ -576,6 +576,11 @@ void hs_spool_exit(void)
         unlink(hs_sp.path);
 }
 
+const void *hs_spool_token(void)
+{
+    return hs_sp.token;
+}
+
 void hs_spool_ranges(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg)
 {
     if (!__atomic_load_n(&hs_sp.on, __ATOMIC_ACQUIRE))

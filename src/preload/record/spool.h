@@ -40,6 +40,10 @@ void hs_spool_maps(const uintptr_t *pcs, size_t depth);
  * address of every sampled block, so the leak check's scan must not count them as roots. */
 void hs_spool_ranges(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg);
 
+/* The owner token's page (MADV_WIPEONFORK, 4 KiB), or NULL: the leak check's snapshot
+ * knows it for heapsift's own, holding no pointer of the program's. */
+const void *hs_spool_token(void);
+
 /* Normal exit, after the exit profiles: removes the file unless HEAPSIFT_KEEP_SPOOL=1. The
  * mapping stays (other threads may still free sampled blocks). */
 void hs_spool_exit(void);

@@ -172,6 +172,11 @@ bool hs_sandbox_sampled(void)
     return !sb.token || __atomic_load_n(&sb.token[1], __ATOMIC_RELAXED);
 }
 
+const void *hs_sandbox_token(void)
+{
+    return sb.token;
+}
+
 bool hs_sandbox_seen(void)
 {
     return hs_sandbox_entered() && __atomic_load_n(&sb.entered, __ATOMIC_ACQUIRE) && sb.seen;

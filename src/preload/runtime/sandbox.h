@@ -30,6 +30,9 @@ void hs_sandbox_note_sample(void);
 /* Whether it did since it began (true when that cannot be known): a raw clone's child
  * that took none (a browser's chroot helper) has nothing of its own to lose. */
 bool hs_sandbox_sampled(void);
+/* The token page (MADV_WIPEONFORK, 4 KiB), or NULL: the leak check's snapshot
+ * (snapshot.c) knows it for heapsift's own, holding no pointer of the program's. */
+const void *hs_sandbox_token(void);
 /* The process's threads (Threads: of the status), or -1 when it cannot be read. Same
  * calls and context as hs_sandbox_entered. */
 int hs_sandbox_threads(void);
