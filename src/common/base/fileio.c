@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,28 @@ int hs_read_file(const char *path, hs_buf_t *out)
         out->len = start;
 out:
     hs_fd_close(fd);
+    return rc;
+}
+
+int hs_map_file(const char *path, const uint8_t **data, size_t *len)
+{
+    int fd = hs_fd_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = 0;
+    void *p = MAP_FAILED;
+    if (hs_fd_fstat(fd, &st) != 0)
+        rc = -errno;
+    else if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX / 2)
+        rc = -EINVAL;
+    else if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+        rc = -errno;
+    hs_fd_close(fd);
+    if (rc == 0) {
+        *data = p;
+        *len = (size_t)st.st_size;
+    }
     return rc;
 }
 

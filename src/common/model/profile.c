@@ -414,6 +414,13 @@ int hs_profile_add_label(hs_profile_t *p, size_t idx, const char *key, const cha
                     hs_profile_str(p, num_unit)};
     if (l.key < 0 || l.str < 0 || l.num_unit < 0)
         return -ENOMEM;
+    return hs_profile_add_label_interned(p, idx, l);
+}
+
+int hs_profile_add_label_interned(hs_profile_t *p, size_t idx, hs_label_t l)
+{
+    if (idx >= p->nsamples)
+        return -EINVAL;
     hs_sample_t *s = &p->samples[idx];
     hs_label_t *a = realloc(s->labels, (s->nlabels + 1) * sizeof(*a));
     if (!a)

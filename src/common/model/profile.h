@@ -141,5 +141,8 @@ hs_sample_t *hs_profile_push_sample(hs_profile_t *p);
  * Returns 0, -ENOMEM or -EINVAL (idx out of range). */
 int hs_profile_add_label(hs_profile_t *p, size_t idx, const char *key, const char *str, int64_t num,
                          const char *num_unit);
+/* The same with the strings interned already (a reader's one label per sample, whose
+ * key it looks up once). */
+int hs_profile_add_label_interned(hs_profile_t *p, size_t idx, hs_label_t l);
 
 #endif

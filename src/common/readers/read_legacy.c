@@ -173,12 +173,17 @@ static uint64_t lg_location(hs_legacy_parser_t *ps, uint64_t a)
 }
 
 /* The next "0xADDR" of a stack line; false at its end or at a bad one (*bad set). */
-static bool lg_next_addr(const char **c, const char *e, uint64_t *a, bool *bad)
+static bool lg_next_addr(hs_legacy_parser_t *ps, const char **c, const char *e, uint64_t *a,
+                         bool *bad)
 {
     lg_ws(c, e);
     if (*c >= e)
         return false;
-    *bad = !lg_lit(c, e, "0x") || !lg_hexdigits(c, e, a) || (*c < e && **c != ' ' && **c != '\t');
+    const char *d = *c + 2;
+    *bad = e - *c < 2 || (*c)[0] != '0' || (*c)[1] != 'x' ||
+           !lg_hexdigits_cached(ps->hexcache, &d, e, ps->end, a) ||
+           (d < e && *d != ' ' && *d != '\t');
+    *c = d;
     return !*bad;
 }
 
@@ -190,7 +195,7 @@ static int lg_stack(hs_legacy_parser_t *ps, const char *c, const char *e)
     uint64_t a;
     bool bad = false;
     ps->nstack = 0;
-    while (lg_next_addr(&c, e, &a, &bad)) {
+    while (lg_next_addr(ps, &c, e, &a, &bad)) {
         if (ps->nstack == ps->stack_cap) {
             size_t ncap = ps->stack_cap ? ps->stack_cap * 2 : 64;
             uint64_t *s = realloc(ps->stack, ncap * sizeof(*s));
@@ -278,9 +283,12 @@ static void lg_scale_jeprof(int64_t rate, int64_t n, int64_t s, double *fn, doub
 static int lg_emit(hs_legacy_parser_t *ps, const int64_t *vals, int64_t blocksize)
 {
     int rc = hs_profile_add_sample(ps->p, ps->stack, ps->nstack, vals);
-    if (rc == 0)
-        rc = hs_profile_add_label(ps->p, ps->p->nsamples - 1, "bytes", NULL, blocksize, NULL);
-    return rc;
+    if (rc == 0 && ps->bytes_key == 0) /* "bytes", interned once (0 is always "") */
+        ps->bytes_key = hs_profile_str(ps->p, "bytes");
+    if (rc == 0 && ps->bytes_key < 0)
+        rc = -ENOMEM;
+    hs_label_t l = {ps->bytes_key, 0, blocksize, 0};
+    return rc ? rc : hs_profile_add_label_interned(ps->p, ps->p->nsamples - 1, l);
 }
 
 /* A jemalloc "t*: N1: S1 [N2: S2]" record for the stack in ps->stack. Its integer values
@@ -739,6 +747,7 @@ static void lg_free(hs_legacy_parser_t *ps)
     free(ps->stack);
     free(ps->filled);
     free(ps->maps);
+    free(ps->hexcache);
 }
 
 int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *err, size_t errlen)
@@ -750,8 +759,12 @@ int hs_legacy_parse(const uint8_t *data, size_t len, hs_profile_t **out, char *e
     ps.pos = (const char *)data;
     ps.end = ps.pos + len;
     ps.p = hs_profile_new();
-    if (!ps.p)
+    ps.hexcache = calloc(1, sizeof(*ps.hexcache));
+    if (!ps.p || !ps.hexcache) {
+        hs_profile_free(ps.p);
+        free(ps.hexcache);
         return -ENOMEM;
+    }
     int rc;
     for (;;) {
         if (!lg_next_line(&ps, &c, &e)) {

@@ -162,6 +162,9 @@ typedef struct {
  * (once per sample), inline and residual flags. *out is malloc'ed; returns the count, or -ENOMEM.
  */
 long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out);
+/* The same, but only the edges into the nodes that into marks (indexed by node; NULL:
+ * every node): what the top table's "(inline)" marks need, a few nodes' edges. */
+long hs_report_edges_into(const hs_report_t *r, bool kept_only, const bool *into, hs_redge_t **out);
 
 /* pprof's edge order: |weight| descending, then source name, then destination name. */
 void hs_report_sort_edges(const hs_report_t *r, hs_redge_t *e, size_t n);

@@ -124,6 +124,11 @@ static hs_redge_t *rep_edge(rep_edges_t *t, uint32_t from, uint32_t to)
 
 long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out)
 {
+    return hs_report_edges_into(r, kept_only, NULL, out);
+}
+
+long hs_report_edges_into(const hs_report_t *r, bool kept_only, const bool *into, hs_redge_t **out)
+{
     rep_edges_t t = {NULL, 0, 0};
     for (size_t si = 0; si < r->nsamples; si++) {
         const hs_rsample_t *s = &r->samples[si];
@@ -135,7 +140,7 @@ long hs_report_edges(const hs_report_t *r, bool kept_only, hs_redge_t **out)
                 residual = true;
                 continue;
             }
-            if (parent >= 0 && n != parent) {
+            if (parent >= 0 && n != parent && (!into || into[n])) {
                 hs_redge_t *e = rep_edge(&t, (uint32_t)parent + 1, n + 1);
                 if (!e) {
                     free(t.e);
