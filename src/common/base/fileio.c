@@ -53,26 +53,88 @@ out:
     return rc;
 }
 
+#define FILE_HUGE ((size_t)2 << 20) /* a transparent huge page */
+
+static size_t file_span(size_t len)
+{
+    return (len + FILE_HUGE - 1) & ~(FILE_HUGE - 1);
+}
+
+/* span bytes of fresh memory aligned on a huge page, asked for in huge pages. */
+static uint8_t *file_area(size_t span)
+{
+    uint8_t *raw =
+        mmap(NULL, span + FILE_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    uint8_t *a = (uint8_t *)(((uintptr_t)raw + FILE_HUGE - 1) & ~(uintptr_t)(FILE_HUGE - 1));
+    if (a > raw)
+        munmap(raw, (size_t)(a - raw));
+    if (raw + span + FILE_HUGE > a + span)
+        munmap(a + span, (size_t)(raw + span + FILE_HUGE - (a + span)));
+    madvise(a, span, MADV_HUGEPAGE);
+    return a;
+}
+
+/* Reads fd's size bytes into a (the file may have shrunk since: *got says). -EAGAIN when
+ * it has grown: the caller reads it the ordinary way. */
+static int file_fill(int fd, uint8_t *a, size_t size, size_t *got)
+{
+    *got = 0;
+    while (*got < size) {
+        ssize_t n = hs_fd_read(fd, a + *got, size - *got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return 0;
+        *got += (size_t)n;
+    }
+    char more;
+    ssize_t n;
+    while ((n = hs_fd_read(fd, &more, 1)) < 0 && errno == EINTR)
+        ;
+    return n > 0 ? -EAGAIN : 0;
+}
+
 int hs_map_file(const char *path, const uint8_t **data, size_t *len)
 {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -errno;
+    if (!S_ISREG(st.st_mode)) /* a FIFO is not opened twice: its writer would lose us */
+        return -EINVAL;
     int fd = hs_fd_open(path, O_RDONLY, 0);
     if (fd < 0)
         return -errno;
-    struct stat st;
     int rc = 0;
-    void *p = MAP_FAILED;
+    size_t size = 0, span = 0, got = 0;
+    uint8_t *a = NULL;
     if (hs_fd_fstat(fd, &st) != 0)
         rc = -errno;
-    else if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX / 2)
+    else if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX / 4)
         rc = -EINVAL;
-    else if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
-        rc = -errno;
+    else if (!(a = file_area(span = file_span(size = (size_t)st.st_size))))
+        rc = -ENOMEM;
+    else if ((rc = file_fill(fd, a, size, &got)) == 0 && got == 0)
+        rc = -EINVAL;
     hs_fd_close(fd);
-    if (rc == 0) {
-        *data = p;
-        *len = (size_t)st.st_size;
+    if (rc != 0) {
+        if (a)
+            munmap(a, span);
+        return rc;
     }
-    return rc;
+    if (file_span(got) < span) /* shrunk since fstat */
+        munmap(a + file_span(got), span - file_span(got));
+    *data = a;
+    *len = got;
+    return 0;
+}
+
+void hs_unmap_file(const uint8_t *data, size_t len)
+{
+    munmap((void *)(uintptr_t)data, file_span(len));
 }
 
 int hs_write_all(int fd, const void *data, size_t len,

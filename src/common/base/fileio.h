@@ -12,12 +12,15 @@
 
 /* Reads a whole file into out. 0 or -errno. */
 int hs_read_file(const char *path, hs_buf_t *out);
-/* Maps a whole regular, non-empty file read-only into *data (unmap with munmap(*data,
- * *len)): the page cache's pages are shared, where reading into fresh memory faults in
- * every page (a 14 MB profile: 3,600 faults, about 50 ms of CPU on a virtual machine;
- * mapped, 280 faults and 14 ms). 0, or -errno (anything else than a regular file:
- * -EINVAL), when the caller reads it instead. */
+/* A whole regular, non-empty file read into fresh memory of its own, asked for in
+ * transparent huge pages (release it with hs_unmap_file(*data, *len)): read into ordinary
+ * fresh memory, a 14 MB profile faults in 3,600 pages, about 50 ms of CPU on a virtual
+ * machine; in huge pages, 7. Not a mapping of the file: a file truncated by another
+ * process while mapped would end this one with SIGBUS. 0, or -errno (anything else than a
+ * regular file: -EINVAL; a file that grew while read: -EAGAIN), when the caller reads it
+ * the ordinary way instead. */
 int hs_map_file(const char *path, const uint8_t **data, size_t *len);
+void hs_unmap_file(const uint8_t *data, size_t len);
 /* Writes data to path.tmp.<pid> then renames it over path (a path that exists and is not
  * a regular file, such as /dev/null or a FIFO, is written in place). 0 or -errno.
  * Atomic for readers: path holds the old bytes or all the new ones, never a part. Not

@@ -200,7 +200,7 @@ int hs_profile_read_any(const char *path, hs_profile_t **out, char *err, size_t 
     else
         rc = hs_profile_parse_any(file.data, file.len, out, err, errlen);
     if (map)
-        munmap((void *)(uintptr_t)map, maplen);
+        hs_unmap_file(map, maplen);
     else
         hs_buf_free(&file);
     if (rc == 0 && (*out)->nskipped)
