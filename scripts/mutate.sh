@@ -113,6 +113,9 @@ dw-late-in-shared-table|src/preload/triggers/lifecycle.c|s/if \(hs_fd_refused\(\
 zdebug-line-prefix-first-unit|src/common/symbolize/symbolize_zdebug.c|s/stmt = st > stmt \? st : stmt;/stmt = st > stmt \&\& stmt < 0 ? st : stmt;/|unit/test_symbolize
 gnu-hash-finds-nothing|src/preload/reach/elfsyms.c|s/            return 1;\n        if \(c & 1\)\n            break;/            return 0;\n        if (c \& 1)\n            break;/|unit/test_elfsyms
 unhashed-trusts-the-table|src/preload/reach/elfsyms.c|s/    for \(size_t i = o->hashed; i < o->nsyms; i\+\+\)\n        if \(o->sym\[i\]\.st_shndx == SHN_UNDEF\)\n            return o->nsyms;\n//|unit/test_elfsyms
+elfaddr-exe-not-first|src/preload/reach/elfaddr.c|s/f->o->exe = idx == 0;/f->o->exe = idx <= 1;/|unit/test_elfaddr
+elfaddr-name-any-address|src/preload/reach/elfaddr.c|s/s->st_value == v && elfaddr_usable\(s\) &&\n/elfaddr_usable(s) \&\&\n/|unit/test_elfaddr
+elfaddr-exe-unnamed|src/preload/reach/elfaddr.c|s/\n    if \(idx == 0 && !f->o->name\[0\] && program_invocation_name\)\n        f->o->name = program_invocation_name;[^\n]*\n/\n/|unit/test_elfaddr
 acct-skips-anonymous-names|src/preload/output/accounting.c|s/if \(s && \*s == .\/.\) \{/if (s) {/|integration/stats_reconcile'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}

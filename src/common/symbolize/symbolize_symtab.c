@@ -62,8 +62,12 @@ static uint64_t sym_rank0_code(int rank0)
 
 /* Sorts f[0..n), in symbol index order, as qsort with hs_sym_func_cmp would (rank is still
  * sym_rank0's then), by an LSD radix sort of keys (address - lowest, rank code, position)
- * 8 bits a pass: a fifth of the instructions of glibc's qsort on libc's 10,000 symbols.
- * false (f untouched) when the keys need more than 64 bits or there is no memory. */
+ * 11 bits a pass, every pass's counts taken in one read of the keys and a pass whose digit
+ * is the same in every key skipped: cc1's 28,900 symbols (43-bit keys) in 4 scatters, not
+ * 8-bit digits' 6 counts and 6 scatters (5.4 M instructions, a third of a short cc1's exit
+ * profile). false (f untouched) when the keys need more than 64 bits or there is no memory. */
+#define SYM_DIGIT 11
+#define SYM_BUCKETS (1u << SYM_DIGIT)
 bool hs_sym_funcs_radix(hs_sym_func_t *f, size_t n)
 {
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -79,24 +83,34 @@ bool hs_sym_funcs_radix(hs_sym_func_t *f, size_t n)
     int bits = abits + 3 + pbits;
     if (n < 2 || bits > 64)
         return n < 2;
+    int passes = (bits + SYM_DIGIT - 1) / SYM_DIGIT;
     uint64_t *key = malloc(2 * n * sizeof(*key));
+    size_t *count = calloc((size_t)passes * SYM_BUCKETS, sizeof(*count));
     hs_sym_func_t *out = malloc(n * sizeof(*out));
-    if (key == NULL || out == NULL) {
+    if (key == NULL || out == NULL || count == NULL) {
         free(key);
+        free(count);
         free(out);
         return false;
     }
     uint64_t *tmp = key + n;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         key[i] = ((f[i].lo - lo) << (3 + pbits)) | (sym_rank0_code(f[i].rank) << pbits) | i;
-    for (int shift = 0; shift < bits; shift += 8) {
-        size_t count[257] = {0};
+        for (int p = 0; p < passes; p++)
+            count[(size_t)p * SYM_BUCKETS + ((key[i] >> (p * SYM_DIGIT)) & (SYM_BUCKETS - 1))]++;
+    }
+    for (int p = 0; p < passes; p++) {
+        size_t *c = count + (size_t)p * SYM_BUCKETS, sum = 0;
+        int shift = p * SYM_DIGIT;
+        if (c[(key[0] >> shift) & (SYM_BUCKETS - 1)] == n)
+            continue; /* one digit in every key: this pass would move nothing */
+        for (size_t d = 0; d < SYM_BUCKETS; d++) { /* counts to starting places */
+            size_t k = c[d];
+            c[d] = sum;
+            sum += k;
+        }
         for (size_t i = 0; i < n; i++)
-            count[((key[i] >> shift) & 255) + 1]++;
-        for (int d = 0; d < 256; d++)
-            count[d + 1] += count[d];
-        for (size_t i = 0; i < n; i++)
-            tmp[count[(key[i] >> shift) & 255]++] = key[i];
+            tmp[c[(key[i] >> shift) & (SYM_BUCKETS - 1)]++] = key[i];
         uint64_t *swap = key;
         key = tmp;
         tmp = swap;
@@ -106,6 +120,7 @@ bool hs_sym_funcs_radix(hs_sym_func_t *f, size_t n)
         out[i] = f[key[i] & pmask];
     memcpy(f, out, n * sizeof(*f));
     free(key < tmp ? key : tmp); /* the allocation's start */
+    free(count);
     free(out);
     return true;
 }

@@ -45,6 +45,42 @@ static size_t elf_nsyms(const ElfW(Dyn) * dyn, ElfW(Addr) base, const uint32_t *
     return last + 1;
 }
 
+/* The last few GNU-hashed objects' symbol counts, kept while the loader has loaded and
+ * unloaded nothing since (its dlpi_adds and dlpi_subs): the reach scan reads the same
+ * objects' dynamic sections dozens of times at start, and each count is a pass over the
+ * table's buckets (cc1's: 100,000 instructions). A try-lock: a thread that finds it held
+ * (or a forked child that inherited it held) counts for itself. */
+#define ELF_CACHE 8
+static struct {
+    const uint32_t *gnu;
+    unsigned long long adds, subs;
+    size_t n;
+} elf_cache[ELF_CACHE];
+static unsigned elf_cache_next;
+static int elf_cache_busy;
+
+static size_t elf_nsyms_cached(const struct dl_phdr_info *info, const ElfW(Dyn) * dyn,
+                               const uint32_t *gnu)
+{
+    size_t n = 0;
+    if (!gnu || __atomic_exchange_n(&elf_cache_busy, 1, __ATOMIC_ACQUIRE))
+        return elf_nsyms(dyn, info->dlpi_addr, gnu);
+    for (unsigned i = 0; i < ELF_CACHE && !n; i++)
+        if (elf_cache[i].gnu == gnu && elf_cache[i].adds == info->dlpi_adds &&
+            elf_cache[i].subs == info->dlpi_subs)
+            n = elf_cache[i].n;
+    if (!n) {
+        n = elf_nsyms(dyn, info->dlpi_addr, gnu);
+        unsigned k = elf_cache_next++ % ELF_CACHE;
+        elf_cache[k].gnu = gnu;
+        elf_cache[k].adds = info->dlpi_adds;
+        elf_cache[k].subs = info->dlpi_subs;
+        elf_cache[k].n = n;
+    }
+    __atomic_store_n(&elf_cache_busy, 0, __ATOMIC_RELEASE);
+    return n;
+}
+
 static void elf_tag(hs_elf_dyn_t *o, const ElfW(Dyn) * d, uintptr_t a)
 {
     switch (d->d_tag) {
@@ -92,7 +128,7 @@ bool hs_elf_dyn(const struct dl_phdr_info *info, hs_elf_dyn_t *o)
         elf_tag(o, d, elf_ptr(d->d_un.d_ptr, info->dlpi_addr));
     if (!o->sym || !o->str)
         return false;
-    o->nsyms = elf_nsyms(o->dyn, info->dlpi_addr, o->gnu);
+    o->nsyms = elf_nsyms_cached(info, o->dyn, o->gnu);
     if (o->gnu && o->gnu[0] == 0)
         o->gnu = NULL; /* no bucket: nothing to look up */
     o->hashed = o->gnu ? o->gnu[1] : 0;

@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include "hooks.h"
+#include "elfaddr.h"
 #include "runtime/core.h"
 #include "gotslot.h"
 #include "hooks_near.h"
@@ -439,12 +440,12 @@ bool hs_hooks_hooked_in_place(const void *addr)
 
 bool hs_hooks_frees_into(const void *base)
 {
-    Dl_info di, self;
     if (hooks_free_base) /* the family's free is hooked (or does nothing) in that object */
         return hooks_free_base == base;
     void *f = hs_own_entries ? dlsym(RTLD_DEFAULT, "free") : NULL;
-    if (!f || !dladdr(f, &di) || !dladdr((void *)&hs_hooks_frees_into, &self) ||
-        di.dli_fbase != self.dli_fbase)
+    const void *at = f ? hs_elf_base_of(f) : NULL; /* dladdr: a walk of libc's symbols */
+    if (!at || at != hs_elf_base_of((void *)&hs_hooks_frees_into))
         return false; /* the program's free does not reach heapsift's */
-    return dladdr((void *)hs_real.free, &di) && di.dli_fbase == base;
+    at = hs_elf_base_of((void *)hs_real.free);
+    return at && at == base;
 }

@@ -36,6 +36,7 @@
  */
 #define _GNU_SOURCE
 #include "hooks.h"
+#include "elfaddr.h"
 #include "runtime/core.h"
 #include "record/livetab.h"
 #include "patch.h"
@@ -418,10 +419,10 @@ static void api_published(void *arg)
  * loader says. */
 static bool api_in_object(int inst, const void *v, uintptr_t lo, uintptr_t hi)
 {
-    Dl_info di;
     if (hi)
         return (uintptr_t)v >= lo && (uintptr_t)v < hi;
-    return dladdr(v, &di) && di.dli_fbase == api_inst[inst].base;
+    const void *at = hs_elf_base_of(v);
+    return at && at == api_inst[inst].base;
 }
 
 void hs_hooks_api_done(int inst, uintptr_t lo, uintptr_t hi)

@@ -28,6 +28,7 @@
 #include "reach.h"
 #include "reach_int.h"
 #include "runtime/core.h"
+#include "elfaddr.h"
 #include "elfsyms.h"
 #include "gotslot.h"
 #include "hooks.h"
@@ -103,10 +104,8 @@ static const char *reach_label(const char *name)
  * inside it: a definition there is called whether or not any object imports it. */
 static bool reach_in_exe(const void *addr)
 {
-    Dl_info di;
-    struct link_map *lm = NULL;
-    return dladdr1(addr, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm && lm->l_name &&
-           lm->l_name[0] == '\0';
+    hs_elf_obj_t o;
+    return hs_elf_obj_of(addr, &o) && o.exe;
 }
 
 /* Whether the entry point name at addr, not hooked, still reaches heapsift through what its
@@ -163,20 +162,24 @@ static void reach_family_one(reach_t *r, size_t i, void *addr, size_t size, cons
     r->fam_owner = owner;
 }
 
-/* Where name's call binds when that is a definition outside heapsift (*di its object,
+/* Where name's call binds when that is a definition outside heapsift (*o its object,
  * *size its symbol's size, 0 unknown: the patcher's sweep of the body for jumps back is
  * then bounded instead, 2 KiB of decoding per entry point at start), else NULL. Not a non-PIE
  * executable's PLT entry: one that takes malloc's address gets a canonical PLT slot, which dlsym
  * returns as the executable's "malloc" (an undefined symbol with a value: /usr/bin/python3 has
- * one); its calls still reach interposition. */
-static void *reach_definition(const char *name, const void *self_base, Dl_info *di, size_t *size)
+ * one); its calls still reach interposition. The symbol is found by its name's hash (dladdr1
+ * walked all of cc1's 28,900 for each), by its address where the name has no hash entry. */
+static void *reach_definition(const char *name, const void *self_base, hs_elf_obj_t *o,
+                              size_t *size)
 {
     void *p = dlsym(RTLD_DEFAULT, name);
-    const ElfW(Sym) *sym = NULL;
     *size = 0;
-    if (!p || !dladdr1(p, di, (void **)&sym, RTLD_DL_SYMENT) || di->dli_fbase == self_base)
+    if (!p || !hs_elf_obj_of(p, o) || o->base == self_base)
         return NULL;
-    if (sym && di->dli_saddr == p)
+    const ElfW(Sym) *sym = hs_elf_sym_named(o, name, p);
+    if (!sym)
+        sym = hs_elf_sym_at(o, p);
+    if (sym)
         *size = sym->st_size;
     return sym && sym->st_shndx == SHN_UNDEF ? NULL : p;
 }
@@ -245,18 +248,17 @@ static void reach_family_scan(reach_t *r, const void *self_base)
      * heapsift is in the global scope (not when attach dlopened it): its malloc is the one
      * found first then. */
     void *m = dlsym(RTLD_DEFAULT, "malloc");
-    Dl_info mi;
-    a.unknown = !m || !dladdr(m, &mi) || mi.dli_fbase != self_base;
+    a.unknown = !m || hs_elf_base_of(m) != self_base;
     dl_iterate_phdr(reach_ahead_cb, &a);
     dl_iterate_phdr(reach_self_cb, &self);
     for (size_t i = 0; i < hs_hooks_family_count(); i++) {
-        Dl_info di;
+        hs_elf_obj_t o;
         size_t size;
         if (!reach_maybe_ahead(&a, &self, hs_hooks_family_name(i)))
             continue;
-        void *p = reach_definition(hs_hooks_family_name(i), self_base, &di, &size);
+        void *p = reach_definition(hs_hooks_family_name(i), self_base, &o, &size);
         if (p)
-            reach_family_one(r, i, p, size, di.dli_fbase, di.dli_fname);
+            reach_family_one(r, i, p, size, o.base, o.name);
     }
 }
 
@@ -303,10 +305,29 @@ static const char *const reach_api_names[] = {
     "realloc_aligned",
 };
 
+/* Whether name starts as a prefix or an unprefixed name of reach_is_api's may: most symbols
+ * stop here (a switch, where strchr cost cc1's 28,900 exported names 1.6 M instructions). */
+static inline bool reach_api_lead(const char *name)
+{
+    switch (name[0]) {
+    case 'j':
+    case 't':
+    case 'm':
+    case 'r':
+    case 'x':
+    case 's':
+    case 'd':
+        return true;
+    case '_':
+        return name[1] == 'r';
+    default:
+        return false;
+    }
+}
+
 static bool reach_is_api(const char *name)
 {
-    /* The first letters of every prefix and unprefixed name: most symbols stop here. */
-    if (!strchr("j_tmrxsd", name[0]) || name[0] == '\0' || (name[0] == '_' && name[1] != 'r'))
+    if (!reach_api_lead(name))
         return false;
     const char *rest = name;
     for (size_t i = 0; i < sizeof(reach_prefixes) / sizeof(reach_prefixes[0]); i++)
@@ -402,17 +423,17 @@ static int reach_object(struct dl_phdr_info *info, size_t size, void *arg)
             w->dlopens = true;
         if (!reach_is_api(name))
             continue;
-        Dl_info di;
+        hs_elf_obj_t od;
         size_t dsize;
-        void *def = reach_definition(name, w->self_base, &di, &dsize);
+        void *def = reach_definition(name, w->self_base, &od, &dsize);
         if (!def)
             continue;
-        const void *base = di.dli_fbase;
+        const void *base = od.base;
         if (hs_reach_api_note(w->r, name, (uintptr_t)def, dsize, base,
-                              base == w->exe_base ? NULL : di.dli_fname))
+                              base == w->exe_base ? NULL : od.name))
             continue; /* hookable: hooked after the scan (hs_reach_api_all) */
         char msg[REACH_MAX];
-        snprintf(msg, sizeof(msg), "%s (%s, called by %s)", name, hs_reach_base(di.dli_fname),
+        snprintf(msg, sizeof(msg), "%s (%s, called by %s)", name, hs_reach_base(od.name),
                  hs_reach_base(info->dlpi_name));
         reach_pend(w->r, def, dsize, false, msg);
     }

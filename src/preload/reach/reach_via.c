@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "reach_via.h"
+#include "elfaddr.h"
 #include "elfsyms.h"
 #include "hooks.h"
 #include "patch.h"
@@ -50,12 +51,25 @@ typedef struct {
     uintptr_t lo, hi; /* the object's extent: a slot pointing there is not bound yet */
 } via_slot_t;
 
+/* Whether one of the object's segments holds addr: read before its dynamic section (whose
+ * symbol count costs a pass over a GNU hash table's buckets). */
+static bool via_holds(const struct dl_phdr_info *info, uintptr_t addr)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && addr >= lo && addr < lo + ph->p_memsz)
+            return true;
+    }
+    return false;
+}
+
 static int via_slot_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     via_slot_t *s = arg;
     hs_elf_dyn_t o;
     (void)size;
-    if (!hs_elf_dyn(info, &o) || s->slot < o.lo || s->slot >= o.hi)
+    if (!via_holds(info, s->slot) || !hs_elf_dyn(info, &o) || s->slot < o.lo || s->slot >= o.hi)
         return 0;
     s->lo = o.lo;
     s->hi = o.hi;
@@ -86,10 +100,9 @@ static bool via_visit(via_t *v, const void *fn, size_t size, int depth);
  * those slots. */
 static bool via_reaches(const via_t *v, uintptr_t to)
 {
-    Dl_info di;
     if (hs_patch_is_installed((const void *)to))
         return true;
-    return dladdr((const void *)to, &di) && di.dli_fbase == v->self_base;
+    return hs_elf_base_of((const void *)to) == v->self_base;
 }
 
 /* The call through the import slot at slot: true, with its name in v->through, when it is
@@ -118,12 +131,11 @@ static bool via_slot(via_t *v, uintptr_t slot, int depth)
  * runs heapsift's hook first), or NULL. */
 static const char *via_hooked_name(uintptr_t to)
 {
-    Dl_info di;
+    hs_elf_obj_t o;
     if (!hs_patch_is_installed((const void *)to))
         return NULL;
-    return dladdr((void *)to, &di) && di.dli_sname && di.dli_saddr == (void *)to
-               ? di.dli_sname
-               : "function hooked in place";
+    const ElfW(Sym) *sym = hs_elf_obj_of((void *)to, &o) ? hs_elf_sym_at(&o, (void *)to) : NULL;
+    return sym ? o.dyn.str + sym->st_name : "function hooked in place";
 }
 
 static bool via_visit(via_t *v, const void *fn, size_t size, int depth)
@@ -145,13 +157,12 @@ static bool via_visit(via_t *v, const void *fn, size_t size, int depth)
             snprintf(v->through, v->len, "%s", hooked);
             return true;
         }
-        Dl_info di;
+        hs_elf_obj_t o;
         const ElfW(Sym) *sym = NULL;
         size_t sz = 0;
         if (depth + 1 >= VIA_DEPTH)
             continue;
-        if (dladdr1((void *)br[i].to, &di, (void **)&sym, RTLD_DL_SYMENT) && sym &&
-            di.dli_saddr == (void *)br[i].to)
+        if (hs_elf_obj_of((void *)br[i].to, &o) && (sym = hs_elf_sym_at(&o, (void *)br[i].to)))
             sz = sym->st_size;
         if (via_visit(v, (const void *)br[i].to, sz, depth + 1))
             return true;
