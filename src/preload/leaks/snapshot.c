@@ -181,6 +181,15 @@ bool hs_snap_cgroup_room(const char *root, const char *dir, unsigned long long *
     return any;
 }
 
+/* Why no snapshot: the memory at [lo, hi) marked by advice would <effect> a fork. */
+static int snap_refuse(hs_snap_t *s, const char *advice, uintptr_t lo, uintptr_t hi,
+                       const char *effect)
+{
+    snprintf(s->why, sizeof(s->why), "%s memory at 0x%lx-0x%lx (%lu KiB) would %s a fork", advice,
+             (unsigned long)lo, (unsigned long)hi, (unsigned long)((hi - lo) >> 10), effect);
+    return -EXDEV;
+}
+
 /* The copy's page tables (8 bytes a resident 4 KiB page) against the tightest memory.max
  * of the process's cgroup and its ancestors (a limit is often set on a parent: a
  * container's, a systemd slice's). */
@@ -218,20 +227,10 @@ int hs_snap_check(hs_snap_t *s)
         snprintf(s->why, sizeof(s->why), "/proc/self/smaps: %s", strerror(-rc));
         return rc;
     }
-    if (m.dd_hi) {
-        snprintf(s->why, sizeof(s->why),
-                 "MADV_DONTFORK memory at 0x%lx-0x%lx (%lu KiB) would be missing from a fork",
-                 (unsigned long)m.dd_lo, (unsigned long)m.dd_hi,
-                 (unsigned long)((m.dd_hi - m.dd_lo) >> 10));
-        return -EXDEV;
-    }
-    if (m.wf_hi) {
-        snprintf(s->why, sizeof(s->why),
-                 "MADV_WIPEONFORK memory at 0x%lx-0x%lx (%lu KiB) would read as zeros in a fork",
-                 (unsigned long)m.wf_lo, (unsigned long)m.wf_hi,
-                 (unsigned long)((m.wf_hi - m.wf_lo) >> 10));
-        return -EXDEV;
-    }
+    if (m.dd_hi)
+        return snap_refuse(s, "MADV_DONTFORK", m.dd_lo, m.dd_hi, "be missing from");
+    if (m.wf_hi)
+        return snap_refuse(s, "MADV_WIPEONFORK", m.wf_lo, m.wf_hi, "read as zeros in");
     return snap_check_cgroup(s, m.rss_kib);
 }
 
