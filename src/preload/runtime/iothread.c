@@ -81,6 +81,8 @@ static struct {
     pid_t tid;        /* cleared by the kernel when the thread ends */
     pid_t started;    /* the last thread's id: waited for before its stack is reused */
     int holds;        /* sessions (hs_iothread_hold) keeping the thread between calls */
+    bool start_batch; /* the constructor's session (hs_iothread_hold_start) is open */
+    bool start_clear; /* in it, the sandbox was looked at and no filter found */
     int open_fds;     /* descriptors open in its table, which keep it too */
     hs_thread_t th;   /* a glibc thread's stack, reused by the next one */
     void *stack;      /* IO_STACK bytes, reused by the next raw thread */
@@ -297,13 +299,27 @@ static bool io_creds_same(void)
     return memcmp(&now, &io.creds, sizeof(now)) == 0;
 }
 
+/* Whether a sandbox's filter is in place (sandbox.h: a read of /proc/self/status, 21 to
+ * 24 us). In the constructor's session of a process with no other thread (loaded at its
+ * start, not by dlopen into a running program) no program code runs until it ends: one
+ * look that finds no filter serves every call of it (cc1 made about 80 such reads at
+ * each start). io.lock held. */
+static bool io_sandboxed(void)
+{
+    if (io.start_batch && io.start_clear)
+        return false;
+    bool in = hs_sandbox_entered();
+    io.start_clear = io.start_batch && !in;
+    return in;
+}
+
 /* A running thread of this process with the caller's credentials: 0 or -errno. */
 static int io_ready(void)
 {
     /* Under a sandbox (sandbox.h) no call goes through: unshare, clone and getgroups (the
      * credentials check) are what it refuses and reports, and the files a call would open
      * it refuses anyway. */
-    if (hs_sandbox_entered())
+    if (io_sandboxed())
         return -EPERM;
     if (io.pid == getpid() && __atomic_load_n(&io.tid, __ATOMIC_ACQUIRE) != 0) {
         if (io.kind == IO_GLIBC || io_creds_same()) /* glibc changes a glibc thread's */
@@ -426,12 +442,23 @@ void hs_iothread_hold(void)
     hs_unlock(&io.lock, HS_RANK_IOTHREAD);
 }
 
+void hs_iothread_hold_start(void)
+{
+    bool alone = hs_sandbox_threads() == 1; /* no thread of the program's to add a filter */
+    hs_lock(&io.lock, HS_RANK_IOTHREAD);
+    io.holds++;
+    io.start_batch = alone;
+    io.start_clear = false;
+    hs_unlock(&io.lock, HS_RANK_IOTHREAD);
+}
+
 void hs_iothread_release(void)
 {
     int saved = errno;
     hs_tls_t *t = &hs_tls;
     hs_guard_enter(t);
     hs_lock(&io.lock, HS_RANK_IOTHREAD);
+    io.start_batch = io.start_clear = false; /* the program's code may run from here */
     if (io.holds > 0 && --io.holds == 0)
         io_idle();
     hs_unlock(&io.lock, HS_RANK_IOTHREAD);

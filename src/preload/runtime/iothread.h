@@ -17,6 +17,9 @@ void hs_iothread_install(void);
  * but the dump lock. */
 void hs_iothread_hold(void);
 void hs_iothread_release(void);
+/* The constructor's session: in a process with one thread, the sandbox is looked at once
+ * for all its calls, not before each (the next release ends that). */
+void hs_iothread_hold_start(void);
 
 /* Starts the thread now, keeping its copy of the program's descriptor 2 (HEAPSIFT_LEAKS:
  * the report reaches the stderr of the start even when a daemon closed its own). */

@@ -49,7 +49,7 @@ HS_CTOR(HS_CTOR_START) static void lifecycle_ctor(void)
         /* One I/O thread for the files read here, ended before the program starts: it
          * then has no thread of heapsift's unless a trigger needs one. */
         hs_sandbox_init(); /* before any filter: opening a file later is what one refuses */
-        hs_iothread_hold();
+        hs_iothread_hold_start();
         hs_reach_detect();
         /* Where the I/O thread (started by the reach scan's reads) found unshare refused,
          * heapsift's threads share the program's descriptor table, and the loader's opens
