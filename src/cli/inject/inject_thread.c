@@ -507,11 +507,35 @@ void hs_thr_child_release(hs_thr_t *s)
     s->child = 0;
 }
 
+/* Whether tid has ended: gone from /proc, or a zombie (Z, X) there. A thread that has
+ * ended but is not reaped yet (in the middle of its exit, or kept by a tracer of its own
+ * that has not waited for it) refuses PTRACE_SEIZE with EPERM, as a permission would. */
+static bool thr_ended(pid_t pid, pid_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return true;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return true;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold anything, ')' included */
+    return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 /* One try on tid: stopped, checked, pointed at the call stub, let go. 1 done, 0 not at a
- * safe point (let go untouched, its refusal in the ledger mv), or -errno. */
+ * safe point or ended (let go untouched; a refusal goes in the ledger mv), or -errno. */
 static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS], hs_moved_t *mv)
 {
     int rc = thr_stop(tid);
+    if (rc == -EPERM && thr_ended(s->pid, tid))
+        return 0;
+    if (rc == -EPERM)
+        snprintf(s->why, sizeof(s->why), "thread %d cannot be stopped (ptrace: %s)", (int)tid,
+                 strerror(EPERM));
     if (rc != 0)
         return rc == -ESRCH || rc == -ETIMEDOUT ? 0 : rc;
     s->tries++;
