@@ -31,6 +31,7 @@ snap-wipe-unchecked|src/preload/leaks/snapshot.c|s/snap_flag\(line \+ 8, "wf"\)/
 snap-own-wipe-counted|src/preload/leaks/snapshot.c|s/return p && \(p == \(uintptr_t\)hs_sandbox_token/return !p && (p == (uintptr_t)hs_sandbox_token/|integration/leak_snapshot
 file-read-opens-fifo|src/common/base/fileio.c|s/if \(!S_ISREG\(st\.st_mode\)\) \/\* a FIFO/if (0) \/* a FIFO/|unit/test_fileio
 attach-ended-thread-eperm|src/cli/inject/inject_thread.c|s/    if \(rc == -EPERM && thr_ended\(s->pid, tid\)\)\n        return 0;\n//|integration/attach_moved
+iothread-start-batch-kept|src/preload/runtime/iothread.c|s/    io\.start_batch = io\.start_clear = false; \/\* the program.s code may run from here \*\/\n//|integration/sandbox_firefox
 snap-child-reads-parent|src/preload/leaks/reachscan.c|s/c->pid = \(pid_t\)syscall\(SYS_getpid\);//|integration/leak_snapshot
 snap-refused-no-scan|src/preload/leaks/reachscan.c|s/int rc = pid > 0 \? 0 : rs_scan\(c\);/int rc = pid > 0 ? 0 : s ? 0 : rs_scan(c);/|integration/leak_snapshot
 snap-cgroup-leaf-only|src/preload/leaks/snapshot.c|s/\*slash = '\\0'; \/\* the parent/break; \/* the parent/|unit/test_snapcgroup
