@@ -3,7 +3,9 @@
  * hs_map_file): the bytes are the file's, the memory stays readable after another process
  * truncates the file (a mapping of the file would end this one with SIGBUS), anything but
  * a regular non-empty file is refused without opening it (a FIFO would be opened twice),
- * and hs_read_file then reads the FIFO whole. Standalone; exits non-zero naming
+ * and hs_read_file then reads the FIFO whole; hs_read_text reads a small file in one read,
+ * cut to its buffer and NUL-terminated, and answers -1 for a missing or empty file and for
+ * a buffer with no room. Standalone; exits non-zero naming
  * each failure.
  */
 #define _GNU_SOURCE
@@ -90,6 +92,24 @@ static void test_fifo(const char *dir, const uint8_t *want)
           "the writer: status %#x", st);
 }
 
+static void test_text(const char *dir)
+{
+    char path[256], buf[8];
+    snprintf(path, sizeof(path), "%s/t", dir);
+    CHECK(hs_read_text(path, buf, sizeof(buf)) == -1, "read_text: a missing file read");
+    CHECK(write_file(path, (const uint8_t *)"", 0) == 0, "read_text: cannot write %s", path);
+    CHECK(hs_read_text(path, buf, sizeof(buf)) == -1, "read_text: an empty file read");
+    CHECK(write_file(path, (const uint8_t *)"abc", 3) == 0, "read_text: cannot write %s", path);
+    memset(buf, 'x', sizeof(buf));
+    ssize_t n = hs_read_text(path, buf, sizeof(buf));
+    CHECK(n == 3 && strcmp(buf, "abc") == 0, "read_text: %zd bytes, not 3", n);
+    CHECK(write_file(path, (const uint8_t *)"0123456789", 10) == 0, "cannot write %s", path);
+    n = hs_read_text(path, buf, sizeof(buf));
+    CHECK(n == 7 && strcmp(buf, "0123456") == 0, "read_text: %zd bytes, not cut to 7", n);
+    CHECK(hs_read_text(path, buf, 1) == -1, "read_text: a 1-byte buffer read into");
+    CHECK(hs_read_text("/proc/self/stat", buf, sizeof(buf)) > 0, "read_text: /proc/self/stat");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/hs-fileio.XXXXXX";
@@ -100,6 +120,7 @@ int main(void)
     fill(want, LEN);
     test_regular(dir, want);
     test_fifo(dir, want);
+    test_text(dir);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "inject_moved.h"
+#include "base/fileio.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -47,15 +48,7 @@ static ssize_t moved_read(const hs_moved_t *m, pid_t tid, const char *name, char
 {
     char path[80];
     snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)m->pid, (int)tid, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t k = read(fd, buf, cap - 1);
-    close(fd);
-    if (k <= 0)
-        return -1;
-    buf[k] = '\0';
-    return k;
+    return hs_read_text(path, buf, cap);
 }
 
 /* tid's CPU time in ns (the first field of its schedstat). false if unknown. */

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "inject_thread.h"
+#include "base/fileio.h"
 #include "inject_moved.h"
 #include "inject_safe.h"
 #include "inject_stub.h"
@@ -514,14 +515,8 @@ static bool thr_ended(pid_t pid, pid_t tid)
 {
     char path[64], buf[512];
     snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (hs_read_text(path, buf, sizeof(buf)) < 0)
         return true;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return true;
-    buf[n] = 0;
     const char *p = strrchr(buf, ')'); /* the name may hold anything, ')' included */
     return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }

@@ -6,6 +6,7 @@
  * with `heapsift attach --http 127.0.0.1:0` (inject/) and detached after.
  */
 #define _GNU_SOURCE
+#include "base/fileio.h"
 #include "inject/attach.h"
 #include "kit/cli.h"
 #include "live.h"
@@ -24,14 +25,9 @@ static bool pid_env(long pid, const char *name, char *v, size_t vlen)
 {
     char path[64], buf[65536];
     snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    ssize_t n = hs_read_text(path, buf, sizeof(buf));
+    if (n < 0)
         return false;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
     size_t nl = strlen(name);
     for (char *p = buf; p < buf + n; p += strlen(p) + 1)
         if (strncmp(p, name, nl) == 0 && p[nl] == '=') {
