@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "viewopts.h"
 #include "cli.h"
+#include "outfile.h"
 #include "readers/readers.h"
 #include "base/sort.h"
 #include "symbolize/symbolize.h"
@@ -258,6 +259,7 @@ int hs_view_no_tags(const hs_viewopts_t *o)
 int hs_view_read(const hs_viewopts_t *o, const char *path, hs_profile_t **out)
 {
     char err[512];
+    hs_cli_heap_for(path);
     int rc = hs_profile_read_any(path, out, err, sizeof(err));
     if (rc) {
         hs_cli_error("%s: %s", path, err);
