@@ -1,12 +1,11 @@
 /*
  * Unit test of the CLI's heap in transparent huge pages (src/common/base/hugeheap.c): one
  * call grows malloc's heap by what was asked for at once and advises it MADV_HUGEPAGE (the
- * kernel's VmFlags "hg" on the heap's memory: whether it then gets huge pages depends on
- * what memory the machine has free, so that is not checked); a 20 MiB block comes from
- * that heap, not from an mmap of its own; freeing it does not give the heap back; the
- * environment is not touched (a program the CLI starts inherits
- * nothing). Skipped (77) under a sanitizer, whose malloc is not glibc's. Standalone;
- * exits non-zero naming each failure.
+ * kernel's VmFlags "hg" on the heap's memory, from the first block allocated after: whether it then
+ * gets huge pages depends on what memory the machine has free, so that is not checked); a 20 MiB
+ * block comes from that heap, not from an mmap of its own; freeing it does not give the heap back;
+ * the environment is not touched (a program the CLI starts inherits nothing). Skipped (77) under a
+ * sanitizer, whose malloc is not glibc's. Standalone; exits non-zero naming each failure.
  */
 #define _GNU_SOURCE
 #include "base/hugeheap.h"
@@ -59,6 +58,9 @@ int main(void)
     uintptr_t brk1 = (uintptr_t)sbrk(0);
     CHECK(brk1 >= brk0 + ASK, "the heap grew by %zu", (size_t)(brk1 - brk0));
 
+    char *small = malloc(100); /* the first block after: advised too, not below them */
+    CHECK(small && smaps_flag((uintptr_t)small, "hg"), "a small block from unadvised memory");
+    free(small);
     uint8_t *b = malloc(BLOCK);
     CHECK(b != NULL);
     uintptr_t a = (uintptr_t)b;
