@@ -30,6 +30,12 @@ snap-dontfork-unchecked|src/preload/leaks/snapshot.c|s/snap_flag\(line \+ 8, "dc
 snap-wipe-unchecked|src/preload/leaks/snapshot.c|s/snap_flag\(line \+ 8, "wf"\)/snap_flag(line + 8, "zz")/|integration/leak_snapshot
 snap-own-wipe-counted|src/preload/leaks/snapshot.c|s/return p && \(p == \(uintptr_t\)hs_sandbox_token/return !p && (p == (uintptr_t)hs_sandbox_token/|integration/leak_snapshot
 file-read-opens-fifo|src/common/base/fileio.c|s/if \(!S_ISREG\(st\.st_mode\)\) \/\* a FIFO/if (0) \/* a FIFO/|unit/test_fileio
+hugeheap-not-advised|src/common/base/hugeheap.c|s/MADV_HUGEPAGE\) == 0/MADV_NORMAL) == 0/|unit/test_hugeheap
+hugeheap-trimmed|src/common/base/hugeheap.c|s/mallopt\(M_TRIM_THRESHOLD, INT_MAX\)/mallopt(M_TRIM_THRESHOLD, 128 * 1024)/|unit/test_hugeheap
+hugeheap-no-pad|src/common/base/hugeheap.c|s/mallopt\(M_TOP_PAD, \(int\)pad\)/mallopt(M_TOP_PAD, HEAP_TOP_PAD_DEFAULT)/|unit/test_hugeheap
+hugeheap-gap-used|src/common/base/hugeheap.c|s/    heap_skip_to\(from, after\);\n//|unit/test_hugeheap
+zdebug-unnamed-announced|src/common/symbolize/symbolize_zdebug.c|s/if \(same\) \/\* only the addresses/if (0) \/* only the addresses/|unit/test_symbolize
+zwant-function-reach-4k|src/common/symbolize/symbolize_zwant.c|s/want\[i\] - fn\[k\]\.lo < fn\[k\]\.size;/want[i] - fn[k].lo <= fn[k].size + 4096;/|unit/test_symbolize
 attach-ended-thread-eperm|src/cli/inject/inject_thread.c|s/    if \(rc == -EPERM && thr_ended\(s->pid, tid\)\)\n        return 0;\n//|integration/attach_moved
 iothread-start-batch-kept|src/preload/runtime/iothread.c|s/    io\.start_batch = io\.start_clear = false; \/\* the program.s code may run from here \*\/\n//|integration/sandbox_firefox
 snap-child-reads-parent|src/preload/leaks/reachscan.c|s/c->pid = \(pid_t\)syscall\(SYS_getpid\);//|integration/leak_snapshot

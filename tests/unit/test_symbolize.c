@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <locale.h>
@@ -469,6 +470,61 @@ static void check_expect(void)
 }
 
 /* Copies the file at from to to with read/write; true on success. */
+/* The frames of addr from a symbolizer told all of w and from one told nothing. */
+static bool told_same(const hs_maps_t *maps, const uint64_t *w, size_t nw, uint64_t addr,
+                      size_t *info)
+{
+    hs_symbolizer_t *whole = libc_symbolizer(maps), *told = libc_symbolizer(maps);
+    hs_symbol_t a[16], b[16];
+    bool ok = whole && told && hs_symbolizer_expect(told, w, nw);
+    size_t nb = ok ? hs_symbolize(told, addr, b, 16) : 0,
+           na = ok ? hs_symbolize(whole, addr, a, 16) : 0;
+    ok = ok && same_frames(a, na, b, nb);
+    *info = told ? told->zdebug_info : 0;
+    hs_symbolizer_free(whole);
+    hs_symbolizer_free(told);
+    return ok;
+}
+
+/* ld.so's entry point (_start, assembly that no function symbol holds, in rtld.c's unit
+ * near the end of its .debug_info) announced beside a function of ld.so: no more of
+ * ld.so's .debug_info is inflated than for the function alone (symbolize_zwant.c), and
+ * the entry point's frames are those of a symbolizer told nothing. */
+static void check_expect_unnamed(void)
+{
+    hs_maps_t maps = {0};
+    uint64_t base = getauxval(AT_BASE),
+             fn = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "__tls_get_addr");
+    const hs_map_t *ld = NULL;
+    if (hs_maps_read(getpid(), &maps) != 0 || !base || !fn) {
+        hs_maps_free(&maps);
+        return;
+    }
+    for (size_t i = 0; i < maps.n && !ld; i++)
+        if (strstr(maps.maps[i].path, "/ld-linux") && maps.maps[i].executable &&
+            fn >= maps.maps[i].start && fn < maps.maps[i].limit)
+            ld = &maps.maps[i];
+    char id[65], dbg[160];
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)(uintptr_t)base;
+    uint64_t entry = base + eh->e_entry + 1;
+    if (!ld || !hs_elf_build_id(ld->path, id, sizeof(id)) ||
+        snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2) <= 0 ||
+        access(dbg, R_OK) != 0) {
+        fprintf(stderr, "test_symbolize: no debug file of ld.so: unnamed addresses not checked\n");
+        hs_maps_free(&maps);
+        return;
+    }
+    uint64_t alone[] = {fn + 1}, both[] = {fn + 1, entry};
+    size_t info_alone = 0, info_both = 0;
+    CHECK(told_same(&maps, alone, 1, fn + 1, &info_alone), "__tls_get_addr told alone");
+    CHECK(told_same(&maps, both, 2, entry, &info_both), "ld.so's entry point told");
+    fprintf(stderr, "test_symbolize: ld.so's .debug_info inflated: %zu bytes, %zu with _start\n",
+            info_alone, info_both);
+    CHECK(info_both == info_alone, "ld.so's _start made %zu bytes of .debug_info inflated, not %zu",
+          info_both, info_alone);
+    hs_maps_free(&maps);
+}
+
 static bool copy_file(const char *from, const char *to)
 {
     char buf[65536];
@@ -725,6 +781,7 @@ int main(void)
     hs_symbolizer_free(s);
     check_add_file();
     check_expect();
+    check_expect_unnamed();
     check_demangle();
     check_odd_mappings();
     check_index_vs_libdw();

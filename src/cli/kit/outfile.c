@@ -5,18 +5,34 @@
  */
 #include "outfile.h"
 #include "cli.h"
+#include "base/hugeheap.h"
 #include "model/pprof.h"
 #include "readers/readers.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#define HEAP_BASE ((size_t)8 << 20) /* a small profile's model, report and debug data */
+
+void hs_cli_heap_for(const char *path)
+{
+    static bool done;
+    struct stat st;
+    if (done)
+        return;
+    done = true;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0)
+        hs_heap_huge(2 * (size_t)st.st_size + HEAP_BASE);
+}
 
 int hs_cli_read_profile(const char *path, hs_profile_t **out)
 {
     char err[512];
+    hs_cli_heap_for(path);
     int rc = hs_profile_read_any(path, out, err, sizeof(err));
     if (rc == 0)
         return 0;

@@ -11,7 +11,13 @@
 
 #include <stdbool.h>
 
-/* Reads any profile format; 0, or 2/3 after printing "heapsift: error: PATH: why". */
+/* Before the first profile is read: gives this process's heap the memory that reading path
+ * and building views of it is expected to take (twice the file's size and 8 MiB), in
+ * transparent huge pages at once (base/hugeheap.h). Once per process; later calls and an
+ * unreadable path do nothing. Not for a process that keeps running (heapsift web). */
+void hs_cli_heap_for(const char *path);
+/* Reads any profile format (hs_cli_heap_for first); 0, or 2/3 after printing "heapsift: error:
+ * PATH: why". */
 int hs_cli_read_profile(const char *path, hs_profile_t **out);
 /* Writes b to path atomically, or to stdout when path is NULL or "-". binary refuses a
  * terminal as stdout (exit 1). Returns 0 or an exit status. */

@@ -98,7 +98,8 @@ struct hs_symbolizer {
     bool symtab_via_dwfl;     /* tests: read symbols through libdwfl only, never directly */
     uint64_t *want;           /* the addresses the caller will ask about (hs_symbolizer_expect) */
     size_t nwant;
-    size_t zdebug_cut; /* debug files read from a copy with .debug_info cut short */
+    size_t zdebug_cut;  /* debug files read from a copy with .debug_info cut short */
+    size_t zdebug_info; /* bytes of .debug_info inflated into those copies (tests) */
 
     char *dmbuf; /* demangled names are written here (sym_demangle), then interned */
 
@@ -167,6 +168,10 @@ int hs_sym_debug_by_build_id(Dwfl_Module *mod, char **found);
  * about and the file's DWARF is compressed, a memfd of it inflated only as far as those
  * need (symbolize_zdebug.c; fd is then closed). */
 int hs_sym_zdebug(hs_symbolizer_t *s, Dwfl_Module *mod, int fd);
+/* Of want[0..n) (addresses of the debug file dbg), keeps those that a function symbol of
+ * its symbol table holds, first, and returns how many (symbolize_zwant.c); all n, sorted,
+ * when it has no function symbols, none is held or there is no memory. */
+size_t hs_sym_zdebug_named(Elf *dbg, uint64_t *want, size_t n);
 
 /* The symbol table of mod, opened on first use (and its DWARF looked for first when only
  * separate debug files' symbol tables may be read), its sorted table not built yet;

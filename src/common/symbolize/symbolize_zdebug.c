@@ -21,7 +21,8 @@
  * that may lead into a later unit), or a unit DIE that does not read here. Anything
  * unexpected keeps the file as it is (libdw inflates it all, as before). Addresses not
  * announced may then lack lines and inlined frames: only the CLI announces them, for the
- * profile it symbolizes; never in a profiled process.
+ * profile it symbolizes; never in a profiled process. Of those, an address that no function
+ * symbol of the debug file holds does not count (symbolize_zwant.c).
  */
 #define _GNU_SOURCE
 #include "symbolize_int.h"
@@ -513,7 +514,7 @@ static bool zd_plan(const zd_file_t *f, zd_sec_t *z, size_t idx[4])
     return any;
 }
 
-static int zd_image(zd_file_t *f, const uint64_t *want, size_t nwant, bool *cut)
+static int zd_image(zd_file_t *f, const uint64_t *want, size_t nwant, bool *cut, size_t *info)
 {
     zd_sec_t *z = calloc(f->nsh, sizeof(*z));
     size_t idx[4]; /* aranges, abbrev, info, line */
@@ -542,6 +543,7 @@ static int zd_image(zd_file_t *f, const uint64_t *want, size_t nwant, bool *cut)
     if (ok)
         fd = zd_write(f, z);
     *cut = fd >= 0 && prefix && z[idx[2]].have < z[idx[2]].size;
+    *info = fd >= 0 && idx[2] != SIZE_MAX ? z[idx[2]].have : 0;
     for (size_t i = 0; z && i < f->nsh; i++)
         free(z[i].data);
     free(z);
@@ -581,13 +583,17 @@ int hs_sym_zdebug(hs_symbolizer_t *s, Dwfl_Module *mod, int fd)
     /* The same addresses in both files (not a prelinked library's moved copy). */
     bool same = dbg && main_elf && zd_first_load(dbg) == zd_first_load(main_elf) &&
                 zd_first_load(dbg) != UINT64_MAX;
+    if (same) /* only the addresses its DWARF may name a function at (symbolize_zwant.c) */
+        n = hs_sym_zdebug_named(dbg, want, n);
     if (dbg)
         elf_end(dbg);
     if (img != MAP_FAILED) {
         zd_file_t f = {.img = img, .size = (size_t)st.st_size};
         bool cut = false;
-        int nfd = same && zd_parse(&f) ? zd_image(&f, want, n, &cut) : -1;
+        size_t info = 0;
+        int nfd = same && zd_parse(&f) ? zd_image(&f, want, n, &cut, &info) : -1;
         s->zdebug_cut += cut;
+        s->zdebug_info += info;
         free(f.sh);
         munmap(img, (size_t)st.st_size);
         if (nfd >= 0) {
