@@ -19,7 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYM_BATCH_MAX 256 /* hinted addresses in a module beyond which the table serves */
+/* Hinted addresses in a module beyond which the sorted table serves: 256, or more in a
+ * big table, as long as the addresses' kept symbols (1.6 KB each) take less memory than
+ * the table's build (some 110 bytes a symbol): a real compile asks cc1 for about 320. */
+#define SYM_BATCH_MIN 256
+static size_t sym_batch_max(const hs_sym_modtab_t *t)
+{
+    size_t big = (size_t)t->nsyms * 110 / sizeof(hs_sym_keep_t);
+    return big > SYM_BATCH_MIN ? big : SYM_BATCH_MIN;
+}
 
 static int sym_u64_cmp(const void *a, const void *b)
 {
@@ -39,7 +47,8 @@ static size_t sym_batch_addrs(const hs_symbolizer_t *s, const hs_sym_modtab_t *t
         return 0;
     for (size_t i = 0; i < nh; i++)
         k += h[i] >= lo && h[i] < hi;
-    if (k == 0 || k > 4 * SYM_BATCH_MAX || (*a = malloc(k * sizeof(**a))) == NULL)
+    size_t max = sym_batch_max(t);
+    if (k == 0 || k > 4 * max || (*a = malloc(k * sizeof(**a))) == NULL)
         return 0;
     k = 0;
     for (size_t i = 0; i < nh; i++)
@@ -50,7 +59,7 @@ static size_t sym_batch_addrs(const hs_symbolizer_t *s, const hs_sym_modtab_t *t
     for (size_t i = 0; i < k; i++)
         if (u == 0 || (*a)[u - 1] != (*a)[i])
             (*a)[u++] = (*a)[i];
-    if (u > SYM_BATCH_MAX)
+    if (u > max)
         u = 0;
     return u;
 }
@@ -63,7 +72,7 @@ typedef struct {
     const uint64_t *a;
     size_t k;
     int shift;
-    uint16_t start[SYM_BATCH_SPANS];
+    uint32_t start[SYM_BATCH_SPANS];
 } sym_slots_t;
 
 static void sym_slots_init(sym_slots_t *sl, const uint64_t *a, size_t k)
@@ -78,7 +87,7 @@ static void sym_slots_init(sym_slots_t *sl, const uint64_t *a, size_t k)
         uint64_t from = a[0] + ((uint64_t)b << sl->shift);
         while (j < k && a[j] < from)
             j++;
-        sl->start[b] = (uint16_t)j;
+        sl->start[b] = (uint32_t)j;
     }
 }
 
