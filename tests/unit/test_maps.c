@@ -166,6 +166,25 @@ static void test_read_head(void)
     CHECK(next_fd() == before, "a descriptor left open: next is %d, was %d", next_fd(), before);
 }
 
+/* hs_fd_read_file: a whole file in one operation, read after read (/proc/self/smaps gives
+ * a page or so a read), at most n bytes, the descriptor closed again. */
+static void test_read_file(void)
+{
+    static char text[1 << 16];
+    int before = next_fd();
+    ssize_t n = hs_fd_read_file("/proc/self/smaps", text, sizeof(text) - 1);
+    CHECK(n > 4096 && (size_t)n < sizeof(text) - 1, "smaps: %zd bytes", n);
+    if (n > 0) {
+        text[n] = '\0';
+        CHECK(text[n - 1] == '\n' && strstr(text, "[stack]") != NULL, "smaps whole");
+    }
+    CHECK(hs_fd_read_file("/proc/self/maps", text, 100) == 100, "maps cut at 100 bytes");
+    errno = 0;
+    CHECK(hs_fd_read_file("/nonexistent/file", text, sizeof(text)) == -1 && errno == ENOENT,
+          "a missing file: errno %d", errno);
+    CHECK(next_fd() == before, "a descriptor left open: next is %d, was %d", next_fd(), before);
+}
+
 /* Every mapped file's build id (read from its head when its notes are there) is the one
  * read through a descriptor from the whole file. */
 static void test_ids_by_head(const hs_maps_t *m)
@@ -285,6 +304,7 @@ int main(void)
     hs_maps_free(&m);
     test_spaces_and_deleted();
     test_read_head();
+    test_read_file();
     test_replaced();
     CHECK(hs_maps_read(999999999, &m) < 0, "nonexistent pid");
     return hs_check_done("test_maps");

@@ -561,6 +561,17 @@ static int maps_text_read_pid(pid_t pid, hs_maps_text_t *t)
     else
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
     memset(t, 0, sizeof(*t));
+    /* Most processes' maps fit the first 64 KiB: read in one operation (one hand-off to
+     * the I/O thread, not one per read). */
+    if (maps_text_grow(t, 1 << 16) == 0) {
+        ssize_t n = hs_fd_read_file(path, t->text, t->size - 1);
+        if (n >= 0 && (size_t)n < t->size - 1) {
+            t->len = (size_t)n;
+            t->text[t->len] = '\0';
+            return 0;
+        }
+        hs_maps_text_free(t); /* more, or it failed: the ordinary way */
+    }
     int fd = hs_open_high(path, O_RDONLY, 0), rc = fd < 0 ? -errno : 0;
     while (rc == 0) {
         if (t->size - t->len < 4096 + 1 &&
