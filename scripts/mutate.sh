@@ -124,7 +124,12 @@ unhashed-trusts-the-table|src/preload/reach/elfsyms.c|s/    for \(size_t i = o->
 elfaddr-exe-not-first|src/preload/reach/elfaddr.c|s/f->o->exe = idx == 0;/f->o->exe = idx <= 1;/|unit/test_elfaddr
 elfaddr-name-any-address|src/preload/reach/elfaddr.c|s/s->st_value == v && elfaddr_usable\(s\) &&\n/elfaddr_usable(s) \&\&\n/|unit/test_elfaddr
 elfaddr-exe-unnamed|src/preload/reach/elfaddr.c|s/\n    if \(idx == 0 && !f->o->name\[0\] && program_invocation_name\)\n        f->o->name = program_invocation_name;[^\n]*\n/\n/|unit/test_elfaddr
-acct-skips-anonymous-names|src/preload/output/accounting.c|s/if \(s && \*s == .\/.\) \{/if (s) {/|integration/stats_reconcile'
+acct-skips-anonymous-names|src/preload/output/accounting.c|s/if \(s && \*s == .\/.\) \{/if (s) {/|integration/stats_reconcile
+symtab-batch-own-stretch-only|src/common/symbolize/symbolize_batch.c|s/for \(size_t jj = j \+ 1; jj-- > 0;\)/for (size_t jj = j + 1; jj-- > j;)/|unit/test_symbolize
+symtab-batch-never-runs|src/common/symbolize/symbolize_symtab.c|s/    if \(!t->batched\)\n        hs_sym_batch\(s, t\);\n//|unit/test_symbolize
+read-head-leaks-fd|src/common/base/fdio.c|s/    sys\(SYS_close, fd, 0, 0, 0\);\n//|unit/test_maps
+build-id-head-trusts-replaced|src/common/base/maps.c|s/return n > 0 && !maps_replaced\(x, &st\) && /return n > 0 \&\& /|unit/test_maps
+read-file-one-read|src/common/base/fdio.c|s/    while \(got < args\[2\] && /    if (got < args[2] \&\& /|unit/test_maps'
 
 W=${HS_MUTATE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/hs-mutate.XXXXXX")}
 mkdir -p "$W/tree" "$W/pristine"

@@ -6,14 +6,18 @@
  * with a message on the first failure.
  */
 #define _GNU_SOURCE
+#include "base/fdio.h"
 #include "base/maps.h"
 
 #include "check.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 __attribute__((noinline)) static int maps_probe(int x)
@@ -128,6 +132,117 @@ static void test_spaces_and_deleted(void)
     munmap(p, 4096);
 }
 
+/* The descriptor number the next open gets: unchanged by an operation that leaks none. */
+static int next_fd(void)
+{
+    int fd = open("/dev/null", O_RDONLY);
+    if (fd >= 0)
+        close(fd);
+    return fd;
+}
+
+/* hs_fd_read_head: a file's first bytes and its fstat in one operation, the descriptor
+ * closed again, whether or not the read works. */
+static void test_read_head(void)
+{
+    unsigned char head[2048], want[2048];
+    struct stat st, ref;
+    int fd = open("/proc/self/exe", O_RDONLY), before = next_fd();
+    ssize_t w = fd >= 0 ? pread(fd, want, sizeof(want), 0) : -1;
+    CHECK(fd >= 0 && w > 0 && fstat(fd, &ref) == 0, "the executable read directly");
+    if (fd >= 0)
+        close(fd);
+    before = next_fd();
+    ssize_t n = hs_fd_read_head("/proc/self/exe", &st, head, sizeof(head));
+    CHECK(n == w && memcmp(head, want, (size_t)(n > 0 ? n : 0)) == 0 && st.st_ino == ref.st_ino &&
+              st.st_size == ref.st_size,
+          "head of the executable: %zd bytes (want %zd)", n, w);
+    errno = 0;
+    CHECK(hs_fd_read_head("/", &st, head, sizeof(head)) == -1 && errno == EISDIR,
+          "a directory: errno %d", errno);
+    errno = 0;
+    CHECK(hs_fd_read_head("/nonexistent/file", &st, head, sizeof(head)) == -1 && errno == ENOENT,
+          "a missing file: errno %d", errno);
+    CHECK(next_fd() == before, "a descriptor left open: next is %d, was %d", next_fd(), before);
+}
+
+/* hs_fd_read_file: a whole file in one operation, read after read (/proc/self/smaps gives
+ * a page or so a read), at most n bytes, the descriptor closed again. */
+static void test_read_file(void)
+{
+    static char text[1 << 16];
+    int before = next_fd();
+    ssize_t n = hs_fd_read_file("/proc/self/smaps", text, sizeof(text) - 1);
+    CHECK(n > 4096 && (size_t)n < sizeof(text) - 1, "smaps: %zd bytes", n);
+    if (n > 0) {
+        text[n] = '\0';
+        CHECK(text[n - 1] == '\n' && strstr(text, "[stack]") != NULL, "smaps whole");
+    }
+    CHECK(hs_fd_read_file("/proc/self/maps", text, 100) == 100, "maps cut at 100 bytes");
+    errno = 0;
+    CHECK(hs_fd_read_file("/nonexistent/file", text, sizeof(text)) == -1 && errno == ENOENT,
+          "a missing file: errno %d", errno);
+    CHECK(next_fd() == before, "a descriptor left open: next is %d, was %d", next_fd(), before);
+}
+
+/* Every mapped file's build id (read from its head when its notes are there) is the one
+ * read through a descriptor from the whole file. */
+static void test_ids_by_head(const hs_maps_t *m)
+{
+    size_t files = 0, ids = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const hs_map_t *a = &m->maps[i];
+        char direct[65];
+        if (a->path[0] != '/' || strstr(a->path, " (deleted)") != NULL)
+            continue;
+        files++;
+        if (!hs_elf_build_id(a->path, direct, sizeof(direct)))
+            direct[0] = '\0';
+        CHECK(strcmp(direct, a->build_id) == 0, "%s: %s from the file, %s in the maps", a->path,
+              direct, a->build_id);
+        ids += a->build_id[0] != '\0';
+    }
+    CHECK(files > 2 && ids > 2, "%zu mapped files, %zu build ids", files, ids);
+}
+
+/* A file replaced (renamed over) after the maps were read does not lend its build id to
+ * the mapping: the mapping gets the mapped file's (a page of zeros: none). */
+static void test_replaced(void)
+{
+    char path[] = "/tmp/hs-maps-replaced-XXXXXX", other[64], id_other[65];
+    int fd = mkstemp(path);
+    snprintf(other, sizeof(other), "%s.new", path);
+    int src = open("/proc/self/exe", O_RDONLY), dst = open(other, O_WRONLY | O_CREAT, 0600);
+    CHECK(fd >= 0 && src >= 0 && dst >= 0, "copies");
+    /* path: a non-ELF page (no build id); other: this executable (one) */
+    char buf[65536];
+    ssize_t k;
+    while (src >= 0 && dst >= 0 && (k = read(src, buf, sizeof(buf))) > 0)
+        CHECK(write(dst, buf, (size_t)k) == k, "copy");
+    if (src >= 0)
+        close(src);
+    if (dst >= 0)
+        close(dst);
+    CHECK(fd >= 0 && ftruncate(fd, 4096) == 0, "ftruncate");
+    void *p = fd >= 0 ? mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (fd >= 0)
+        close(fd);
+    hs_maps_t m; /* the lines read before the replacement, the build id after it */
+    bool read = p != MAP_FAILED && hs_maps_read_lazy(0, &m) == 0;
+    CHECK(read && rename(other, path) == 0, "mapped, maps read, then replaced");
+    CHECK(hs_elf_build_id(path, id_other, sizeof(id_other)), "the replacement's build id");
+    if (read) {
+        hs_map_t *a = (hs_map_t *)hs_maps_find(&m, (uint64_t)(uintptr_t)p);
+        const char *id = a ? hs_maps_build_id(0, &m, a) : "(none)";
+        CHECK(id[0] == '\0', "the replaced mapping's build id: %s", id);
+        hs_maps_free(&m);
+    }
+    if (p != MAP_FAILED)
+        munmap(p, 4096);
+    unlink(path);
+    unlink(other);
+}
+
 /* Build ids read on demand are those read all at once, for every mapping. */
 static void test_lazy(const hs_maps_t *eager)
 {
@@ -185,8 +300,12 @@ int main(void)
     test_odd_inputs(&m);
     test_lazy(&m);
     test_text(&m);
+    test_ids_by_head(&m);
     hs_maps_free(&m);
     test_spaces_and_deleted();
+    test_read_head();
+    test_read_file();
+    test_replaced();
     CHECK(hs_maps_read(999999999, &m) < 0, "nonexistent pid");
     return hs_check_done("test_maps");
 }

@@ -674,6 +674,62 @@ static void check_symtab_scan(void)
     hs_symbolizer_free(a);
 }
 
+/* The symbol-table answers of hinted addresses (symbolize_batch.c) in libc and this
+ * executable, against libdwfl's: 200 addresses spread over each module's text and those at,
+ * just after and just before a few functions' starts. The batch answers nearly all of them
+ * (one it cannot answer as the table would goes to the scans and the table, as before). */
+static void check_symtab_batch(void)
+{
+    hs_symbolizer_t *a = hs_symbolizer_new_pid(0), *b = hs_symbolizer_new_pid(0);
+    hs_maps_t maps;
+    uint64_t addrs[2 * 200 + 3 * 5];
+    size_t n = 0;
+    bool ok = a && b && hs_maps_read(0, &maps) == 0;
+    CHECK(ok, "symbolizers and maps");
+    if (!ok) {
+        hs_symbolizer_free(a);
+        hs_symbolizer_free(b);
+        return;
+    }
+    hs_symbolizer_names_only(a, true);
+    hs_symbolizer_names_only(b, true);
+    b->symtab_via_dwfl = true;
+    const void *anchors[] = {(const void *)&qsort, (const void *)&main};
+    for (size_t k = 0; k < 2; k++) {
+        const hs_map_t *m = hs_maps_find(&maps, (uint64_t)(uintptr_t)anchors[k]);
+        for (uint64_t i = 0; m && i < 200; i++)
+            addrs[n++] = m->start + (i * 7919 * 13) % (m->limit - m->start);
+    }
+    const void *starts[] = {(const void *)&qsort, (const void *)&malloc, (const void *)&free,
+                            (const void *)&main, (const void *)&check_symtab_batch};
+    for (size_t k = 0; k < 5; k++)
+        for (int d = -1; d <= 1; d++)
+            addrs[n++] = (uint64_t)(uintptr_t)starts[k] + (uint64_t)(int64_t)d;
+    CHECK(hs_symbolizer_hint(a, addrs, n), "hint");
+    size_t same = 0, built = 0, answered = 0;
+    for (size_t i = 0; i < n; i++) {
+        hs_symbol_t f[4], g[4];
+        size_t x = hs_symbolize(a, addrs[i], f, 4), y = hs_symbolize(b, addrs[i], g, 4);
+        bool eq = x == y && (x == 0 || (f[x - 1].system_name && g[y - 1].system_name &&
+                                        strcmp(f[x - 1].system_name, g[y - 1].system_name) == 0));
+        if (!eq)
+            fprintf(stderr, "  %#llx: batch %s, libdwfl %s\n", (unsigned long long)addrs[i],
+                    x ? f[x - 1].system_name : "-", y ? g[y - 1].system_name : "-");
+        same += eq;
+    }
+    for (size_t t = 0; t < a->nmods; t++) {
+        built += a->mods[t].built;
+        for (size_t j = 0; j < a->mods[t].nanswers; j++)
+            answered += a->mods[t].answers[j].ok;
+    }
+    CHECK(same == n && answered > n * 9 / 10,
+          "hinted: %zu of %zu same as libdwfl, %zu answered by the batch, %zu tables built", same,
+          n, answered, built);
+    hs_maps_free(&maps);
+    hs_symbolizer_free(a);
+    hs_symbolizer_free(b);
+}
+
 /* 10,000 addresses spread over libc's text: cold, then cached. */
 static void time_libc(hs_symbolizer_t *s)
 {
@@ -788,6 +844,7 @@ int main(void)
     check_self_from_maps();
     check_symtab_direct();
     check_symtab_scan();
+    check_symtab_batch();
     check_funcs_radix();
     return hs_check_done("test_symbolize");
 }

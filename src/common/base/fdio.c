@@ -1,7 +1,8 @@
 /*
- * The descriptor operations of fdio.h: each one system call, made where hs_fdio_route
- * says (the library's I/O thread or the caller's own private table), or directly when no
- * route is set (the CLI). Nothing here allocates.
+ * The descriptor operations of fdio.h: each one system call (hs_fd_read_head and
+ * hs_fd_read_file several, in one hand-off), made where hs_fdio_route says (the library's I/O
+ * thread or the caller's own private table), or directly when no route is set (the CLI). Nothing
+ * here allocates.
  */
 #define _GNU_SOURCE
 #include "fdio.h"
@@ -23,6 +24,65 @@ static long fdio_call(long nr, long a0, long a1, long a2, long a3, long a4, long
     if (route == NULL)
         return syscall(nr, a0, a1, a2, a3, a4, a5);
     long r = route(nr, args);
+    if (r < 0 && r > -4096) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+
+__attribute__((optimize("no-stack-protector"))) long hs_fdio_head_run(hs_fdio_sys_t sys,
+                                                                      const long args[6])
+{
+    long fd = sys(SYS_openat, AT_FDCWD, args[0], O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return fd;
+    long r = sys(SYS_fstat, fd, args[1], 0, 0);
+    if (r == 0)
+        r = sys(SYS_pread64, fd, args[2], args[3], 0);
+    sys(SYS_close, fd, 0, 0, 0);
+    return r;
+}
+
+__attribute__((optimize("no-stack-protector"))) long hs_fdio_slurp_run(hs_fdio_sys_t sys,
+                                                                       const long args[6])
+{
+    long fd = sys(SYS_openat, AT_FDCWD, args[0], O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return fd;
+    long got = 0, r = 1;
+    while (got < args[2] && (r > 0 || r == -EINTR)) {
+        r = sys(SYS_read, fd, args[1] + got, args[2] - got, 0);
+        got += r > 0 ? r : 0;
+    }
+    sys(SYS_close, fd, 0, 0, 0);
+    return r < 0 && r != -EINTR ? r : got;
+}
+
+/* A plain system call for hs_fdio_head_run: its result or -errno. */
+static long fdio_sys(long nr, long a0, long a1, long a2, long a3)
+{
+    long r = syscall(nr, a0, a1, a2, a3);
+    return r == -1 ? -errno : r;
+}
+
+ssize_t hs_fd_read_head(const char *path, struct stat *st, void *buf, size_t n)
+{
+    const long args[6] = {(long)path, (long)st, (long)buf, (long)n, 0, 0};
+    hs_fdio_route_t route = __atomic_load_n(&hs_fdio_route, __ATOMIC_ACQUIRE);
+    long r = route ? route(HS_FDIO_HEAD, args) : hs_fdio_head_run(fdio_sys, args);
+    if (r < 0 && r > -4096) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+
+ssize_t hs_fd_read_file(const char *path, void *buf, size_t n)
+{
+    const long args[6] = {(long)path, (long)buf, (long)n, 0, 0, 0};
+    hs_fdio_route_t route = __atomic_load_n(&hs_fdio_route, __ATOMIC_ACQUIRE);
+    long r = route ? route(HS_FDIO_SLURP, args) : hs_fdio_slurp_run(fdio_sys, args);
     if (r < 0 && r > -4096) {
         errno = (int)-r;
         return -1;

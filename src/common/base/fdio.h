@@ -26,10 +26,31 @@
 typedef long (*hs_fdio_route_t)(long nr, const long args[6]);
 extern hs_fdio_route_t hs_fdio_route;
 
+/* The route's one call that is several: open args[0] read-only, fstat it into args[1],
+ * pread args[3] bytes at 0 into args[2], close it (hs_fd_read_head: one hand-off to the
+ * I/O thread instead of four). sys makes one system call and returns its result or
+ * -errno; the result is pread's, or the first failure's -errno. Only system calls, so the
+ * I/O thread that must not touch glibc runs it too. */
+#define HS_FDIO_HEAD (-100L)
+typedef long (*hs_fdio_sys_t)(long nr, long a0, long a1, long a2, long a3);
+long hs_fdio_head_run(hs_fdio_sys_t sys, const long args[6]);
+/* The same for hs_fd_read_file: open args[0] read-only, read into args[1] until end of
+ * file or args[2] bytes, close: the bytes read, or the first failure's -errno. */
+#define HS_FDIO_SLURP (-101L)
+long hs_fdio_slurp_run(hs_fdio_sys_t sys, const long args[6]);
+
 /* Whether the calling thread's operations run in heapsift's I/O thread rather than in a
  * table of its own: then no descriptor may be handed to a library (libdwfl, ld.so), which
  * would use the number in the program's table. */
 bool hs_fd_remote(void);
+
+/* The first n bytes of the file at path into buf and its fstat into st, the file opened
+ * read-only and closed again, as one operation: the bytes read, or -1 with errno. */
+ssize_t hs_fd_read_head(const char *path, struct stat *st, void *buf, size_t n);
+
+/* The file at path read into buf until its end or n bytes, opened read-only and closed
+ * again, as one operation: the bytes read (n when it may hold more), or -1 with errno. */
+ssize_t hs_fd_read_file(const char *path, void *buf, size_t n);
 
 /* open(path, flags | O_CLOEXEC, mode): a descriptor, or -1 with errno. */
 int hs_fd_open(const char *path, int flags, mode_t mode);

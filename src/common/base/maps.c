@@ -78,6 +78,8 @@ static bool maps_pread_all(const hs_elf_t *e, void *buf, size_t len, uint64_t of
         memcpy(buf, e->head + off, len);
         return true;
     }
+    if (e->fd < 0) /* only the head was read (maps_elf_of_head) */
+        return false;
     size_t done = 0;
     while (done < len) {
         ssize_t r = hs_fd_pread(e->fd, (char *)buf + done, len - done, (off_t)(off + done));
@@ -90,10 +92,11 @@ static bool maps_pread_all(const hs_elf_t *e, void *buf, size_t len, uint64_t of
     return true;
 }
 
+static bool maps_elf_parse(hs_elf_t *e);
+
 static bool maps_elf_open(hs_elf_t *e, int fd)
 {
     struct stat st;
-    unsigned char h[sizeof(Elf64_Ehdr)];
     memset(e, 0, sizeof(*e));
     e->fd = fd;
     if (hs_fd_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
@@ -103,6 +106,25 @@ static bool maps_elf_open(hs_elf_t *e, int fd)
     if (!maps_pread_all(e, e->head, head, 0))
         return false;
     e->head_len = head;
+    return maps_elf_parse(e);
+}
+
+/* e from its head alone, read with the file's fstat st by hs_fd_read_head (n bytes, e->head
+ * filled already): no descriptor, so a read past the head fails. */
+static bool maps_elf_of_head(hs_elf_t *e, const struct stat *st, size_t n)
+{
+    e->fd = -1;
+    if (!S_ISREG(st->st_mode))
+        return false;
+    e->size = st->st_size;
+    e->head_len = n < (uint64_t)e->size ? n : (size_t)e->size;
+    return maps_elf_parse(e);
+}
+
+/* The ELF header of e (its head read): class, byte order, where its headers are. */
+static bool maps_elf_parse(hs_elf_t *e)
+{
+    unsigned char h[sizeof(Elf64_Ehdr)];
     if (!maps_pread_all(e, h, EI_NIDENT, 0) || memcmp(h, ELFMAG, SELFMAG) != 0)
         return false;
     if (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64)
@@ -377,16 +399,37 @@ static int maps_open_mapped(pid_t pid, const hs_map_t *m)
  * different inode) must not lend its build id to the old mapping. A different device too
  * is what overlayfs shows, where maps names the lower layer's inode: the path is trusted.
  */
+/* A file replaced since it was mapped: same device, another inode. */
+static bool maps_replaced(const hs_maps_line_t *x, const struct stat *st)
+{
+    return x->inode != 0 && st->st_ino != x->inode && st->st_dev == x->dev;
+}
+
+/* m's build id from the head of the file at its path (its program headers' notes), the
+ * file opened, read and closed in one operation (hs_fd_read_head: one hand-off to the I/O
+ * thread, not five); false when that cannot tell (the notes lie past the head, the file
+ * was replaced or is gone): the whole file is looked at then. */
+static bool maps_build_id_head(hs_map_t *m, const hs_maps_line_t *x)
+{
+    hs_elf_t e;
+    struct stat st;
+    memset(&e, 0, sizeof(e));
+    ssize_t n = hs_fd_read_head(m->path, &st, e.head, sizeof(e.head));
+    return n > 0 && !maps_replaced(x, &st) && maps_elf_of_head(&e, &st, (size_t)n) &&
+           maps_build_id_phdrs(&e, m->build_id, sizeof(m->build_id));
+}
+
 static void maps_build_id_of(pid_t pid, hs_map_t *m, const hs_maps_line_t *x)
 {
     int fd = -1;
     if (m->path[0] != '/')
         return;
+    if (!maps_is_deleted(m->path) && maps_build_id_head(m, x))
+        return;
     if (!maps_is_deleted(m->path)) {
         struct stat st;
         fd = hs_open_high(m->path, O_RDONLY, 0);
-        if (fd >= 0 && x->inode != 0 && hs_fd_fstat(fd, &st) == 0 && st.st_ino != x->inode &&
-            st.st_dev == x->dev) {
+        if (fd >= 0 && hs_fd_fstat(fd, &st) == 0 && maps_replaced(x, &st)) {
             hs_fd_close(fd);
             fd = -1;
         }
@@ -518,6 +561,17 @@ static int maps_text_read_pid(pid_t pid, hs_maps_text_t *t)
     else
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
     memset(t, 0, sizeof(*t));
+    /* Most processes' maps fit the first 64 KiB: read in one operation (one hand-off to
+     * the I/O thread, not one per read). */
+    if (maps_text_grow(t, 1 << 16) == 0) {
+        ssize_t n = hs_fd_read_file(path, t->text, t->size - 1);
+        if (n >= 0 && (size_t)n < t->size - 1) {
+            t->len = (size_t)n;
+            t->text[t->len] = '\0';
+            return 0;
+        }
+        hs_maps_text_free(t); /* more, or it failed: the ordinary way */
+    }
     int fd = hs_open_high(path, O_RDONLY, 0), rc = fd < 0 ? -errno : 0;
     while (rc == 0) {
         if (t->size - t->len < 4096 + 1 &&

@@ -317,19 +317,29 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
     return fd >= 0 && s->nwant ? hs_sym_zdebug(s, mod, fd) : fd;
 }
 
-bool hs_symbolizer_expect(hs_symbolizer_t *s, const uint64_t *addrs, size_t n)
+/* addrs[0..n) copied into *dst (freed first), *nd set; false (nothing changed) when out of
+ * memory. */
+static bool sym_set_addrs(uint64_t **dst, size_t *nd, const uint64_t *addrs, size_t n)
 {
     uint64_t *w = n ? malloc(n * sizeof(*w)) : NULL;
-    if (s == NULL || (n && w == NULL)) {
-        free(w);
+    if (n && w == NULL)
         return false;
-    }
     if (n)
         memcpy(w, addrs, n * sizeof(*w));
-    free(s->want);
-    s->want = w;
-    s->nwant = n;
+    free(*dst);
+    *dst = w;
+    *nd = n;
     return true;
+}
+
+bool hs_symbolizer_expect(hs_symbolizer_t *s, const uint64_t *addrs, size_t n)
+{
+    return s != NULL && sym_set_addrs(&s->want, &s->nwant, addrs, n);
+}
+
+bool hs_symbolizer_hint(hs_symbolizer_t *s, const uint64_t *addrs, size_t n)
+{
+    return s != NULL && sym_set_addrs(&s->hint, &s->nhint, addrs, n);
 }
 
 static hs_symbolizer_t *sym_alloc(const Dwfl_Callbacks *cb)
@@ -564,6 +574,7 @@ void hs_symbolizer_free(hs_symbolizer_t *s)
     hs_sym_modtabs_free(s);
     hs_sym_dwarf_free(s);
     free(s->want);
+    free(s->hint);
     free(s);
 }
 

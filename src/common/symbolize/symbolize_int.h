@@ -1,6 +1,7 @@
 /*
  * The symbolizer's insides, shared by its files: symbolize.c (strings, line tables, the
- * address cache, modules and the API), symbolize_symtab.c (symbol tables),
+ * address cache, modules and the API), symbolize_symtab.c (symbol tables), symbolize_batch.c (a
+ * symbol table's names for many addresses in one pass),
  * symbolize_dwarf.c (DWARF frames through a per-compilation-unit index of code scopes),
  * symbolize_units.c (the unit and line of an address), symbolize_debug.c (finding separate debug
  * files) and symbolize_zdebug.c (compressed debug files inflated as far as needed). Nothing outside
@@ -78,7 +79,65 @@ typedef struct {
     uint32_t scans; /* lookups answered by a scan */
     int nsyms;
     hs_sym_raw_t raw;
+    bool batched;                  /* hs_sym_batch has run (answers or not) */
+    struct hs_sym_answer *answers; /* the hinted addresses' names, by address */
+    size_t nanswers;
 } hs_sym_modtab_t;
+
+/* The name of one hinted address, found by hs_sym_batch; ok: the table's answer. */
+typedef struct hs_sym_answer {
+    uint64_t addr;
+    const char *name;
+    bool ok;
+} hs_sym_answer_t;
+
+/* The symbols at the HS_SYM_KEEP_GROUPS highest addresses seen (up to HS_SYM_KEEP_FUNCS
+ * of them), sorted as the table: what a scan for one address keeps. dropped: a function
+ * symbol below those kept was seen. */
+#define HS_SYM_KEEP_GROUPS 8
+#define HS_SYM_KEEP_FUNCS 32
+typedef struct {
+    hs_sym_func_t f[HS_SYM_KEEP_FUNCS];
+    size_t n, groups;
+    bool dropped;
+} hs_sym_keep_t;
+
+/* at is below every kept group and the groups are full (so a symbol there is dropped). */
+static inline bool hs_sym_keep_below(const hs_sym_keep_t *k, uint64_t at)
+{
+    return k->groups == HS_SYM_KEEP_GROUPS && at < k->f[0].lo;
+}
+/* Keeps f if it is among the highest groups (dropping the lowest group to make room);
+ * false when its group would hold more than HS_SYM_KEEP_FUNCS symbols (k is then
+ * unusable). */
+bool hs_sym_keep_add(hs_sym_keep_t *k, const hs_sym_func_t *f);
+
+/* A defined, named symbol of a function (or of unknown type with a size). */
+static inline bool hs_sym_wanted(const GElf_Sym *sym)
+{
+    int type = GELF_ST_TYPE(sym->st_info);
+    if (sym->st_shndx == SHN_UNDEF || sym->st_name == 0)
+        return false;
+    return type == STT_FUNC || type == STT_GNU_IFUNC || (type == STT_NOTYPE && sym->st_size);
+}
+/* Symbol i of t as the table holds it; false when the table leaves it out. */
+bool hs_sym_func_at(hs_sym_modtab_t *t, int i, hs_sym_func_t *f);
+/*
+ * The name for addr among funcs[0, n) (sorted as the table): the last named symbol at or
+ * below addr, or one of the few before it (a larger function with a nested symbol
+ * inside). A sizeless symbol extends to the next symbol or the end of its section.
+ * *exhausted: the walk ran out of symbols before it had tried enough of them.
+ */
+const char *hs_sym_lookup(Dwfl_Module *mod, hs_sym_func_t *funcs, size_t n, uint64_t addr,
+                          bool *exhausted);
+
+/* The names of the hinted addresses (hs_symbolizer_hint, else hs_symbolizer_expect) in
+ * t's module, in one pass over its symbols in memory (symbolize_batch.c), into
+ * t->answers; sets t->batched. Nothing when there is no hint, no table in memory, or more
+ * addresses than one pass is worth. */
+void hs_sym_batch(hs_symbolizer_t *s, hs_sym_modtab_t *t);
+/* The batch's name for addr when it has the table's answer (*name may be NULL). */
+bool hs_sym_batch_answer(const hs_sym_modtab_t *t, uint64_t addr, const char **name);
 
 /* The scope index of one compilation unit (symbolize_dwarf.c). */
 typedef struct hs_sym_cu hs_sym_cu_t;
@@ -98,6 +157,8 @@ struct hs_symbolizer {
     bool symtab_via_dwfl;     /* tests: read symbols through libdwfl only, never directly */
     uint64_t *want;           /* the addresses the caller will ask about (hs_symbolizer_expect) */
     size_t nwant;
+    uint64_t *hint; /* the same for symbol tables only (hs_symbolizer_hint) */
+    size_t nhint;
     size_t zdebug_cut;  /* debug files read from a copy with .debug_info cut short */
     size_t zdebug_info; /* bytes of .debug_info inflated into those copies (tests) */
 

@@ -222,17 +222,7 @@ static void sym_raw_open(Dwfl_Module *mod, int nsyms, hs_sym_raw_t *r)
         r->data = NULL;
 }
 
-/* A defined, named symbol of a function (or of unknown type with a size). */
-static bool sym_wanted(const GElf_Sym *sym)
-{
-    int type = GELF_ST_TYPE(sym->st_info);
-    if (sym->st_shndx == SHN_UNDEF || sym->st_name == 0)
-        return false;
-    return type == STT_FUNC || type == STT_GNU_IFUNC || (type == STT_NOTYPE && sym->st_size);
-}
-
-/* Symbol i of t as the table holds it; false when the table leaves it out. */
-static bool sym_func_at(hs_sym_modtab_t *t, int i, hs_sym_func_t *f)
+bool hs_sym_func_at(hs_sym_modtab_t *t, int i, hs_sym_func_t *f)
 {
     GElf_Sym sym;
     GElf_Addr addr = 0;
@@ -242,11 +232,11 @@ static bool sym_func_at(hs_sym_modtab_t *t, int i, hs_sym_func_t *f)
     /* What the tests below skip whatever libdwfl would say: undefined symbols and those
      * of other types, such as the 1,800 STT_FILE ones (SHN_ABS) in libc's debug file,
      * each a libdwfl call of 190 instructions. */
-    if (t->raw.tab != NULL && t->raw.data != NULL && !sym_wanted(&t->raw.tab[i]))
+    if (t->raw.tab != NULL && t->raw.data != NULL && !hs_sym_wanted(&t->raw.tab[i]))
         return false;
     if (!sym_get(t->mod, &t->raw, i, &sym, &addr, &shndx, &elf, &bias))
         return false;
-    if (!sym_wanted(&sym) || addr == 0)
+    if (!hs_sym_wanted(&sym) || addr == 0)
         return false;
     *f = (hs_sym_func_t){.lo = addr,
                          .size = sym.st_size,
@@ -265,7 +255,7 @@ static void sym_modtab_build(hs_sym_modtab_t *t)
     if (t->nsyms <= 1 || (t->funcs = malloc((size_t)t->nsyms * sizeof(*t->funcs))) == NULL)
         return;
     for (int i = 1; i < t->nsyms; i++)
-        if (sym_func_at(t, i, &t->funcs[t->n]))
+        if (hs_sym_func_at(t, i, &t->funcs[t->n]))
             t->n++;
     if (!hs_sym_funcs_radix(t->funcs, t->n))
         hs_sort(t->funcs, t->n, sizeof(*t->funcs), hs_sym_func_cmp);
@@ -351,14 +341,8 @@ hs_sym_modtab_t *hs_sym_modtab(hs_symbolizer_t *s, Dwfl_Module *mod)
     return t;
 }
 
-/*
- * The name for addr among funcs[0, n) (sorted as the table): the last named symbol at or
- * below addr, or one of the few before it (a larger function with a nested symbol
- * inside). A sizeless symbol extends to the next symbol or the end of its section.
- * *exhausted: the walk ran out of symbols before it had tried enough of them.
- */
-static const char *sym_lookup(Dwfl_Module *mod, hs_sym_func_t *funcs, size_t n, uint64_t addr,
-                              bool *exhausted)
+const char *hs_sym_lookup(Dwfl_Module *mod, hs_sym_func_t *funcs, size_t n, uint64_t addr,
+                          bool *exhausted)
 {
     size_t lo = 0, hi = n, end, tries = 0;
     while (lo < hi) {
@@ -387,11 +371,38 @@ static const char *sym_lookup(Dwfl_Module *mod, hs_sym_func_t *funcs, size_t n, 
 }
 
 #define SYM_SCAN_LOOKUPS 8 /* lookups per module answered by scans, then the table */
-#define SYM_SCAN_GROUPS 8  /* addresses a scan keeps below the one looked up */
-#define SYM_SCAN_FUNCS 32  /* and symbols at them, at most */
+
+bool hs_sym_keep_add(hs_sym_keep_t *k, const hs_sym_func_t *f)
+{
+    if (hs_sym_keep_below(k, f->lo)) {
+        k->dropped = true;
+        return true;
+    }
+    size_t i = 0; /* f stays sorted by address, then rank, then index */
+    while (i < k->n && hs_sym_func_cmp(&k->f[i], f) < 0)
+        i++;
+    bool new_group = !((i > 0 && k->f[i - 1].lo == f->lo) || (i < k->n && k->f[i].lo == f->lo));
+    if (new_group && k->groups == HS_SYM_KEEP_GROUPS) { /* drop the lowest group */
+        size_t m = 0;
+        while (m < k->n && k->f[m].lo == k->f[0].lo)
+            m++;
+        memmove(k->f, k->f + m, (k->n - m) * sizeof(*k->f));
+        k->n -= m;
+        i -= m;
+        k->groups--;
+        k->dropped = true;
+    }
+    if (k->n == HS_SYM_KEEP_FUNCS)
+        return false;
+    memmove(k->f + i + 1, k->f + i, (k->n - i) * sizeof(*k->f));
+    k->f[i] = *f;
+    k->n++;
+    k->groups += new_group;
+    return true;
+}
 
 /*
- * A scan: the symbols at the SYM_SCAN_GROUPS highest addresses at or below addr, from
+ * A scan: the symbols at the HS_SYM_KEEP_GROUPS highest addresses at or below addr, from
  * the table in memory in one pass (12 instructions a symbol where building the sorted
  * table costs 220: a profile asks a big library like libc for two or three names).
  * false when it cannot answer as the table would: no table in memory, too many aliases,
@@ -399,9 +410,7 @@ static const char *sym_lookup(Dwfl_Module *mod, hs_sym_func_t *funcs, size_t n, 
  */
 static bool sym_scan(hs_sym_modtab_t *t, uint64_t addr, const char **name)
 {
-    hs_sym_func_t kept[SYM_SCAN_FUNCS];
-    size_t n = 0, groups = 0;
-    bool dropped = false;
+    hs_sym_keep_t k = {.n = 0};
     if (t->raw.tab == NULL || t->raw.data == NULL)
         return false;
     for (int i = 1; i < t->nsyms; i++) {
@@ -409,43 +418,21 @@ static bool sym_scan(hs_sym_modtab_t *t, uint64_t addr, const char **name)
         uint64_t at = y->st_value + t->raw.bias; /* the table's address: an ordinary one */
         if (y->st_shndx < SHN_LORESERVE && at > addr)
             continue;
-        if (y->st_shndx < SHN_LORESERVE && groups == SYM_SCAN_GROUPS && at < kept[0].lo) {
-            dropped = dropped || (sym_wanted(y) && at != 0); /* below every group kept */
+        if (y->st_shndx < SHN_LORESERVE && hs_sym_keep_below(&k, at)) {
+            k.dropped = k.dropped || (hs_sym_wanted(y) && at != 0); /* below every group kept */
             continue;
         }
         hs_sym_func_t f;
-        if (!sym_func_at(t, i, &f) || f.lo > addr)
+        if (!hs_sym_func_at(t, i, &f) || f.lo > addr)
             continue;
-        if (groups == SYM_SCAN_GROUPS && f.lo < kept[0].lo) {
-            dropped = true;
-            continue;
-        }
-        size_t k = 0; /* kept stays sorted by address, then rank, then index */
-        while (k < n && hs_sym_func_cmp(&kept[k], &f) < 0)
-            k++;
-        bool new_group = !((k > 0 && kept[k - 1].lo == f.lo) || (k < n && kept[k].lo == f.lo));
-        if (new_group && groups == SYM_SCAN_GROUPS) { /* drop the lowest group */
-            size_t m = 0;
-            while (m < n && kept[m].lo == kept[0].lo)
-                m++;
-            memmove(kept, kept + m, (n - m) * sizeof(*kept));
-            n -= m;
-            k -= m;
-            groups--;
-            dropped = true;
-        }
-        if (n == SYM_SCAN_FUNCS)
+        if (!hs_sym_keep_add(&k, &f))
             return false;
-        memmove(kept + k + 1, kept + k, (n - k) * sizeof(*kept));
-        kept[k] = f;
-        n++;
-        groups += new_group;
     }
     /* dropped: a symbol at or below addr is not in kept, so a lookup that ran out of kept
      * symbols is not the table's. */
     bool exhausted = false;
-    *name = sym_lookup(t->mod, kept, n, addr, &exhausted);
-    return !(exhausted && dropped);
+    *name = hs_sym_lookup(t->mod, k.f, k.n, addr, &exhausted);
+    return !(exhausted && k.dropped);
 }
 
 const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t addr)
@@ -455,6 +442,10 @@ const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t ad
     bool exhausted;
     if (t == NULL || t->nsyms <= 1)
         return NULL;
+    if (!t->batched)
+        hs_sym_batch(s, t);
+    if (hs_sym_batch_answer(t, addr, &name))
+        return name;
     if (!t->built && t->scans < SYM_SCAN_LOOKUPS) {
         t->scans++;
         if (sym_scan(t, addr, &name))
@@ -462,13 +453,15 @@ const char *hs_sym_symtab_name(hs_symbolizer_t *s, Dwfl_Module *mod, uint64_t ad
     }
     if (!t->built)
         sym_modtab_build(t);
-    return sym_lookup(mod, t->funcs, t->n, addr, &exhausted);
+    return hs_sym_lookup(mod, t->funcs, t->n, addr, &exhausted);
 }
 
 void hs_sym_modtabs_free(hs_symbolizer_t *s)
 {
-    for (size_t i = 0; i < s->nmods; i++)
+    for (size_t i = 0; i < s->nmods; i++) {
         free(s->mods[i].funcs);
+        free(s->mods[i].answers);
+    }
     free(s->mods);
     s->mods = NULL;
     s->nmods = s->modcap = s->lastmod = 0;

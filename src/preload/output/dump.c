@@ -423,14 +423,20 @@ static int dump_stack_samples(dump_ctx_t *c, const uint64_t *locs, uint32_t d, c
     return 0;
 }
 
+/* Whether stack s gives the profile any sample (dump_samples' test). */
+static bool dump_stack_used(const dump_stack_t *s)
+{
+    bool any = false;
+    for (int k = 0; k < 4; k++)
+        any |= llround(s->v[k]) != 0; /* deltas are negative too */
+    return any && s->st.pcs;
+}
+
 static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, hs_life_t *life)
 {
     uint64_t locs[HS_MAX_DEPTH];
     for (uint32_t i = 0; i < n; i++) {
-        bool any = false;
-        for (int k = 0; k < 4; k++)
-            any |= llround(s[i].v[k]) != 0; /* deltas are negative too */
-        if (!any || !s[i].st.pcs)
+        if (!dump_stack_used(&s[i]))
             continue;
         uint32_t d = s[i].st.depth < HS_MAX_DEPTH ? s[i].st.depth : HS_MAX_DEPTH;
         for (uint32_t k = 0; k < d; k++) {
@@ -442,6 +448,23 @@ static int dump_samples(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, hs_lif
             return -ENOMEM;
     }
     return 0;
+}
+
+/* c->hint: the return addresses - 1 of the stacks that give samples, when there are at
+ * most DUMP_HINT_MAX (a short process's few): the symbolizer then names them from a
+ * big executable's symbols in one pass instead of sorting them all (hs_symbolizer_hint).
+ * No memory: no hint, the same names. */
+#define DUMP_HINT_MAX 4096
+static void dump_hint(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, size_t pcs)
+{
+    if (pcs > DUMP_HINT_MAX || pcs == 0 || (c->hint = malloc(pcs * sizeof(*c->hint))) == NULL)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t d = s[i].st.depth < HS_MAX_DEPTH ? s[i].st.depth : HS_MAX_DEPTH;
+        for (uint32_t k = 0; dump_stack_used(&s[i]) && k < d; k++)
+            if (s[i].st.pcs[k] != 0 && s[i].st.pcs[k] != hs_overflow_pc)
+                c->hint[c->nhint++] = s[i].st.pcs[k] - 1;
+    }
 }
 
 static size_t dump_pow2(size_t n)
@@ -476,6 +499,7 @@ static int dump_build(dump_ctx_t *c, const dump_stack_t *s, uint32_t n, const du
         c->maps.n = 0;
     c->sym_state = strcmp(hs_dumploc_sym_mode_now(), "none") == 0 ? DUMP_SYM_OFF : DUMP_SYM_LAZY;
     c->reach = m->reach;
+    dump_hint(c, s, n, pcs);
     hs_modules_refresh(); /* which libraries of the recorded stacks are gone */
     hs_dumploc_main_mapping(c);
     int rc = dump_header(c->prof, m, kind, dump_live_var(s, n));
@@ -498,6 +522,7 @@ static void dump_ctx_free(dump_ctx_t *c)
     free(c->map_ids);
     free(c->loc_pc);
     free(c->loc_id);
+    free(c->hint);
     if (c->prof)
         hs_profile_free(c->prof);
 }

@@ -33,6 +33,10 @@ typedef struct {
     hs_symbolizer_t *usym[HS_DUMP_UNLOADED];
     bool utried[HS_DUMP_UNLOADED];
     bool reach; /* the exit scan ran: live samples are labelled reachable=yes|no */
+    /* The addresses the samples' stacks will ask the symbolizer about (pc - 1 each, NULL
+     * when there are too many to be worth it): hs_symbolizer_hint's list. */
+    uint64_t *hint;
+    size_t nhint;
 } dump_ctx_t;
 
 /* HEAPSIFT_SYMBOLIZE's mode, or hs_dumploc_sym_mode when set (the leak report's). */

@@ -121,6 +121,8 @@ static hs_symbolizer_t *dump_sym(dump_ctx_t *c)
     const char *mode = hs_dumploc_sym_mode_now();
     c->sym = c->maps.n ? hs_symbolizer_new_self(&c->maps) : hs_symbolizer_new_pid(0);
     c->sym_state = c->sym ? DUMP_SYM_READY : DUMP_SYM_FAILED;
+    if (c->sym && c->nhint)
+        hs_symbolizer_hint(c->sym, c->hint, c->nhint);
     static int dw_said;
     if (!c->sym && hs_dw_error()[0]) /* libdw not loadable: addresses only (dwload.h) */
         hs_log_once(dw_said, "no symbols in profiles, addresses only: %s", hs_dw_error());

@@ -364,10 +364,7 @@ void hs_spool_maps(const uintptr_t *pcs, size_t depth)
 
 static void spool_cmdline(hs_spool_header_t *h)
 {
-    int fd = hs_fd_open("/proc/self/cmdline", O_RDONLY, 0);
-    ssize_t n = fd >= 0 ? hs_fd_read(fd, h->cmdline, sizeof(h->cmdline)) : -1;
-    if (fd >= 0)
-        hs_fd_close(fd);
+    ssize_t n = hs_fd_read_file("/proc/self/cmdline", h->cmdline, sizeof(h->cmdline));
     h->cmdline_len = n > 0 ? (uint64_t)n : 0;
 }
 

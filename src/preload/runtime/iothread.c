@@ -123,6 +123,30 @@ static inline long io_raw(long nr, long a0, long a1, long a2, long a3, long a4, 
 #endif
 }
 
+/* One of fdio.h's calls that are several system calls. */
+static bool io_composite(long nr)
+{
+    return nr == HS_FDIO_HEAD || nr == HS_FDIO_SLURP;
+}
+
+/* io_raw for hs_fdio_head_run: its result is -errno already. */
+__attribute__((optimize("no-stack-protector"))) static long io_sys(long nr, long a0, long a1,
+                                                                   long a2, long a3)
+{
+    return io_raw(nr, a0, a1, a2, a3, 0, 0);
+}
+
+/* The call nr with args as a thread makes it: raw system calls only, so both kinds run it
+ * (HS_FDIO_HEAD and HS_FDIO_SLURP are several of them). */
+__attribute__((optimize("no-stack-protector"))) static long io_make(long nr, const long args[6])
+{
+    if (nr == HS_FDIO_HEAD)
+        return hs_fdio_head_run(io_sys, args);
+    if (nr == HS_FDIO_SLURP)
+        return hs_fdio_slurp_run(io_sys, args);
+    return io_raw(nr, args[0], args[1], args[2], args[3], args[4], args[5]);
+}
+
 /* The thread: waits for a call, makes it, says so. Nothing here may touch glibc. */
 __attribute__((optimize("no-stack-protector"))) static int io_main(void *arg)
 {
@@ -137,8 +161,7 @@ __attribute__((optimize("no-stack-protector"))) static int io_main(void *arg)
             continue;
         }
         seen = r;
-        long ret = io_raw(io.nr, io.args[0], io.args[1], io.args[2], io.args[3], io.args[4],
-                          io.args[5]); /* SYS_exit ends here */
+        long ret = io_make(io.nr, io.args); /* SYS_exit ends here */
         io.ret = ret;
         __atomic_store_n(&io.done, r, __ATOMIC_RELEASE);
         io_raw(SYS_futex, (long)&io.done, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
@@ -188,9 +211,10 @@ static void *io_glibc_main(void *arg)
         seen = r;
         if (io.nr == IO_QUIT)
             break;
-        long ret =
-            syscall(io.nr, io.args[0], io.args[1], io.args[2], io.args[3], io.args[4], io.args[5]);
-        io.ret = ret == -1 ? -errno : ret;
+        long ret = io_composite(io.nr) ? io_make(io.nr, io.args)
+                                       : syscall(io.nr, io.args[0], io.args[1], io.args[2],
+                                                 io.args[3], io.args[4], io.args[5]);
+        io.ret = !io_composite(io.nr) && ret == -1 ? -errno : ret;
         __atomic_store_n(&io.done, r, __ATOMIC_RELEASE);
         syscall(SYS_futex, &io.done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
@@ -389,6 +413,8 @@ static long io_route(long nr, const long args[6])
     if (nr == -1)
         return !hs_tls.private_fds;
     if (hs_tls.private_fds) { /* a table of the thread's own (fdtable.c) */
+        if (io_composite(nr))
+            return io_make(nr, args);
         long r = syscall(nr, args[0], args[1], args[2], args[3], args[4], args[5]);
         return r == -1 ? -errno : r;
     }
