@@ -3,8 +3,8 @@
  * hs_map_file): the bytes are the file's, the memory stays readable after another process
  * truncates the file (a mapping of the file would end this one with SIGBUS), anything but
  * a regular non-empty file is refused without opening it (a FIFO would be opened twice),
- * and hs_read_file then reads the FIFO whole; hs_read_text reads a small file in one read,
- * cut to its buffer and NUL-terminated, and answers -1 for a missing or empty file and for
+ * and hs_read_file then reads the FIFO whole; hs_read_text reads a small file whole, cut to
+ * its buffer and NUL-terminated, and answers -1 for a missing or empty file and for
  * a buffer with no room. Standalone; exits non-zero naming
  * each failure.
  */

@@ -66,11 +66,13 @@ static long fdio_sys(long nr, long a0, long a1, long a2, long a3)
     return r == -1 ? -errno : r;
 }
 
-ssize_t hs_fd_read_head(const char *path, struct stat *st, void *buf, size_t n)
+/* A composite operation op (fdio.h): through the route in one hand-off, else run here
+ * with plain system calls. Its result, or -1 with errno. */
+static ssize_t fdio_composite(long op, long (*run)(hs_fdio_sys_t, const long[6]),
+                              const long args[6])
 {
-    const long args[6] = {(long)path, (long)st, (long)buf, (long)n, 0, 0};
     hs_fdio_route_t route = __atomic_load_n(&hs_fdio_route, __ATOMIC_ACQUIRE);
-    long r = route ? route(HS_FDIO_HEAD, args) : hs_fdio_head_run(fdio_sys, args);
+    long r = route ? route(op, args) : run(fdio_sys, args);
     if (r < 0 && r > -4096) {
         errno = (int)-r;
         return -1;
@@ -78,16 +80,16 @@ ssize_t hs_fd_read_head(const char *path, struct stat *st, void *buf, size_t n)
     return r;
 }
 
+ssize_t hs_fd_read_head(const char *path, struct stat *st, void *buf, size_t n)
+{
+    const long args[6] = {(long)path, (long)st, (long)buf, (long)n, 0, 0};
+    return fdio_composite(HS_FDIO_HEAD, hs_fdio_head_run, args);
+}
+
 ssize_t hs_fd_read_file(const char *path, void *buf, size_t n)
 {
     const long args[6] = {(long)path, (long)buf, (long)n, 0, 0, 0};
-    hs_fdio_route_t route = __atomic_load_n(&hs_fdio_route, __ATOMIC_ACQUIRE);
-    long r = route ? route(HS_FDIO_SLURP, args) : hs_fdio_slurp_run(fdio_sys, args);
-    if (r < 0 && r > -4096) {
-        errno = (int)-r;
-        return -1;
-    }
-    return r;
+    return fdio_composite(HS_FDIO_SLURP, hs_fdio_slurp_run, args);
 }
 
 bool hs_fd_remote(void)

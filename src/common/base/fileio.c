@@ -55,14 +55,7 @@ out:
 
 ssize_t hs_read_text(const char *path, char *buf, size_t cap)
 {
-    int fd = cap > 1 ? hs_fd_open(path, O_RDONLY, 0) : -1;
-    if (fd < 0)
-        return -1;
-    ssize_t n;
-    do
-        n = hs_fd_read(fd, buf, cap - 1);
-    while (n < 0 && errno == EINTR);
-    hs_fd_close(fd);
+    ssize_t n = cap > 1 ? hs_fd_read_file(path, buf, cap - 1) : -1;
     if (n <= 0)
         return -1;
     buf[n] = '\0';

@@ -12,9 +12,9 @@
 
 /* Reads a whole file into out. 0 or -errno. */
 int hs_read_file(const char *path, hs_buf_t *out);
-/* One read of at most cap - 1 bytes of a small file (a /proc file such as
- * /proc/PID/task/TID/stat or /proc/PID/environ) into buf, NUL-terminated: its length,
- * or -1 when it cannot be opened or reads nothing. */
+/* A small file (a /proc file such as /proc/PID/task/TID/stat or /proc/PID/environ), at
+ * most cap - 1 bytes of it, into buf, NUL-terminated (hs_fd_read_file): its length, or
+ * -1 when it cannot be opened or reads nothing. */
 ssize_t hs_read_text(const char *path, char *buf, size_t cap);
 /* A whole regular, non-empty file read into fresh memory of its own, asked for in
  * transparent huge pages (release it with hs_unmap_file(*data, *len)): read into ordinary
