@@ -18,6 +18,10 @@
 #     not tell it moved, its syscall line does. attach succeeds within 3 stops (the
 #     search's first may find it between two epoll_waits), and its output, status and
 #     stderr are unchanged.
+#   stays: attached while the thread reads (a safe point), then held in the loader by a
+#     second dlopen (LATE_LIB): the detach finds no safe point, exits 3 and says the
+#     process stays attached; once the constructor returns, a second detach writes the
+#     profile, and the target's output and status are unchanged.
 #   zombie: as moved, beside a thread that has ended but stays in /proc/PID/task, traced
 #     by another process that never waits for it: seizing it fails with EPERM, as seizing
 #     a thread in the middle of its exit does. attach and detach pass it by and succeed.
@@ -76,6 +80,24 @@ grep -q '^loaded$' "$T/out" || fail "moved: the attach succeeded before the cons
 rc=0; timeout 60 "$CLI" detach "$PID" >/dev/null 2>"$T/d.err" || rc=$?
 [ "$rc" = 0 ] || { fail "moved: detach status $rc"; show "$T/d.err"; }
 finish moved
+
+# stays: a detach that finds no safe point leaves the library in, and says so
+cp "$T/ctor.so" "$T/ctor2.so"
+mkfifo "$T/fifo2"
+start LATE_LIB="$T/ctor2.so" LATE_FIFO="$T/fifo2"
+hs_until 30 "stays: the first dlopen's end" "grep -q '^loaded\$' '$T/out'"
+rc=0; timeout 120 "$CLI" attach -o "$T/s.pb.gz" "$PID" >/dev/null 2>"$T/a.err" || rc=$?
+[ "$rc" = 0 ] || { fail "stays: attach status $rc, not 0"; show "$T/a.err"; }
+echo L >&3
+hs_until 30 "stays: the late constructor's open" "[ \"\$(cut -d' ' -f1 /proc/$PID/syscall 2>/dev/null)\" = 257 ]"
+at_expect 3 "no thread of process $PID was outside the allocator and the loader in [0-9.]+ s .*: nothing was changed; the process stays attached \\(heapsift detach tries again\\)" \
+    stays -- detach "$PID"
+echo x >"$T/fifo2"
+hs_until 30 "stays: the late constructor's end" "[ \"\$(cut -d' ' -f1 /proc/$PID/syscall 2>/dev/null)\" = 0 ]"
+rc=0; timeout 60 "$CLI" detach "$PID" >/dev/null 2>"$T/d.err" || rc=$?
+[ "$rc" = 0 ] || { fail "stays: the second detach's status $rc"; show "$T/d.err"; }
+[ -s "$T/s.pb.gz" ] || fail "stays: no profile after the second detach"
+finish stays
 
 # zombie: as moved, with a thread of the target's ended but kept as a zombie by a tracer
 # that never waits (ZOMBIE_TID, tests/programs/attach_loader.c): its PTRACE_SEIZE fails

@@ -5,7 +5,10 @@
  * ZOMBIE_TID=PATH: first a thread of its own ends while a child process traces it, which
  * never waits for it, so it stays in /proc/PID/task as a zombie (state Z) and a
  * PTRACE_SEIZE of it fails with EPERM; its tid is written to PATH. The child ends when
- * this process does. The target of tests/integration/attach_moved.sh.
+ * this process does. LATE_LIB=PATH LATE_FIFO=FIFO: a read that begins with 'L' dlopens
+ * PATH (another copy of ctor_wait.c) with CTOR_FIFO=FIFO, holding the thread in the
+ * loader again, after an attach (printing nothing). The target of
+ * tests/integration/attach_moved.sh.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -71,8 +74,12 @@ int main(int argc, char **argv)
         return 1;
     printf("loaded\n");
     fflush(stdout);
-    while (read(0, buf, sizeof(buf)) > 0)
-        ;
+    ssize_t n;
+    while ((n = read(0, buf, sizeof(buf))) > 0)
+        if (buf[0] == 'L' && getenv("LATE_LIB") && getenv("LATE_FIFO") &&
+            (setenv("CTOR_FIFO", getenv("LATE_FIFO"), 1) != 0 ||
+             !dlopen(getenv("LATE_LIB"), RTLD_NOW)))
+            return 6;
     printf("done\n");
     return 0;
 }

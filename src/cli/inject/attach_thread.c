@@ -178,6 +178,14 @@ static int at_box_wait(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job, hs_atta
     }
 }
 
+/* What a failed call leaves: for a finish (detach, the end of attach --seconds), the
+ * library stays in the process and keeps profiling until a detach succeeds. */
+static const char *at_left(const hs_attach_job_t *job)
+{
+    return job->op == HS_BOX_FINISH ? "; the process stays attached (heapsift detach tries again)"
+                                    : "";
+}
+
 /* Fills the box and starts the thread. HS_AT_OK or a status (said). */
 static int at_box_start(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job)
 {
@@ -219,16 +227,16 @@ static int at_box_start(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job)
         return hs_attach_died(s->pid, -1, "while a thread was being created in it");
     if (rc == -EINTR) {
         hs_cli_error("%s: interrupted; nothing was changed in process %d but a mapping of %zu "
-                     "bytes, which is unmapped",
-                     job->verb, (int)s->pid, AT_BOX_BYTES);
+                     "bytes, which is unmapped%s",
+                     job->verb, (int)s->pid, AT_BOX_BYTES, at_left(job));
         return HS_AT_FAIL;
     }
     if (rc == -ETIMEDOUT) {
         hs_cli_error("%s: no thread of process %d was outside the allocator and the loader in "
                      "%.1f s (%u stops; %u times a refused thread that had not moved since was "
-                     "left alone; the last: %s): nothing was changed",
+                     "left alone; the last: %s): nothing was changed%s",
                      job->verb, (int)s->pid, (double)(hs_mono_ms() - t0) / 1000, s->tries,
-                     s->unmoved, s->why);
+                     s->unmoved, s->why, at_left(job));
         return HS_AT_FAIL;
     }
     if (rc != 0) {
