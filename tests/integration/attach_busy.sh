@@ -9,7 +9,8 @@
 # command must end within 10 s of its signal (the ones that took over 1 s are counted and
 # printed: bench/attach_safety.sh measures them); the target then ends by itself with
 # its output, status and stderr unchanged. The moments vary; what is checked holds at
-# every one of them. Configuration "reader": a thread inside a system call (below).
+# every one of them. Configuration "reader": a thread inside a system call; "spin": a
+# thread inside the allocator but for its system calls (both below).
 # usage: attach_busy.sh BUILD_DIR SOURCE_DIR CONFIG [COUNT]   (COUNT: 50)
 set -eu
 . "$(dirname "$0")/../lib/common.sh"
@@ -74,7 +75,7 @@ SLOW=0
 JEMALLOC=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1 || true)
 TCMALLOC=$(ls /usr/lib/*/libtcmalloc_minimal.so.4 2>/dev/null | head -n 1 || true)
 case $CONFIG in
-reader) ;;
+reader | spin) ;;
 glibc-*) busy glibc "${CONFIG#*-}" "$COUNT" ;;
 jemalloc-*)
     [ -n "$JEMALLOC" ] || { echo "FAIL: no libjemalloc.so.2 (make setup installs it)" >&2; exit 1; }
@@ -89,6 +90,29 @@ static-*)
     busy static "${CONFIG#*-}" "$COUNT" ;;
 *) echo "attach_busy: unknown configuration $CONFIG" >&2; exit 2 ;;
 esac
+if [ "$CONFIG" = spin ]; then
+    # A thread that a stop finds in the allocator (mi_spin) all but a few microseconds in
+    # a thousand: each search stops it once, refuses it, and lets it run on to its next
+    # system call's entry (access, from main), a safe point. Stopping it at random instead
+    # would take hundreds of stops. Each attach and each finish must take that one stop.
+    AT_PROG=$BUILD/programs/attach_busy
+    at_start 1 spin
+    k=1
+    while [ $k -le "$COUNT" ]; do
+        rc=0; timeout 120 "$CLI" attach --seconds 0.1 -o "$T/p.pb.gz" "$TPID" >/dev/null 2>"$T/a.err" || rc=$?
+        [ "$rc" = 0 ] || { fail "spin, attach $k: status $rc"; show "$T/a.err"; }
+        grep -q "; 1 stopped to find one outside the allocator" "$T/a.err" ||
+            { fail "spin, attach $k: not found at a safe point in one stop"; show "$T/a.err"; }
+        k=$((k + 1))
+    done
+    at_end
+    [ "$TSTATUS" = 0 ] || fail "spin: the target's status is $TSTATUS"
+    printf 'ready\nattach_busy: done\n' | cmp -s - "$T/out" || { fail "spin: its output changed"; show "$T/out"; }
+    [ ! -s "$T/err" ] || { fail "spin: its stderr is not empty"; show "$T/err"; }
+    echo "attach_busy spin: $COUNT attaches, each in one stop"
+    [ "$FAILS" -eq 0 ] && echo "attach_busy: ok"
+    exit $((FAILS > 0))
+fi
 if [ "$CONFIG" != reader ]; then
     echo "attach_busy $CONFIG: $COUNT attaches, $COUNT killed attaches; $SLOW killed commands took over 1 s to end"
     [ "$FAILS" -eq 0 ] && echo "attach_busy: ok"

@@ -1,5 +1,5 @@
 /*
- * attach_busy DIR THREADS [reader]: THREADS threads (the main one among them) loop free +
+ * attach_busy DIR THREADS [reader|spin]: THREADS threads (the main one among them) loop free +
  * malloc (100 to 5,099 bytes, a ring of 1,000 live blocks each) as fast as they can, so
  * that a thread stopped at any moment is most likely inside the allocator; the issue-44
  * target of tests/integration/attach_busy.sh. Prints "ready" once every thread runs, and
@@ -7,6 +7,10 @@
  * With reader, the main thread instead blocks in read(2) on stdin and prints "read N" for
  * each read, until a read of 0 or of "quit\n" (then it makes DIR/end itself): a thread
  * inside a system call that attach takes and gives back, whose call must see the bytes.
+ * With spin, the main thread instead loops mi_spin (about a millisecond of CPU in a
+ * function named as mimalloc's, which attach's safe-point check refuses) then access(2)
+ * on DIR/end from main: stopped at any moment it is refused but for a few microseconds
+ * in a thousand, and its next system call's entry is a safe point.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +40,13 @@ static void *busy_loop(void *arg)
     return NULL;
 }
 
+/* Named as an allocator's entry point (mimalloc's prefix): a frame attach never calls on. */
+__attribute__((noinline)) void mi_spin(void)
+{
+    for (volatile unsigned i = 0; i < 500000; i = i + 1)
+        ;
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 2 ? atoi(argv[2]) : 1;
@@ -60,6 +71,10 @@ int main(int argc, char **argv)
             fflush(stdout);
         } while (k > 0 && !(k == 5 && memcmp(buf, "quit\n", 5) == 0));
         fclose(fopen(end, "w"));
+    } else if (argc > 3 && strcmp(argv[3], "spin") == 0) {
+        do
+            mi_spin();
+        while (access(end, F_OK) != 0);
     } else {
         busy_loop(NULL);
     }

@@ -233,10 +233,10 @@ static int at_box_start(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job)
     }
     if (rc == -ETIMEDOUT) {
         hs_cli_error("%s: no thread of process %d was outside the allocator and the loader in "
-                     "%.1f s (%u stops; %u times a refused thread that had not moved since was "
+                     "%.1f s (%u stop%s; %u times a refused thread that had not moved since was "
                      "left alone; the last: %s): nothing was changed%s",
                      job->verb, (int)s->pid, (double)(hs_mono_ms() - t0) / 1000, s->tries,
-                     s->unmoved, s->why, at_left(job));
+                     s->tries == 1 ? "" : "s", s->unmoved, s->why, at_left(job));
         return HS_AT_FAIL;
     }
     if (rc != 0) {

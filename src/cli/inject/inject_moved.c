@@ -44,18 +44,17 @@ void hs_moved_close(hs_moved_t *m)
 }
 
 /* Reads /proc/PID/task/TID/NAME into buf (cap bytes, NUL-terminated). Its length, or -1. */
-static ssize_t moved_read(const hs_moved_t *m, pid_t tid, const char *name, char *buf, size_t cap)
+static ssize_t moved_read(pid_t pid, pid_t tid, const char *name, char *buf, size_t cap)
 {
     char path[80];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)m->pid, (int)tid, name);
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
     return hs_read_text(path, buf, cap);
 }
 
-/* tid's CPU time in ns (the first field of its schedstat). false if unknown. */
-static bool moved_ran(const hs_moved_t *m, pid_t tid, uint64_t *ns)
+bool hs_moved_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns)
 {
     char buf[96], *end;
-    if (moved_read(m, tid, "schedstat", buf, sizeof(buf)) < 0)
+    if (moved_read(pid, tid, "schedstat", buf, sizeof(buf)) < 0)
         return false;
     *ns = strtoull(buf, &end, 10);
     return end != buf;
@@ -66,7 +65,7 @@ static bool moved_ran(const hs_moved_t *m, pid_t tid, uint64_t *ns)
 static uint64_t moved_call(const hs_moved_t *m, pid_t tid)
 {
     char buf[256];
-    ssize_t k = moved_read(m, tid, "syscall", buf, sizeof(buf));
+    ssize_t k = moved_read(m->pid, tid, "syscall", buf, sizeof(buf));
     if (k < 0 || strncmp(buf, "running", 7) == 0)
         return 0;
     uint64_t h = 14695981039346656037ull; /* FNV-1a */
@@ -89,7 +88,7 @@ void hs_moved_refused(hs_moved_t *m, pid_t tid)
 {
     moved_slot_t *e = m ? moved_slot(m, tid) : NULL;
     uint64_t ran;
-    if (!e || !moved_ran(m, tid, &ran))
+    if (!e || !hs_moved_cpu_ns(m->pid, tid, &ran))
         return;
     e->tid = tid;
     e->ran = ran;
@@ -100,7 +99,7 @@ bool hs_moved_since(hs_moved_t *m, pid_t tid)
 {
     moved_slot_t *e = m ? moved_slot(m, tid) : NULL;
     uint64_t ran, call;
-    if (!e || e->tid != tid || !moved_ran(m, tid, &ran))
+    if (!e || e->tid != tid || !hs_moved_cpu_ns(m->pid, tid, &ran))
         return true;
     if (ran - e->ran >= MOVED_RAN_NS)
         return true;

@@ -14,6 +14,7 @@
 #define HS_CLI_INJECT_MOVED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct hs_moved hs_moved_t;
@@ -27,5 +28,8 @@ void hs_moved_refused(hs_moved_t *m, pid_t tid);
 /* Whether tid may have moved since its last refusal: true when it was never refused, or
  * its files cannot be read (stopping it again is the safe answer). */
 bool hs_moved_since(hs_moved_t *m, pid_t tid);
+/* Thread tid of pid's CPU time in ns (the first field of its /proc schedstat); false when
+ * it cannot be read. */
+bool hs_moved_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns);
 
 #endif

@@ -30,6 +30,12 @@
 #define THR_SYSCALL_MS 2000       /* a system call of the syscall stub */
 #define THR_ENTRY_MS 200          /* a restarted system call's entry */
 #define THR_TASKS_MAX 4096        /* threads hs_thr_call looks at */
+/* A refused thread's run on to its next system calls (thr_safe_ahead): at most this much of
+   its CPU time (a thread that makes no call), this long (a thread blocked or starved), and
+   this many calls' entries (a thread whose calls are the allocator's own). */
+#define THR_RUN_CPU_NS 50000000
+#define THR_RUN_MS 500
+#define THR_RUN_CALLS 16
 
 static int64_t thr_now_us(void)
 {
@@ -521,8 +527,132 @@ static bool thr_ended(pid_t pid, pid_t tid)
     return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
-/* One try on tid: stopped, checked, pointed at the call stub, let go. 1 done, 0 not at a
- * safe point or ended (let go untouched; a refusal goes in the ledger mv), or -errno. */
+/* Whether stop st of tid is a system call's entry (under PTRACE_O_TRACESYSGOOD). */
+static bool thr_at_entry(pid_t tid, int st)
+{
+    struct __ptrace_syscall_info si;
+    return WSTOPSIG(st) == (SIGTRAP | 0x80) && (st >> 16) == 0 &&
+           ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(si), &si) > 0 &&
+           si.op == PTRACE_SYSCALL_INFO_ENTRY;
+}
+
+/* The bounds of one refused thread's run (thr_safe_ahead): its CPU time at the start (ns),
+   the end (us), the entries left. */
+typedef struct {
+    pid_t pid;
+    uint64_t cpu0;
+    int64_t end;
+    int calls;
+} thr_run_t;
+
+static bool thr_run_over(const thr_run_t *b, pid_t tid)
+{
+    uint64_t ns;
+    return b->calls <= 0 || thr_now_us() >= b->end ||
+           (hs_moved_cpu_ns(b->pid, tid, &ns) && ns - b->cpu0 >= THR_RUN_CPU_NS);
+}
+
+/* Stops tid, let run under PTRACE_SYSCALL, where it is: 1 at a call's entry it reached
+ * first, 0 anywhere else (the interrupt's stop, or a call's exit or a group stop, which
+ * take its place), -EAGAIN it did not stop in 10 s, -ESRCH gone. A signal's delivery on
+ * the way is let through, and the thread interrupted again. */
+static int thr_run_stop(pid_t tid)
+{
+    int st, w;
+    if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
+        return -ESRCH;
+    for (int round = 0; round < 64; round++) {
+        if ((w = thr_wait(tid, &st, 10000)) != 1) /* it is runnable: it gets there */
+            return w < 0 ? -ESRCH : -EAGAIN;
+        if (thr_at_entry(tid, st))
+            return 1;
+        if (!thr_is_signal(st))
+            return 0;
+        if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)WSTOPSIG(st)) != 0 ||
+            ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0)
+            return -ESRCH;
+    }
+    return -EAGAIN;
+}
+
+/* Lets tid, stopped, run on to its next system call's entry (a call's exit and signals on
+ * the way are passed): 1 stopped there, 0 stopped anywhere else (its run's bounds are
+ * over, or a group stop), -EAGAIN or -ESRCH as thr_run_stop. */
+static int thr_run_to_call(pid_t tid, thr_run_t *b)
+{
+    int sig = 0, st, w;
+    for (;;) {
+        if (ptrace(PTRACE_SYSCALL, tid, 0, (void *)(long)sig) != 0)
+            return -ESRCH;
+        sig = 0;
+        while ((w = thr_wait(tid, &st, 1)) == 0 && !thr_run_over(b, tid))
+            ;
+        if (w < 0)
+            return -ESRCH;
+        if (w == 0)
+            return thr_run_stop(tid);
+        if (thr_at_entry(tid, st)) {
+            b->calls--;
+            return 1;
+        }
+        if ((st >> 16) != 0)
+            return 0;
+        if (thr_is_signal(st))
+            sig = WSTOPSIG(st);
+    }
+}
+
+/* Whether tid, stopped, is at a safe point where it is: 1 (*r, *entry as thr_clean gives
+ * them), 0 (s->why says why). *t0: when its hold began (later once it ran to an entry). */
+static int thr_safe_here(hs_thr_t *s, pid_t tid, struct user_regs_struct *r, bool *entry,
+                         int64_t *t0)
+{
+    int safe = hs_safe_check(s->safe, tid, s->why, sizeof(s->why));
+    if (safe != 1)
+        return 0;
+    int rc = thr_clean(tid, r, entry);
+    if (*entry) {
+        thr_held(s, *t0);
+        *t0 = thr_now_us(); /* it ran to its system call's entry */
+    }
+    if (rc == 0 && *entry) /* a handler may have run meanwhile */
+        return hs_safe_check(s->safe, tid, s->why, sizeof(s->why)) == 1;
+    return rc == 0;
+}
+
+/* tid, refused where it was stopped running the program's code, runs on to the entries of
+ * its next system calls until one is a safe point, within thr_run_t's bounds: a program
+ * busy in the allocator makes its own calls outside it, so a search no longer needs many
+ * random stops to find it there. 1 safe (*r, *entry), 0 not (stopped), -1 gone or not
+ * stopped. */
+static int thr_safe_ahead(hs_thr_t *s, pid_t tid, struct user_regs_struct *r, bool *entry,
+                          int64_t *t0)
+{
+    thr_run_t b = {s->pid, 0, thr_now_us() + (int64_t)THR_RUN_MS * 1000, THR_RUN_CALLS};
+    if (ptrace(PTRACE_GETREGS, tid, 0, r) != 0 || thr_restartable(r) ||
+        !hs_moved_cpu_ns(s->pid, tid, &b.cpu0))
+        return 0; /* blocked in a system call: thr_clean's, not this */
+    for (;;) {
+        thr_held(s, *t0);
+        int k = thr_run_to_call(tid, &b);
+        *t0 = thr_now_us();
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            return thr_safe_here(s, tid, r, entry, t0);
+        *entry = true;
+        if (ptrace(PTRACE_GETREGS, tid, 0, r) != 0)
+            return -1;
+        if (hs_safe_check(s->safe, tid, s->why, sizeof(s->why)) == 1)
+            return 1;
+        if (thr_run_over(&b, tid))
+            return 0;
+    }
+}
+
+/* One try on tid: stopped, checked (and run on to a safe point ahead), pointed at the call
+ * stub, let go. 1 done, 0 not at a safe point or ended (let go untouched; a refusal goes
+ * in the ledger mv), or -errno. */
 static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS], hs_moved_t *mv)
 {
     int rc = thr_stop(tid);
@@ -537,17 +667,12 @@ static int thr_call_on(hs_thr_t *s, pid_t tid, uint64_t w[HS_STUB_BLOCK_WORDS], 
     struct user_regs_struct r;
     bool entry = false;
     int64_t t0 = thr_now_us();
-    int safe = hs_safe_check(s->safe, tid, s->why, sizeof(s->why));
-    if (safe == 1) {
-        rc = thr_clean(tid, &r, &entry);
-        if (entry) {
-            thr_held(s, t0);
-            t0 = thr_now_us(); /* it ran to its system call's entry */
-        }
-        if (rc == 0 && entry) /* a handler may have run meanwhile */
-            safe = hs_safe_check(s->safe, tid, s->why, sizeof(s->why));
-        else if (rc != 0)
-            safe = 0;
+    int safe = thr_safe_here(s, tid, &r, &entry, &t0);
+    if (safe == 0 && !entry)
+        safe = thr_safe_ahead(s, tid, &r, &entry, &t0);
+    if (safe < 0) {
+        ptrace(PTRACE_DETACH, tid, 0, 0); /* (fails unless it stopped after all) */
+        return 0;
     }
     if (safe == 1 && !thr_stack_room(s->pid, r.rsp)) {
         snprintf(s->why, sizeof(s->why), "thread %d has too little stack left", (int)tid);
