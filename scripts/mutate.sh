@@ -99,6 +99,7 @@ spool-end-by-token-only|src/preload/record/spool.c|s/return spool_mine\(\) && hs
 rescue-foreign-copy-unlinked|src/cli/run/run_rescue.c|s/ && !unknown &&\n/ &&\n/|integration/sandbox_rescue
 later-look-asks-loader-stopped|src/preload/reach/reach.c|s/    r->planned = true;/    r->planned = false;/|integration/reach_hooks
 safe-search-restops-unmoved|src/cli/inject/inject_thread.c|s/        if \(!hs_moved_since\(q->mv, tids\[i\]\)\) \{/        if (false \&\& !hs_moved_since(q->mv, tids[i])) {/|integration/attach_moved
+safe-no-run-ahead|src/cli/inject/inject_thread.c|s/        safe = thr_safe_ahead\(s, tid, &r, &entry, &t0\);/        safe = 0;/|integration/attach_busy/spin
 safe-search-cpu-time-only|src/cli/inject/inject_moved.c|s/return call != 0 && call != e->call;/return call == 0 \&\& call != 0;/|integration/attach_moved
 later-api-via-never-judged|src/preload/reach/reach.c|s/\n            if \(reach_api_via\(r, i, name\)\)\n                continue;\n/\n/|integration/reach_hooks
 live-seconds-one-profile|src/cli/live/live.c|s/size_t n = L->seconds > 0 \? steps \+ 1 : 1;/size_t n = 1;/|integration/diagnose_live

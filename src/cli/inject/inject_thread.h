@@ -17,7 +17,10 @@
  * its PT_LOAD segment: a "cave"), written through ptrace. The box the attach thread works
  * in is an anonymous mapping made by the syscall stub. A function call that allocates
  * (pthread_create) is made only on a thread found outside the allocator and the loader
- * (inject_safe.c); the other threads run on, so any lock held is released.
+ * (inject_safe.c); the other threads run on, so any lock held is released. A thread
+ * refused while running its own code runs on to its next system call's entry (a few,
+ * within bounds), where it is checked again: a program busy in the allocator makes its own
+ * calls outside it.
  */
 #ifndef HS_CLI_INJECT_THREAD_H
 #define HS_CLI_INJECT_THREAD_H
