@@ -39,6 +39,8 @@ zwant-function-reach-4k|src/common/symbolize/symbolize_zwant.c|s/want\[i\] - fn\
 attach-ended-thread-eperm|src/cli/inject/inject_thread.c|s/    if \(rc == -EPERM && thr_ended\(s->pid, tid\)\)\n        return 0;\n//|integration/attach_moved
 iothread-start-batch-kept|src/preload/runtime/iothread.c|s/    io\.start_batch = io\.start_clear = false; \/\* the program.s code may run from here \*\/\n//|integration/sandbox_firefox
 finish-fail-unsaid|src/cli/inject/attach_thread.c|s/return job->op == HS_BOX_FINISH \? "; the process/return job->op == -1 ? "; the process/|integration/attach_moved
+attach-other-library-loaded|src/cli/inject/attach.c|s/rc = hs_attach_files_loaded\(pid, lib, shared\);/rc = 0;/|integration/attach_repeat
+finish-skips-removed-library|src/cli/inject/ptrace_inject.c|s/return inject_map_scan\(pid, prefix, nth, true, m\);/return inject_map_scan(pid, prefix, nth, false, m);/|integration/attach_repeat
 snap-child-reads-parent|src/preload/leaks/reachscan.c|s/c->pid = \(pid_t\)syscall\(SYS_getpid\);//|integration/leak_snapshot
 snap-refused-no-scan|src/preload/leaks/reachscan.c|s/int rc = pid > 0 \? 0 : rs_scan\(c\);/int rc = pid > 0 ? 0 : s ? 0 : rs_scan(c);/|integration/leak_snapshot
 snap-cgroup-leaf-only|src/preload/leaks/snapshot.c|s/\*slash = '\\0'; \/\* the parent/break; \/* the parent/|unit/test_snapcgroup

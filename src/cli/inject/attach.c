@@ -174,40 +174,55 @@ static void at_print_leaks(pid_t pid, uint64_t addr, uint64_t len)
     free(text);
 }
 
+/* What a finish that ran says: the profile written and the leak report, or why not. */
+static int at_finished(pid_t pid, const char *verb, const hs_attach_job_t *job)
+{
+    if (job->rc != 0 || !job->out[0]) {
+        hs_cli_error("%s: process %d: the profile could not be written (%s); heapsift is "
+                     "inert in it now",
+                     verb, (int)pid, strerror(-job->rc));
+        return HS_AT_FAIL;
+    }
+    at_print_wrote(pid, job->out);
+    at_print_leaks(pid, job->report[0], job->report[1]);
+    fprintf(stderr, "heapsift: detached from process %d; heapsift is inert in it\n", (int)pid);
+    return HS_AT_OK;
+}
+
 /* heapsift_attach_finish on the attach thread (the program runs on: removing a patch is
- * safe under running threads, and the dump needs heapsift's own threads). */
+ * safe under running threads, and the dump needs heapsift's own threads), in each heapsift
+ * library the process maps until one says it was attached. There is one, but in a process
+ * that two different heapsift installs attached before attach refused that; a library
+ * whose file was replaced or removed since is read through /proc/PID/map_files. */
 static int at_finish(pid_t pid, const char *verb)
 {
-    uintptr_t fn;
-    if (!hs_inject_remote_sym(pid, "libheapsift", "heapsift_attach_thread", &fn)) {
+    static hs_attach_job_t job;
+    hs_inject_map_t m;
+    unsigned libs = 0;
+    for (unsigned nth = 0; hs_inject_map_nth(pid, "libheapsift", nth, &m); nth++) {
+        uintptr_t fn;
+        if (!hs_inject_map_sym(pid, &m, "heapsift_attach_thread", &fn))
+            continue;
+        libs++;
+        memset(&job, 0, sizeof(job));
+        job.op = HS_BOX_FINISH;
+        job.verb = verb;
+        job.stop = &at_interrupted;
+        job.entry = fn;
+        int rc = hs_attach_thread_run(pid, &job);
+        if (rc != HS_AT_OK)
+            return rc;
+        if (job.rc != -ENOENT)
+            return at_finished(pid, verb, &job);
+    }
+    if (libs == 0)
         hs_cli_error("%s: process %d is not attached (no libheapsift.so loaded by heapsift "
                      "attach)",
                      verb, (int)pid);
-        return HS_AT_TARGET;
-    }
-    static hs_attach_job_t job;
-    memset(&job, 0, sizeof(job));
-    job.op = HS_BOX_FINISH;
-    job.verb = verb;
-    job.stop = &at_interrupted;
-    int rc = hs_attach_thread_run(pid, &job);
-    if (rc != HS_AT_OK)
-        return rc;
-    if (job.rc == -ENOENT) {
+    else
         hs_cli_error("%s: process %d is not attached (heapsift detach ran already?)", verb,
                      (int)pid);
-        return HS_AT_TARGET;
-    }
-    if (job.rc != 0 || !job.out[0]) {
-        hs_cli_error("%s: process %d: the profile could not be written (%s); heapsift is "
-                     "inert in it now",
-                     verb, (int)pid, strerror(-job.rc));
-        return HS_AT_FAIL;
-    }
-    at_print_wrote(pid, job.out);
-    at_print_leaks(pid, job.report[0], job.report[1]);
-    fprintf(stderr, "heapsift: detached from process %d; heapsift is inert in it\n", (int)pid);
-    return HS_AT_OK;
+    return HS_AT_TARGET;
 }
 
 /* ---- the verbs ------------------------------------------------------------------------ */
@@ -377,6 +392,8 @@ int hs_cmd_attach(int argc, char **argv)
     }
     rc = at_check_target(pid);
     bool shared = hs_attach_files_shared(pid, lib);
+    if (rc == 0)
+        rc = hs_attach_files_loaded(pid, lib, shared);
     if (rc == 0)
         rc = at_check_options(lib, shared);
     at_init_t in;

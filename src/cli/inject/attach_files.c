@@ -14,6 +14,7 @@
 #include "attach_files.h"
 #include "attach_deps.h"
 #include "attach_check.h"
+#include "base/fileio.h"
 #include "kit/cli.h"
 #include "run/run.h"
 #include "ptrace_inject.h"
@@ -41,6 +42,55 @@ bool hs_attach_files_shared(pid_t pid, const char *lib)
     char root[64], real[PATH_MAX];
     snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
     return realpath(lib, real) && at_same_file(root, real) && at_same_file(root, "/tmp");
+}
+
+/* Whether the files at a and b hold the same bytes. */
+static bool at_same_bytes(const char *a, const char *b)
+{
+    const uint8_t *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    bool same = hs_map_file(a, &x, &nx) == 0 && hs_map_file(b, &y, &ny) == 0 && nx == ny &&
+                memcmp(x, y, nx) == 0;
+    if (x)
+        hs_unmap_file(x, nx);
+    if (y)
+        hs_unmap_file(y, ny);
+    return same;
+}
+
+/* Whether mapping m of a heapsift library is the one this attach would load: the file
+ * itself (shared), or a copy made by an earlier attach with its bytes (which
+ * hs_attach_files_make reuses). */
+static bool at_ours(pid_t pid, const hs_inject_map_t *m, const char *real, bool shared)
+{
+    char host[PATH_MAX + 64];
+    struct stat a, b;
+    if (m->deleted)
+        return false;
+    hs_inject_map_host(pid, m, host, sizeof(host));
+    if (shared)
+        return stat(host, &a) == 0 && stat(real, &b) == 0 && a.st_dev == b.st_dev &&
+               a.st_ino == b.st_ino;
+    return strstr(m->path, "/heapsift-attach-") && at_same_bytes(host, real);
+}
+
+int hs_attach_files_loaded(pid_t pid, const char *lib, bool shared)
+{
+    char real[PATH_MAX];
+    hs_inject_map_t m;
+    if (!realpath(lib, real))
+        return HS_AT_OK; /* said by hs_attach_files_make */
+    for (unsigned nth = 0; hs_inject_map_nth(pid, "libheapsift", nth, &m); nth++) {
+        if (at_ours(pid, &m, real, shared))
+            continue;
+        hs_cli_error("attach: process %d has another heapsift library loaded, %s%s, not %s: "
+                     "a second one would hook over it; attach with the heapsift it came with, "
+                     "or --lib naming that file",
+                     (int)pid, m.path, m.deleted ? " (its file since removed or replaced)" : "",
+                     lib);
+        return HS_AT_TARGET;
+    }
+    return HS_AT_OK;
 }
 
 int hs_attach_copy_file(const char *from, const char *to)

@@ -29,6 +29,10 @@ bool hs_attach_files_shared(pid_t pid, const char *lib);
  * attach is reused, so dlopen finds the same file (one copy of the library). 0 or an
  * exit status (said). */
 int hs_attach_files_make(pid_t pid, const char *lib, bool shared, hs_attach_files_t *f);
+/* Whether every heapsift library pid maps is the one this attach would load (ours, or
+ * the copy of it make reuses): a second library would hook over the first, and a detach
+ * could end only one. HS_AT_OK, or HS_AT_TARGET (said, naming the other file). */
+int hs_attach_files_loaded(pid_t pid, const char *lib, bool shared);
 /* Copies the file from to to (mode 0755). 0 or -errno. */
 int hs_attach_copy_file(const char *from, const char *to);
 /* Removes what make made, but a copy of the library and of what it needs (the target

@@ -208,7 +208,7 @@ static int at_box_start(hs_thr_t *s, uintptr_t box, hs_attach_job_t *job)
         b.dlopen = f[0], b.dlsym = f[1], b.dlerror = f[2], b.snprintf = f[3];
         start = s->cave + s->off[HS_STUB_THREAD];
     } else {
-        ok = ok && hs_inject_remote_sym(s->pid, "libheapsift", "heapsift_attach_thread", &start);
+        ok = ok && (start = job->entry) != 0;
     }
     if (!ok) {
         hs_cli_error("%s: process %d lacks a function the attach needs (pthread_create, "

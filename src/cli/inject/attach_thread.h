@@ -14,6 +14,7 @@ typedef struct {
     int op;                      /* HS_BOX_INIT or HS_BOX_FINISH */
     const char *link;            /* init: the library as the target opens it */
     const char *optfile;         /* init: the options file */
+    uintptr_t entry;             /* finish: the library's heapsift_attach_thread in pid */
     const char *verb;            /* for the messages: attach or detach */
     volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM: give up waiting */
     /* the answer */

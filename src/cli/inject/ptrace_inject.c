@@ -35,8 +35,12 @@ int hs_inject_mem(pid_t pid, uintptr_t addr, void *buf, size_t n, bool write)
     return k == (ssize_t)n ? 0 : -EIO;
 }
 
-bool hs_inject_map_find(pid_t pid, const char *prefix, uintptr_t *base, char *path, size_t cap)
+/* The nth mapping at offset 0 of a file whose base name starts with prefix (deleted
+ * ones only when asked for). */
+static bool inject_map_scan(pid_t pid, const char *prefix, unsigned nth, bool deleted_too,
+                            hs_inject_map_t *m)
 {
+    static const char gone[] = " (deleted)";
     char name[64], line[PATH_MAX + 128];
     snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
     FILE *f = fopen(name, "r");
@@ -44,23 +48,50 @@ bool hs_inject_map_find(pid_t pid, const char *prefix, uintptr_t *base, char *pa
     if (!f)
         return false;
     while (!found && fgets(line, sizeof(line), f)) {
-        unsigned long lo, off;
+        unsigned long lo, hi, off;
         int pos = 0;
-        if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &lo, &off, &pos) < 2 || pos == 0)
+        if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &lo, &hi, &off, &pos) < 3 || pos == 0)
             continue;
         char *p = line + pos;
         p[strcspn(p, "\n")] = '\0';
+        size_t len = strlen(p), glen = sizeof(gone) - 1;
+        bool deleted = len > glen && strcmp(p + len - glen, gone) == 0;
+        if (deleted)
+            p[len - glen] = '\0';
         const char *b = strrchr(p, '/');
-        if (off != 0 || !b || strncmp(b + 1, prefix, strlen(prefix)) != 0)
+        if (off != 0 || !b || strncmp(b + 1, prefix, strlen(prefix)) != 0 ||
+            (deleted && !deleted_too) || nth-- > 0)
             continue;
-        if (strstr(p, " (deleted)"))
-            continue;
-        *base = lo;
-        snprintf(path, cap, "%s", p);
+        m->lo = lo, m->hi = hi, m->deleted = deleted;
+        snprintf(m->path, sizeof(m->path), "%s", p);
         found = true;
     }
     fclose(f);
     return found;
+}
+
+bool hs_inject_map_find(pid_t pid, const char *prefix, uintptr_t *base, char *path, size_t cap)
+{
+    hs_inject_map_t m;
+    if (!inject_map_scan(pid, prefix, 0, false, &m))
+        return false;
+    *base = m.lo;
+    snprintf(path, cap, "%s", m.path);
+    return true;
+}
+
+bool hs_inject_map_nth(pid_t pid, const char *prefix, unsigned nth, hs_inject_map_t *m)
+{
+    return inject_map_scan(pid, prefix, nth, true, m);
+}
+
+void hs_inject_map_host(pid_t pid, const hs_inject_map_t *m, char *out, size_t cap)
+{
+    if (m->deleted)
+        snprintf(out, cap, "/proc/%d/map_files/%lx-%lx", (int)pid, (unsigned long)m->lo,
+                 (unsigned long)m->hi);
+    else
+        snprintf(out, cap, "/proc/%d/root%s", (int)pid, m->path);
 }
 
 static bool inject_pread(int fd, void *buf, size_t n, uint64_t off)
@@ -129,14 +160,17 @@ out:
 
 bool hs_inject_remote_sym(pid_t pid, const char *prefix, const char *name, uintptr_t *addr)
 {
-    char path[PATH_MAX], full[PATH_MAX + 32];
-    uintptr_t base;
+    hs_inject_map_t m;
+    return inject_map_scan(pid, prefix, 0, false, &m) && hs_inject_map_sym(pid, &m, name, addr);
+}
+
+bool hs_inject_map_sym(pid_t pid, const hs_inject_map_t *m, const char *name, uintptr_t *addr)
+{
+    char full[PATH_MAX + 64];
     uint64_t v;
-    if (!hs_inject_map_find(pid, prefix, &base, path, sizeof(path)))
-        return false;
-    snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
+    hs_inject_map_host(pid, m, full, sizeof(full));
     if (!inject_elf_sym(full, name, &v))
         return false;
-    *addr = base + v; /* shared objects: p_vaddr of the first PT_LOAD is 0 */
+    *addr = m->lo + v; /* shared objects: p_vaddr of the first PT_LOAD is 0 */
     return true;
 }
