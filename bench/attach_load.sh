@@ -5,10 +5,14 @@
 # --seconds 0.1 (which detaches at its end) by build A then by build B. Per build: attaches
 # that failed, the median and worst threads stopped to find a safe point (attach's line),
 # the median and worst time to attach and detach. The target must end with its output,
-# status and stderr unchanged.
-# usage: sh bench/attach_load.sh BUILD_A BUILD_B   env: THREADS (4), HOGS (2), ROUNDS (15)
+# status and stderr unchanged. Both commands load one library, LIB (build B's): attach
+# refuses a process that maps another heapsift library, so what is compared is the
+# commands' side (the search for a safe point, the injection).
+# usage: sh bench/attach_load.sh BUILD_A BUILD_B
+#   env: THREADS (4), HOGS (2), ROUNDS (15), LIB (BUILD_B/libheapsift.so)
 set -eu
 a=$1 b=$2 threads=${THREADS:-4} hogs=${HOGS:-2} rounds=${ROUNDS:-15}
+lib=${LIB:-$b/libheapsift.so}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hs-attach-load.XXXXXX")
 pids=
@@ -23,7 +27,7 @@ mkdir -p "$tmp/d"
 "$tmp/busy" "$tmp/d" "$threads" >"$tmp/out" 2>"$tmp/err" & target=$!
 pids="$pids $target"
 i=0
-until grep -q '^ready$' "$tmp/out"; do
+until grep -q '^ready$' "$tmp/out" 2>/dev/null; do
     i=$((i + 1)); [ $i -lt 3000 ] || { echo "attach_load: the target never got ready" >&2; exit 1; }
     sleep 0.01
 done
@@ -35,7 +39,7 @@ while [ $k -le "$rounds" ]; do
     for x in A B; do
         [ $x = A ] && build=$a || build=$b
         t0=$(ms); rc=0
-        timeout 120 "$build/heapsift" attach --seconds 0.1 -o "$tmp/p.pb.gz" "$target" >/dev/null 2>"$tmp/e" || rc=$?
+        timeout 120 "$build/heapsift" attach --lib "$lib" --seconds 0.1 -o "$tmp/p.pb.gz" "$target" >/dev/null 2>"$tmp/e" || rc=$?
         t1=$(ms)
         stops=$(sed -n 's/.*; \([0-9]*\) stopped to find one.*/\1/p;s/.* (\([0-9]*\) stops[;,].*/\1/p' "$tmp/e" | head -n 1)
         echo "$rc ${stops:-0} $((t1 - t0))" >>"$tmp/$x"

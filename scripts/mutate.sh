@@ -128,6 +128,8 @@ unhashed-trusts-the-table|src/preload/reach/elfsyms.c|s/    for \(size_t i = o->
 elfaddr-exe-not-first|src/preload/reach/elfaddr.c|s/f->o->exe = idx == 0;/f->o->exe = idx <= 1;/|unit/test_elfaddr
 elfaddr-name-any-address|src/preload/reach/elfaddr.c|s/s->st_value == v && elfaddr_usable\(s\) &&\n/elfaddr_usable(s) \&\&\n/|unit/test_elfaddr
 elfaddr-exe-unnamed|src/preload/reach/elfaddr.c|s/\n    if \(idx == 0 && !f->o->name\[0\] && program_invocation_name\)\n        f->o->name = program_invocation_name;[^\n]*\n/\n/|unit/test_elfaddr
+elfaddr-memo-any-address|src/preload/reach/elfaddr.c|s/elfaddr_memo\.e\[i\]\.addr == \(uintptr_t\)addr\)/1)/|unit/test_elfaddr
+reach-exe-definitions-unread|src/preload/reach/reach.c|s/int nhit = idx == 0 \? reach_exe_hits\(&o, hit\) : -1, h = 0;/int nhit = idx == 0 ? 0 : -1, h = 0;/|integration/api_hooks
 acct-skips-anonymous-names|src/preload/output/accounting.c|s/if \(s && \*s == .\/.\) \{/if (s) {/|integration/stats_reconcile
 symtab-batch-own-stretch-only|src/common/symbolize/symbolize_batch.c|s/for \(size_t jj = j \+ 1; jj-- > 0;\)/for (size_t jj = j + 1; jj-- > j;)/|unit/test_symbolize
 symtab-batch-never-runs|src/common/symbolize/symbolize_symtab.c|s/    if \(!t->batched\)\n        hs_sym_batch\(s, t\);\n//|unit/test_symbolize

@@ -123,6 +123,20 @@ if cc $CFLAGS -o "$T/je_static" "$P/jemalloc_api.c" -Wl,-Bstatic -l:libjemalloc_
 else
     fail "cannot link libjemalloc_pic.a (libjemalloc-dev)"; show "$T/cc.err"
 fi
+# the same, exported (-rdynamic) and stripped: its allocator's API is seen only in its
+# dynamic symbols, found there by name; main's totals and the exact counts as above
+if cc $CFLAGS -rdynamic -o "$T/je_stripped" "$P/jemalloc_api.c" -Wl,-Bstatic -l:libjemalloc_pic.a \
+    -Wl,-Bdynamic -lpthread -lm -ldl 2>"$T/cc.err" && strip "$T/je_stripped" 2>>"$T/cc.err"; then
+    run je_stripped "jemalloc done" "$T/je_stripped"
+    says je_stripped ", dallocx, sdallocx, mallocx, rallocx, xallocx (defined by je_stripped)"
+    for st in alloc_space inuse_space alloc_objects; do # (its static sites lost their names)
+        gotop "$T/je_stripped.pb.gz" $st >"$T/je_stripped.go.$st" 2>&1 || fail "je_stripped: go tool pprof $st"
+    done
+    totals je_stripped 3180000 1728000
+    counted je_stripped 1700 1050
+else
+    fail "cannot link libjemalloc_pic.a -rdynamic and strip it"; show "$T/cc.err"
+fi
 
 # --- mimalloc: the API Rust's mimalloc crate calls, shared and in the executable -----------
 cat >"$T/mi.expect" <<'EOF'

@@ -4,8 +4,9 @@
  * outside every object, and for main, hs_elf_obj_of gives dladdr's base and file name
  * (argv[0] for the executable) and says whether the object is the executable as the link
  * map does; hs_elf_sym_at gives the very symbol entry dladdr1 gives when its dli_saddr is
- * the address, else none; and hs_elf_sym_named finds each exported name at its address,
- * not at another.
+ * the address, else none, asked again at once and after the next address (its answers
+ * kept: elfaddr.c's memo), and after libm is unloaded and loaded again; and
+ * hs_elf_sym_named finds each exported name at its address, not at another.
  */
 #define _GNU_SOURCE
 #include "check.h"
@@ -40,6 +41,14 @@ static void ea_compare(const char *obj, const void *a)
     const ElfW(Sym) *want = sym && di.dli_saddr == a ? sym : NULL;
     CHECK(at == want, "%s: %p symbol %p, dladdr1's %p (%s)", obj, a, (const void *)at,
           (const void *)want, di.dli_sname ? di.dli_sname : "-");
+    CHECK(hs_elf_sym_at(&o, a) == at, "%s: %p asked again, another answer", obj, a);
+    static hs_elf_obj_t prev_o; /* the address before: asked again after this one */
+    static const void *prev_a;
+    static const ElfW(Sym) * prev_at;
+    if (prev_a)
+        CHECK(hs_elf_sym_at(&prev_o, prev_a) == prev_at, "%p asked after %p, another answer",
+              prev_a, a);
+    prev_o = o, prev_a = a, prev_at = at;
 }
 
 static int ea_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -90,7 +99,19 @@ int main(void)
     CHECK(strcmp(o.name, program_invocation_name) == 0, "the executable named %s", o.name);
     CHECK(objects >= 4 && funcs > 1000 && named > 1000 && inside > 1000,
           "%d objects, %d functions, %d by name, %d inside", objects, funcs, named, inside);
-    if (m)
+    if (m) { /* unloaded and loaded again: the kept answers must not outlive it */
+        void *fn = dlsym(m, "frexp");
+        CHECK(fn && hs_elf_obj_of(fn, &o) && o.gen, "libm's frexp: not found");
+        ea_compare("libm.so.6", fn);
+        uint64_t gen = o.gen;
         dlclose(m);
+        m = dlopen("libm.so.6", RTLD_NOW);
+        fn = m ? dlsym(m, "frexp") : NULL;
+        CHECK(fn && hs_elf_obj_of(fn, &o) && o.gen > gen, "libm again: no new count");
+        if (fn)
+            ea_compare("libm.so.6 again", fn);
+        if (m)
+            dlclose(m);
+    }
     return hs_check_done("test_elfaddr");
 }

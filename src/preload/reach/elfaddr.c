@@ -14,6 +14,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/auxv.h>
 
@@ -50,6 +51,8 @@ static int elfaddr_cb(struct dl_phdr_info *info, size_t size, void *arg)
     f->o->bias = info->dlpi_addr;
     f->o->exe = idx == 0;
     f->o->syms = hs_elf_dyn(info, &f->o->dyn);
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+        f->o->gen = info->dlpi_adds + info->dlpi_subs;
     return 1;
 }
 
@@ -74,19 +77,67 @@ static bool elfaddr_usable(const ElfW(Sym) * s)
            ELF64_ST_TYPE(s->st_info) != STT_TLS;
 }
 
+/* hs_elf_sym_at's last answers: the reach scan asks again for the few functions the
+ * allocators' entry points branch to (cc1 at start: 11 asks, 5 addresses, a pass of
+ * 107,000 instructions each). An answer holds while the loader's counts of objects loaded
+ * and unloaded stay as they were (no table it points into can have gone). Taken with a
+ * try-lock: a thread that finds it held does the pass itself. */
+#define ELFADDR_MEMO 8
+static struct {
+    int busy;
+    unsigned next;
+    uint64_t gen;
+    struct {
+        const ElfW(Sym) * table;
+        uintptr_t addr;
+        const ElfW(Sym) * sym;
+    } e[ELFADDR_MEMO];
+} elfaddr_memo;
+
+/* Looks addr up (put: stores sym for it) under the try-lock; false when not done. */
+static bool elfaddr_memo_op(const hs_elf_obj_t *o, const void *addr, const ElfW(Sym) * *sym,
+                            bool put)
+{
+    bool done = false;
+    if (!o->gen || __atomic_exchange_n(&elfaddr_memo.busy, 1, __ATOMIC_ACQUIRE))
+        return false;
+    if (elfaddr_memo.gen != o->gen) {
+        memset(elfaddr_memo.e, 0, sizeof(elfaddr_memo.e));
+        elfaddr_memo.gen = o->gen;
+    }
+    for (unsigned i = 0; i < ELFADDR_MEMO && !put && !done; i++)
+        if (elfaddr_memo.e[i].table == o->dyn.sym && elfaddr_memo.e[i].addr == (uintptr_t)addr) {
+            *sym = elfaddr_memo.e[i].sym;
+            done = true;
+        }
+    if (put) {
+        unsigned i = elfaddr_memo.next++ % ELFADDR_MEMO;
+        elfaddr_memo.e[i].table = o->dyn.sym;
+        elfaddr_memo.e[i].addr = (uintptr_t)addr;
+        elfaddr_memo.e[i].sym = *sym;
+        done = true;
+    }
+    __atomic_store_n(&elfaddr_memo.busy, 0, __ATOMIC_RELEASE);
+    return done;
+}
+
 const ElfW(Sym) * hs_elf_sym_at(const hs_elf_obj_t *o, const void *addr)
 {
     if (!o->syms)
         return NULL;
+    const ElfW(Sym) *found = NULL;
+    if (elfaddr_memo_op(o, addr, &found, false))
+        return found;
     ElfW(Addr) v = (uintptr_t)addr - o->bias;
     size_t n = o->dyn.nsyms < (1u << 22) ? o->dyn.nsyms : (1u << 22);
     /* _dl_addr walks the GNU hash table's symbols (from its first), else DT_HASH's all; a
      * value compared a symbol (5 instructions: cc1's 28,900 in 150,000) */
     for (const ElfW(Sym) *s = o->dyn.sym + (o->dyn.gnu ? o->dyn.hashed : 0), *end = o->dyn.sym + n;
-         s < end; s++)
+         s < end && !found; s++)
         if (s->st_value == v && elfaddr_usable(s))
-            return s;
-    return NULL;
+            found = s;
+    elfaddr_memo_op(o, addr, &found, true);
+    return found;
 }
 
 const ElfW(Sym) * hs_elf_sym_named(const hs_elf_obj_t *o, const char *name, const void *addr)

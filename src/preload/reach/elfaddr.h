@@ -21,6 +21,7 @@ typedef struct {
     uintptr_t bias;   /* its load bias (dlpi_addr) */
     bool exe;         /* the executable (the loader's first object) */
     bool syms;        /* dyn holds its dynamic symbols */
+    uint64_t gen;     /* objects loaded plus unloaded so far (dlpi_adds, dlpi_subs); 0 unknown */
     hs_elf_dyn_t dyn;
 } hs_elf_obj_t;
 
@@ -33,7 +34,8 @@ const void *hs_elf_base_of(const void *addr);
 
 /* The dynamic symbol starting at addr in o that dladdr1 (RTLD_DL_SYMENT) would answer
  * with dli_saddr == addr, or NULL (no symbol starts there). One pass over the symbols the
- * loader's lookup sees (the GNU hash table's, else all), comparing values only. */
+ * loader's lookup sees (the GNU hash table's, else all), comparing values only; the last
+ * few answers are kept while no object is loaded or unloaded. */
 const ElfW(Sym) * hs_elf_sym_at(const hs_elf_obj_t *o, const void *addr);
 
 /* The dynamic symbol named name whose value is addr in o (defined, or an executable's

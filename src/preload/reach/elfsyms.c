@@ -152,7 +152,7 @@ size_t hs_elf_unhashed(const hs_elf_dyn_t *o)
     return o->hashed;
 }
 
-int hs_elf_gnu_defines(const hs_elf_dyn_t *o, const char *name)
+int hs_elf_gnu_find(const hs_elf_dyn_t *o, const char *name, uint32_t *idx, int cap)
 {
     if (!o->gnu)
         return -1;
@@ -169,17 +169,25 @@ int hs_elf_gnu_defines(const hs_elf_dyn_t *o, const char *name)
     const uint32_t *buckets = (const uint32_t *)(bloom + nbloom);
     const uint32_t *chain = buckets + nbuckets;
     uint32_t i = buckets[h % nbuckets];
+    int n = 0;
     if (i < symoffset)
         return 0;
-    for (; i < o->nsyms; i++) {
+    for (; i < o->nsyms && n < cap; i++) {
         uint32_t c = chain[i - symoffset];
         if ((c | 1) == (h | 1) && o->sym[i].st_shndx != SHN_UNDEF &&
             strcmp(o->str + o->sym[i].st_name, name) == 0)
-            return 1;
+            idx[n++] = i;
         if (c & 1)
             break;
     }
-    return 0;
+    return n;
+}
+
+int hs_elf_gnu_defines(const hs_elf_dyn_t *o, const char *name)
+{
+    uint32_t i;
+    int n = hs_elf_gnu_find(o, name, &i, 1);
+    return n < 0 ? -1 : n > 0;
 }
 
 typedef struct {

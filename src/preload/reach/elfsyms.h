@@ -34,6 +34,9 @@ size_t hs_elf_unhashed(const hs_elf_dyn_t *o);
 /* Whether the object defines the dynamic symbol name, found through its GNU hash table (a
  * bloom filter's test, then one chain): 1 yes, 0 no, -1 not known (no such table). */
 int hs_elf_gnu_defines(const hs_elf_dyn_t *o, const char *name);
+/* The indexes of the object's defined dynamic symbols named name, from its GNU hash table
+ * (cap at most, in the table's order): how many, or -1 (no such table). */
+int hs_elf_gnu_find(const hs_elf_dyn_t *o, const char *name, uint32_t *idx, int cap);
 
 /* Whether the object loaded at base (its dlpi_addr) defines the dynamic symbol name;
  * true when no object is loaded there (not known). Takes the loader's list lock. */
