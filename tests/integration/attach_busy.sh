@@ -65,10 +65,15 @@ busy() {
         kill -0 "$TPID" 2>/dev/null || { fail "$label: the target died after SIG$sig $k"; break; }
         k=$((k + 1))
     done
+    busy_end "$label"
+}
+
+# busy_end LABEL: ends the target; its status, output and stderr must be unchanged.
+busy_end() {
     at_end
-    [ "$TSTATUS" = 0 ] || fail "$label: the target's status is $TSTATUS"
-    printf 'ready\nattach_busy: done\n' | cmp -s - "$T/out" || { fail "$label: its output changed"; show "$T/out"; }
-    [ ! -s "$T/err" ] || { fail "$label: its stderr is not empty"; show "$T/err"; }
+    [ "$TSTATUS" = 0 ] || fail "$1: the target's status is $TSTATUS"
+    printf 'ready\nattach_busy: done\n' | cmp -s - "$T/out" || { fail "$1: its output changed"; show "$T/out"; }
+    [ ! -s "$T/err" ] || { fail "$1: its stderr is not empty"; show "$T/err"; }
 }
 
 SLOW=0
@@ -105,10 +110,7 @@ if [ "$CONFIG" = spin ]; then
             { fail "spin, attach $k: not found at a safe point in one stop"; show "$T/a.err"; }
         k=$((k + 1))
     done
-    at_end
-    [ "$TSTATUS" = 0 ] || fail "spin: the target's status is $TSTATUS"
-    printf 'ready\nattach_busy: done\n' | cmp -s - "$T/out" || { fail "spin: its output changed"; show "$T/out"; }
-    [ ! -s "$T/err" ] || { fail "spin: its stderr is not empty"; show "$T/err"; }
+    busy_end spin
     echo "attach_busy spin: $COUNT attaches, each in one stop"
     [ "$FAILS" -eq 0 ] && echo "attach_busy: ok"
     exit $((FAILS > 0))
