@@ -16,6 +16,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 
 static int objects, funcs, named, inside;
@@ -105,9 +106,15 @@ int main(void)
         ea_compare("libm.so.6", fn);
         uint64_t gen = o.gen;
         dlclose(m);
+        /* (a sanitizer's runtime needs libm: then it stays, and so does the count) */
+        bool gone = dlopen("libm.so.6", RTLD_NOW | RTLD_NOLOAD) == NULL;
         m = dlopen("libm.so.6", RTLD_NOW);
         fn = m ? dlsym(m, "frexp") : NULL;
-        CHECK(fn && hs_elf_obj_of(fn, &o) && o.gen > gen, "libm again: no new count");
+        CHECK(fn && hs_elf_obj_of(fn, &o) && (o.gen > gen || !gone), "libm again: no new count");
+        if (!gone) {
+            printf("note: libm stayed loaded after dlclose: its reload was not tried\n");
+            dlclose(m); /* the RTLD_NOLOAD reference */
+        }
         if (fn)
             ea_compare("libm.so.6 again", fn);
         if (m)
