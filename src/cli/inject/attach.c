@@ -256,11 +256,12 @@ static void at_usage(FILE *f)
     fprintf(f, "\nExit status: 0 attached (or detached); 1 usage or a bad option value; 2 the\n"
                "target cannot be attached (no such process, a zombie, statically linked or\n"
                "no glibc, seccomp strict mode, another filesystem the library cannot be\n"
-               "copied into, profiled already, not attached for detach), or it ended during\n"
-               "the attach; 3 ptrace refused (another tracer, another user, Yama's\n"
-               "ptrace_scope, not dumpable), a seccomp filter refused a system call of the\n"
-               "injection, or the injection failed. Each case has its own message. The\n"
-               "target is left running in every case.\n");
+               "copied into, profiled already, attached already, another heapsift library\n"
+               "loaded, not attached for detach), or it ended during the attach; 3 ptrace\n"
+               "refused (another tracer, another user, Yama's ptrace_scope, not dumpable),\n"
+               "a seccomp filter refused a system call of the injection, or the injection\n"
+               "failed. Each case has its own message. The target is left running in every\n"
+               "case.\n");
 }
 
 /* Parses attach's options into the environment; the index of PID, or -1 help, -2 bad. */
