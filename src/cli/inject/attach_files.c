@@ -28,13 +28,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Whether the paths a and b name one file (device and inode). */
+static bool at_same_inode(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 static bool at_same_file(const char *root, const char *path)
 {
     char there[PATH_MAX + 64];
-    struct stat a, b;
     snprintf(there, sizeof(there), "%s%s", root, path);
-    return stat(path, &a) == 0 && stat(there, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
+    return at_same_inode(path, there);
 }
 
 bool hs_attach_files_shared(pid_t pid, const char *lib)
@@ -64,13 +69,11 @@ static bool at_same_bytes(const char *a, const char *b)
 static bool at_ours(pid_t pid, const hs_inject_map_t *m, const char *real, bool shared)
 {
     char host[PATH_MAX + 64];
-    struct stat a, b;
     if (m->deleted)
         return false;
     hs_inject_map_host(pid, m, host, sizeof(host));
     if (shared)
-        return stat(host, &a) == 0 && stat(real, &b) == 0 && a.st_dev == b.st_dev &&
-               a.st_ino == b.st_ino;
+        return at_same_inode(host, real);
     return strstr(m->path, "/heapsift-attach-") && at_same_bytes(host, real);
 }
 
